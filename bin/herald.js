@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// Runs the compiled CLI (npm run build produces dist/).
+import '../dist/src/cli.js';

@@ -1,0 +1,29 @@
+import { nonEmptyString, object, type Schema } from './common.js';
+
+const permissions: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 64 };
+const ipWhitelist: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 };
+const expiresAt: Schema = { type: 'string', format: 'date-time', nullable: true };
+const description: Schema = { type: 'string', maxLength: 1000 };
+const environment: Schema = { type: 'string', enum: ['live', 'test'] };
+
+export const apiKeyCreate = object(
+  {
+    name: nonEmptyString(255),
+    permissions,
+    key_type: { type: 'string', enum: ['secret', 'public'] },
+    environment,
+    expires_at: expiresAt,
+    description,
+    ip_whitelist: ipWhitelist,
+  },
+  ['name'],
+);
+
+export const apiKeyUpdate = object({
+  name: nonEmptyString(255),
+  description,
+  permissions,
+  environment,
+  expires_at: expiresAt,
+  ip_whitelist: ipWhitelist,
+});

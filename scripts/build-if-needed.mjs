@@ -1,0 +1,18 @@
+// `npm start` runs compiled JavaScript; build first when dist/ is missing or older than a source.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const newest = (dir) => {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+};
+const stamp = 'dist/.build-stamp';
+const sources = Math.max(...['src', 'workers', 'schemas', 'bench'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
+if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
+  execFileSync('npm', ['run', 'build'], { stdio: 'inherit' });
+}

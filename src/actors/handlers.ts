@@ -1,0 +1,6 @@
+// Route id → handler, for every route an actor serves.
+import type { Handler } from './context.js';
+import { workspaceHandlers } from '../domain/workspaces.js';
+import { apiKeyHandlers } from '../domain/api-keys.js';
+
+export const handlers: Record<string, Handler> = { ...workspaceHandlers, ...apiKeyHandlers };

@@ -1,0 +1,127 @@
+// Runs the actor threads. Every workspace has exactly one owning actor (a hash of its id),
+// so per-workspace state (rate-limit buckets and, later, caps and idempotency claims) has a
+// single writer. An actor that dies is replaced; its requests in flight answer 503.
+import { Worker } from 'node:worker_threads';
+import type { Reply } from '../http/reply.js';
+import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
+import type { StoreLink } from '../store/open.js';
+import type { MessagePort } from 'node:worker_threads';
+import { log } from '../log.js';
+
+interface Pending {
+  actor: number;
+  deadline: number;
+  resolve: (r: Reply) => void;
+}
+
+export interface ActorHostOptions {
+  count: number;
+  script: URL;
+  /** A fresh store link for each (re)started actor. */
+  storeLink: () => { link: StoreLink; transfer: MessagePort[] };
+  requestTimeoutMs: number;
+  unavailable: (why: string) => Reply;
+}
+
+/** FNV-1a: a cheap, stable spread of workspace ids over actors. */
+export function shardOf(key: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
+}
+
+export class ActorHost {
+  private readonly workers: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private stopping = false;
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(private readonly opts: ActorHostOptions) {
+    // One timer for all requests: any request older than the timeout answers 503.
+    this.sweep = setInterval(() => this.expire(), Math.min(1000, opts.requestTimeoutMs)).unref();
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  get size(): number {
+    return this.opts.count;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.opts.count }, (_, i) => this.spawn(i)));
+  }
+
+  private spawn(index: number): Promise<void> {
+    const { link, transfer } = this.opts.storeLink();
+    const data: ActorWorkerData = { index, store: link };
+    const w = new Worker(this.opts.script, { workerData: data, transferList: transfer });
+    this.workers[index] = w;
+    const ready = new Promise<void>((resolve, reject) => {
+      w.on('message', (m: FromActor) => {
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'reply') this.settle(m.id, m.reply);
+      });
+      w.once('exit', (code) => reject(new Error(`actor ${index} exited with code ${code} while starting`)));
+    });
+    w.on('error', (err) => log.error('actor failed', { actor: index, err }));
+    w.on('exit', (code) => {
+      if (this.workers[index] !== w) return;
+      this.failActor(index, 'actor restarted');
+      if (this.stopping) return;
+      log.error('actor exited; restarting it', { actor: index, code });
+      this.spawn(index).catch((err) => log.error('actor restart failed', { actor: index, err }));
+    });
+    return ready;
+  }
+
+  dispatch(shardKey: string, req: Omit<ActorRequest, 'id'>): Promise<Reply> {
+    if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down'));
+    const actor = shardOf(shardKey, this.opts.count);
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve) => {
+      this.pending.set(id, { actor, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
+      const msg: ToActor = { type: 'request', req: { ...req, id } };
+      const body = req.body;
+      this.workers[actor]!.postMessage(msg, body ? [body.buffer as ArrayBuffer] : []);
+    });
+  }
+
+  private settle(id: number, reply: Reply): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    p.resolve(reply);
+  }
+
+  private failActor(index: number, why: string): void {
+    for (const [id, p] of this.pending) if (p.actor === index) this.settle(id, this.opts.unavailable(why));
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (const [id, p] of this.pending) if (p.deadline <= now) this.settle(id, this.opts.unavailable('request timed out'));
+  }
+
+  /** Waits for requests in flight (up to timeoutMs), then stops every actor. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    const until = Date.now() + timeoutMs;
+    while (this.pending.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    clearInterval(this.sweep);
+    await Promise.all(
+      this.workers.map(async (w) => {
+        const stopped = new Promise<void>((r) => w.once('exit', () => r()));
+        w.postMessage({ type: 'stop' } satisfies ToActor);
+        const timer = setTimeout(() => void w.terminate(), 5000);
+        await stopped;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}

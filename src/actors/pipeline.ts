@@ -1,0 +1,70 @@
+// The actor side of a request: workspace rate limit, membership, JSON parse, schema
+// validation, then the route's handler; every failure in the route's error shape.
+import type { Db } from '../store/db.js';
+import { ROUTES, errorShapeOf, type Route } from '../http/routes.js';
+import { errorReply, forbidden, fromError, invalidRequest, rateLimited, type Reply } from '../http/reply.js';
+import { Buckets } from '../ratelimit/buckets.js';
+import type { Limits } from '../ratelimit/limits.js';
+import type { ActorRequest } from './protocol.js';
+import type { Ctx, Handler, Role } from './context.js';
+import { compileValidators, fieldErrors } from './validation.js';
+import { isUuid } from '../ids.js';
+import { log } from '../log.js';
+
+const decoder = new TextDecoder();
+
+export function createPipeline(db: Db, limits: Limits, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
+  const routes = new Map<string, Route>(ROUTES.map((r) => [r.id, r]));
+  const validators = compileValidators(ROUTES);
+  const buckets = new Buckets(limits);
+
+  async function roleIn(workspaceId: string, user: string): Promise<Role | null> {
+    if (!isUuid(workspaceId)) return null;
+    const r = await db.query<{ role: Role }>('SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [workspaceId, user]);
+    return r.rows[0]?.role ?? null;
+  }
+
+  return async function handle(req: ActorRequest): Promise<Reply> {
+    const route = routes.get(req.route)!;
+    const shape = errorShapeOf(route);
+    const handler = handlers[route.id];
+    if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
+    try {
+      const ctx: Ctx = { db, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip };
+      const p = req.principal;
+      if (p?.kind === 'key' && route.auth === 'key') {
+        ctx.key = p;
+        const refused = buckets.take(route.scope, p.workspaceId);
+        if (refused) return rateLimited(refused);
+      } else if (p?.kind === 'session') {
+        ctx.user = p.user;
+        if (req.workspaceId !== null) {
+          ctx.role = await roleIn(req.workspaceId, p.user.sub);
+          if (!ctx.role) return forbidden(shape);
+        }
+      }
+
+      if (req.body && req.body.length > 0) {
+        try {
+          ctx.body = JSON.parse(decoder.decode(req.body));
+        } catch {
+          return invalidRequest(shape, 'Malformed JSON body', [{ field: 'body', message: 'is not valid JSON' }]);
+        }
+      }
+      const v = validators.get(route.id)!;
+      if (v.body && !v.body(ctx.body)) {
+        return invalidRequest(shape, 'Request body is invalid', fieldErrors(v.body.errors, 'body'));
+      }
+      ctx.query = Object.fromEntries(new URLSearchParams(req.query));
+      if (v.query && !v.query(ctx.query)) {
+        return invalidRequest(shape, 'Query parameters are invalid', fieldErrors(v.query.errors, 'query'));
+      }
+      return await handler(ctx);
+    } catch (err) {
+      const known = fromError(shape, err);
+      if (known) return known;
+      log.error('handler failed', { route: route.id, err });
+      return errorReply(shape, 500, 'INTERNAL_ERROR', 'Internal error');
+    }
+  };
+}

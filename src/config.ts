@@ -1,0 +1,74 @@
+// Every setting Herald reads, from the environment, with its default. The README's
+// configuration table mirrors this file; keep them together.
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  pgPoolSize: number;
+  pgliteSharedBuffers: string;
+  actors: number;
+  authSecret: string | undefined;
+  authJwksUrl: string | undefined;
+  authIssuer: string | undefined;
+  authAudience: string | undefined;
+  rateLimits: string | undefined;
+  trustedProxies: string[];
+  enforceIpAllowlist: boolean;
+  maxBodyBytes: number;
+  keyCacheSize: number;
+  requestTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  return n;
+}
+
+function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const v = (env[name] ?? '').toLowerCase();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw new ConfigError(`${name} must be true or false, got '${env[name]}'`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
+  return {
+    host: str(env, 'HERALD_HOST') ?? '127.0.0.1',
+    port: int(env, 'HERALD_PORT', 8080),
+    dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
+    databaseUrl: str(env, 'DATABASE_URL'),
+    pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
+    pgliteSharedBuffers: str(env, 'HERALD_PGLITE_SHARED_BUFFERS') ?? '16MB',
+    actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
+    authSecret: str(env, 'HERALD_AUTH_SECRET'),
+    authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),
+    authIssuer: str(env, 'HERALD_AUTH_ISSUER'),
+    authAudience: str(env, 'HERALD_AUTH_AUDIENCE'),
+    rateLimits: str(env, 'HERALD_RATE_LIMITS'),
+    trustedProxies: (str(env, 'HERALD_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    enforceIpAllowlist: bool(env, 'HERALD_ENFORCE_IP_ALLOWLIST'),
+    maxBodyBytes: int(env, 'HERALD_MAX_BODY_BYTES', 1024 * 1024, 1),
+    keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
+    requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
+    shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
+    logLevel: level as Config['logLevel'],
+  };
+}

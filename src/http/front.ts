@@ -1,0 +1,217 @@
+// The front, on the main thread: route, size limit, authentication, per-IP and per-user
+// buckets, then one hop to the workspace's actor. It never parses request bodies; actors do.
+import type { HttpRequest, HttpResponse } from './uws.js';
+import type { Config } from '../config.js';
+import { Router } from './router.js';
+import { ROUTES, errorShapeOf, type Route } from './routes.js';
+import { errorReply, forbidden, rateLimited, unauthorized, type Reply } from './reply.js';
+import { preflight, write } from './respond.js';
+import { Buckets } from '../ratelimit/buckets.js';
+import type { Limits } from '../ratelimit/limits.js';
+import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
+import type { UsageRecorder } from '../auth/usage.js';
+import type { SessionVerifier } from '../auth/sessions.js';
+import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
+import { grants } from '../auth/permissions.js';
+import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
+import type { ActorHost } from '../actors/host.js';
+import type { ActorRequest } from '../actors/protocol.js';
+import { log } from '../log.js';
+
+export const API_PREFIX = '/api/v1';
+
+export interface FrontDeps {
+  cfg: Config;
+  limits: Limits;
+  keys: KeyCache;
+  usage: UsageRecorder;
+  verifySession: SessionVerifier;
+  actors: ActorHost;
+  /** Public routes the front answers itself (health, OpenAPI). */
+  publicHandlers: Record<string, () => Promise<Reply> | Reply>;
+}
+
+interface Incoming {
+  method: string;
+  url: string;
+  query: string;
+  authorization: string;
+  workspaceHeader: string;
+  ip: string;
+  aborted: boolean;
+}
+
+export function createFront(deps: FrontDeps) {
+  const { cfg } = deps;
+  const router = new Router(ROUTES, API_PREFIX);
+  const buckets = new Buckets(deps.limits);
+  const trusted = cfg.trustedProxies.map(parseRange);
+  const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
+  const warnedAt = new Map<string, number>();
+  let inFlight = 0;
+
+  function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean): void {
+    inFlight--;
+    if (inc.aborted) return;
+    if (corked) write(res, reply, cors);
+    else res.cork(() => write(res, reply, cors));
+  }
+
+  /** The uWS handler for every request. */
+  function onRequest(res: HttpResponse, req: HttpRequest): void {
+    inFlight++;
+    const inc: Incoming = {
+      method: req.getMethod().toUpperCase(),
+      url: req.getUrl(),
+      query: req.getQuery() ?? '',
+      authorization: req.getHeader('authorization'),
+      workspaceHeader: req.getHeader('x-workspace-id'),
+      ip: clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trusted),
+      aborted: false,
+    };
+    res.onAborted(() => {
+      inc.aborted = true;
+    });
+    const contentLength = Number(req.getHeader('content-length') || 0);
+    const chunked = req.getHeader('transfer-encoding') !== '';
+
+    const edge = buckets.take('edge', inc.ip);
+    if (edge) return finish(res, inc, rateLimited(edge), false, true);
+
+    if (inc.url === '/healthz' && inc.method === 'GET') {
+      void Promise.resolve(deps.publicHandlers['GET /healthz']!()).then((r) => finish(res, inc, r, false, false));
+      return;
+    }
+    const m = router.match(inc.method, inc.url);
+    if (m.kind === 'none') return finish(res, inc, errorReply('key', 404, 'NOT_FOUND', `No route for ${inc.method} ${inc.url}`), false, true);
+    if (m.kind === 'method') {
+      const cors = m.route.auth === 'key' && m.route.cors === true;
+      if (inc.method === 'OPTIONS' && cors) return finish(res, inc, preflight(m.allowed), false, true);
+      const r = errorReply(errorShapeOf(m.route), 405, 'METHOD_NOT_ALLOWED', `${inc.method} is not allowed on ${inc.url}; use ${m.allowed.join(', ')}`);
+      return finish(res, inc, { ...r, headers: { Allow: m.allowed.join(', ') } }, cors, true);
+    }
+    const { route, params } = m;
+    const cors = route.auth === 'key' && route.cors === true;
+    const limit = route.maxBody ?? cfg.maxBodyBytes;
+    if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
+    if (contentLength === 0 && !chunked) {
+      void process(inc, route, params, null).then((r) => finish(res, inc, r, cors, false));
+      return;
+    }
+    readBody(res, limit, (body) => {
+      if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
+      void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
+    });
+  }
+
+  async function process(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null): Promise<Reply> {
+    try {
+      const shape = errorShapeOf(route);
+      if (route.auth === 'public') {
+        const refused = buckets.take('ip-public', inc.ip);
+        if (refused) return rateLimited(refused);
+        return await deps.publicHandlers[route.id]!();
+      }
+      const token = bearer(inc.authorization);
+      let base: Omit<ActorRequest, 'id'>;
+      let shard: string;
+      if (route.auth === 'key') {
+        const auth = await authenticateKey(token);
+        if (!auth.ok) return failedAuth(inc, unauthorized(shape, auth.details));
+        const key = auth.key;
+        deps.usage.record(key.id, route.id);
+        if (key.allowlist.length > 0 && !inRanges(inc.ip, key.ranges)) {
+          if (allowlistEnforced) return forbidden(shape, 'Client IP is not in the key allowlist');
+          warnAllowlist(key, inc.ip);
+        }
+        if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
+        if (!grants(key.permissions, route.permissions)) return forbidden(shape);
+        if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
+        shard = key.workspaceId;
+        base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: key.workspaceId, principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions } };
+      } else {
+        if (token && looksLikeApiKey(token)) return forbidden(shape);
+        const user = token ? await deps.verifySession(token) : null;
+        if (!user) return failedAuth(inc, unauthorized(shape, token ? 'Session token failed verification' : 'Missing Authorization: Bearer <SESSION_TOKEN> header'));
+        const refused = buckets.take('user-dashboard', user.sub);
+        if (refused) return rateLimited(refused);
+        let workspaceId: string | null = null;
+        if (route.workspace === 'path') workspaceId = params.workspaceId!;
+        if (route.workspace === 'header') {
+          workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
+          if (!workspaceId) return errorReply(shape, 400, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
+        }
+        if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
+        shard = workspaceId ?? user.sub;
+        base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId, principal: { kind: 'session', user } };
+      }
+      const reply = await deps.actors.dispatch(shard, base);
+      if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
+      return reply;
+    } catch (err) {
+      log.error('front failed', { route: route.id, err });
+      return errorReply(errorShapeOf(route), 500, 'INTERNAL_ERROR', 'Internal error');
+    }
+  }
+
+  async function authenticateKey(token: string): Promise<{ ok: true; key: KeyRecord } | { ok: false; details: string }> {
+    if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header' };
+    const parsed = parseKey(token);
+    if (!parsed) return { ok: false, details: 'The credential is not an API key' };
+    const key = deps.keys.peek(parsed.prefix) ?? (await deps.keys.fetch(parsed.prefix));
+    if (!key || !secretMatches(parsed.secret, key.secretHash)) return { ok: false, details: 'Unknown, revoked or refreshed API key' };
+    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, details: 'API key expired' };
+    return { ok: true, key };
+  }
+
+  /** Failed credentials also draw on the caller's unauthenticated budget, which bounds guessing. */
+  function failedAuth(inc: Incoming, reply: Reply): Reply {
+    const refused = buckets.take('ip-public', inc.ip);
+    return refused ? rateLimited(refused) : reply;
+  }
+
+  function warnAllowlist(key: KeyRecord, ip: string): void {
+    const now = Date.now();
+    if ((warnedAt.get(key.id) ?? 0) > now - 60_000) return;
+    if (warnedAt.size > 10_000) warnedAt.clear();
+    warnedAt.set(key.id, now);
+    log.warn('client IP is outside the key allowlist; not enforced without a trusted client IP (set HERALD_TRUSTED_PROXIES or HERALD_ENFORCE_IP_ALLOWLIST)', { key: key.prefix, ip });
+  }
+
+  return { onRequest, inFlight: () => inFlight };
+}
+
+function bearer(header: string): string {
+  return header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+}
+
+function tooLarge(route: Route, limit: number): Reply {
+  return errorReply(errorShapeOf(route), 413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
+}
+
+/** Collects the body into one buffer it owns (transferable); null once it exceeds `limit`. */
+function readBody(res: HttpResponse, limit: number, done: (body: Uint8Array | null) => void): void {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = false;
+  res.onData((chunk, isLast) => {
+    if (over) return;
+    total += chunk.byteLength;
+    if (total > limit) {
+      over = true;
+      return done(null);
+    }
+    // uWS reuses the chunk's memory after this callback: copy it.
+    chunks.push(new Uint8Array(chunk.slice(0)));
+    if (!isLast) return;
+    if (chunks.length === 1) return done(chunks[0]!);
+    const body = new Uint8Array(total);
+    let at = 0;
+    for (const c of chunks) {
+      body.set(c, at);
+      at += c.byteLength;
+    }
+    done(body);
+  });
+}
+

@@ -1,0 +1,121 @@
+// Every route Herald serves under /api/v1, declared once: the front routes, authenticates
+// and limits from this table, the actors look up handlers by `id`, and the OpenAPI document
+// is built from it.
+import type { Scope } from '../ratelimit/limits.js';
+import type { ErrorShape } from './reply.js';
+import type { Schema } from '../../schemas/common.js';
+import * as ws from '../../schemas/workspaces.js';
+import * as keys from '../../schemas/api-keys.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+interface Common {
+  method: Method;
+  path: string;
+  summary: string;
+  body?: Schema;
+  query?: Schema;
+  /** Largest accepted body in bytes; default HERALD_MAX_BODY_BYTES. */
+  maxBody?: number;
+  /** Answered 501 after authentication: the interface defines the route, Herald does not serve it. */
+  notImplemented?: string;
+}
+
+export interface KeyRoute extends Common {
+  auth: 'key';
+  /** Any one of these opens the route (`*` opens every route). */
+  permissions: string[];
+  scope: Extract<Scope, 'ws-ingest' | 'ws-devices' | 'ws-reads'>;
+  /** Callable from browsers with a public key. */
+  cors?: boolean;
+  errors?: Extract<ErrorShape, 'key' | 'flat'>;
+}
+
+export interface SessionRoute extends Common {
+  auth: 'session';
+  /** Where the workspace comes from: the `workspaceId` path segment, X-Workspace-ID, or none. */
+  workspace: 'path' | 'header' | 'none';
+}
+
+export interface PublicRoute extends Common {
+  auth: 'public';
+}
+
+export type RouteDef = KeyRoute | SessionRoute | PublicRoute;
+export type Route = RouteDef & { id: string };
+
+const PUSH = '/workspaces/{workspaceId}/push';
+const KEYS = '/workspaces/{workspaceId}/api-keys';
+const LATER = 'This route is defined by the interface and not served by this Herald version yet';
+
+const defs: RouteDef[] = [
+  { method: 'GET', path: '/openapi.json', auth: 'public', summary: 'This OpenAPI description' },
+
+  // Ingestion and people (key).
+  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, summary: 'Identify a person', notImplemented: LATER },
+  { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track an event', notImplemented: LATER },
+  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track up to 100 events', notImplemented: LATER },
+  { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Create a person', notImplemented: LATER },
+  { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Create or update a person', notImplemented: LATER },
+  { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Identify up to 1,000 people', notImplemented: LATER },
+  { method: 'GET', path: '/people', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'List people', notImplemented: LATER },
+  { method: 'GET', path: '/people/search', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Search people', notImplemented: LATER },
+  { method: 'GET', path: '/people/{id}', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Get a person by userId', notImplemented: LATER },
+  { method: 'PUT', path: '/people/{id}', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: "Merge a person's traits", notImplemented: LATER },
+  { method: 'DELETE', path: '/people/{id}', auth: 'key', permissions: ['people:delete'], scope: 'ws-reads', summary: 'Delete a person, their events and devices', notImplemented: LATER },
+  { method: 'GET', path: '/people/{id}/events', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: "A person's events", notImplemented: LATER },
+  { method: 'GET', path: '/events/search', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: 'Events by name', notImplemented: LATER },
+
+  // Devices (key).
+  { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, summary: 'Register a device token', notImplemented: LATER },
+  { method: 'GET', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:read', 'devices:write'], scope: 'ws-reads', summary: "A person's devices", notImplemented: LATER },
+  { method: 'DELETE', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, summary: 'Unregister a device token', notImplemented: LATER },
+
+  // Push (key, workspace in the path must be the key's).
+  { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Send a push to one person', notImplemented: LATER },
+  { method: 'POST', path: `${PUSH}/send/batch`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Send one push to up to 1,000 recipients', notImplemented: LATER },
+  { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Validate device tokens', notImplemented: LATER },
+  { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Suppress a device token', notImplemented: LATER },
+  { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression', notImplemented: LATER },
+  { method: 'GET', path: `${PUSH}/status/{messageId}`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Delivery status of a push', notImplemented: LATER },
+  { method: 'GET', path: `${PUSH}/history`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push delivery history (not provided)', notImplemented: 'Push delivery history is not available' },
+  { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
+
+  // Campaign trigger (key, flat error bodies).
+  { method: 'POST', path: '/campaigns/{campaignId}/trigger', auth: 'key', permissions: ['campaigns:trigger'], scope: 'ws-reads', errors: 'flat', summary: 'Trigger a webhook campaign', notImplemented: LATER },
+
+  // Workspaces and membership (session).
+  { method: 'POST', path: '/workspaces', auth: 'session', workspace: 'none', body: ws.workspaceCreate, summary: 'Create a workspace' },
+  { method: 'GET', path: '/workspaces', auth: 'session', workspace: 'none', summary: "The caller's workspaces" },
+  { method: 'GET', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', summary: 'Get a workspace' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, summary: 'Update name and settings (send policy)' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', body: ws.memberAdd, summary: 'Add a member' },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/members/{userId}', auth: 'session', workspace: 'path', summary: 'Remove a member' },
+
+  // API keys (session).
+  { method: 'POST', path: KEYS, auth: 'session', workspace: 'path', body: keys.apiKeyCreate, summary: 'Create an API key' },
+  { method: 'GET', path: KEYS, auth: 'session', workspace: 'path', summary: 'List API keys' },
+  { method: 'GET', path: `${KEYS}/{keyId}`, auth: 'session', workspace: 'path', summary: "One key's metadata" },
+  { method: 'PUT', path: `${KEYS}/{keyId}`, auth: 'session', workspace: 'path', body: keys.apiKeyUpdate, summary: 'Update an API key' },
+  { method: 'DELETE', path: `${KEYS}/{keyId}`, auth: 'session', workspace: 'path', summary: 'Revoke an API key' },
+  { method: 'POST', path: `${KEYS}/{keyId}/refresh`, auth: 'session', workspace: 'path', summary: 'Replace the secret of an API key' },
+  { method: 'GET', path: `${KEYS}/{keyId}/usage`, auth: 'session', workspace: 'path', summary: 'Usage statistics of an API key' },
+
+  // Dashboard routes of later issues (session).
+  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'Create a campaign', notImplemented: LATER },
+  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
+  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
+  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', summary: 'Dashboard people list', notImplemented: LATER },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics', notImplemented: LATER },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', summary: "A person's events", notImplemented: LATER },
+  { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', summary: "Set a person's consent status", notImplemented: LATER },
+];
+
+export const ROUTES: Route[] = defs.map((d) => ({ ...d, id: `${d.method} ${d.path}` }));
+
+export function errorShapeOf(route: Route): ErrorShape {
+  if (route.auth === 'session') return 'session';
+  if (route.auth === 'key') return route.errors ?? 'key';
+  return 'key';
+}

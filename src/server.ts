@@ -1,0 +1,95 @@
+// Assembles Herald: store, migrations, session auth, actors, the uWS front.
+import type { Config } from './config.js';
+import { loadNativeUws, type us_listen_socket } from './http/uws.js';
+import { openStoreHost } from './store/open.js';
+import { migrate } from './store/migrations.js';
+import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSessionAuth } from './auth/bootstrap.js';
+import { sessionVerifier, signSessionToken } from './auth/sessions.js';
+import { ActorHost } from './actors/host.js';
+import { KeyCache } from './auth/key-cache.js';
+import { UsageRecorder } from './auth/usage.js';
+import { parseRateLimits } from './ratelimit/limits.js';
+import { createFront } from './http/front.js';
+import { errorReply, json, type Reply } from './http/reply.js';
+import { buildOpenApi } from './http/openapi.js';
+import { VERSION } from './version.js';
+import { log, setLogLevel } from './log.js';
+
+export interface Herald {
+  port: number;
+  /** Set when Herald bootstrapped the local default (no secret or OIDC configured). */
+  bootstrap?: { workspaceId: string; token: string };
+  stop(): Promise<void>;
+}
+
+export async function startHerald(cfg: Config): Promise<Herald> {
+  setLogLevel(cfg.logLevel);
+  const uws = loadNativeUws();
+  const limits = parseRateLimits(cfg.rateLimits);
+  const store = await openStoreHost(cfg);
+  await migrate(store.db);
+
+  const sessionAuth = resolveSessionAuth(cfg, true)!;
+  let bootstrap: Herald['bootstrap'];
+  if (sessionAuth.kind === 'hs256' && sessionAuth.generated) {
+    const workspaceId = await ensureDefaultWorkspace(store.db);
+    bootstrap = { workspaceId, token: await signSessionToken(sessionAuth.secret, { sub: LOCAL_ADMIN }, 24 * 3600) };
+  }
+
+  const unavailable = (why: string): Reply => ({ ...errorReply('key', 503, 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`), headers: { 'Retry-After': '1' } });
+  const actors = new ActorHost({
+    count: cfg.actors,
+    script: new URL('../workers/actor.js', import.meta.url),
+    storeLink: () => store.link(),
+    requestTimeoutMs: cfg.requestTimeoutMs,
+    unavailable,
+  });
+  await actors.start();
+
+  const keys = new KeyCache(store.db, cfg.keyCacheSize);
+  const usage = new UsageRecorder(store.db);
+  usage.start();
+  const openapi = JSON.stringify(buildOpenApi());
+
+  const health = async (): Promise<Reply> => {
+    const store_ = await Promise.race([
+      store.db.query('SELECT 1').then(() => 'ok', (e: Error) => `down: ${e.message}`),
+      new Promise<string>((r) => setTimeout(() => r('down: no answer within 2 s'), 2000).unref()),
+    ]);
+    const components = { store: store_, store_kind: cfg.databaseUrl ? 'postgres' : 'pglite', actors: actors.size };
+    return json(store_ === 'ok' ? 200 : 503, { status: store_ === 'ok' ? 'ok' : 'unavailable', version: VERSION, components });
+  };
+
+  const front = createFront({
+    cfg,
+    limits,
+    keys,
+    usage,
+    verifySession: sessionVerifier(sessionAuth),
+    actors,
+    publicHandlers: { 'GET /healthz': health, 'GET /openapi.json': () => ({ status: 200, body: openapi }) },
+  });
+
+  const app = uws.App();
+  app.any('/*', front.onRequest);
+  const { socket, port } = await new Promise<{ socket: us_listen_socket; port: number }>((resolve, reject) => {
+    app.listen(cfg.host, cfg.port, (s) => (s ? resolve({ socket: s, port: uws.us_socket_local_port(s) }) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));
+  });
+  log.info('herald listening', { host: cfg.host, port, version: VERSION, actors: cfg.actors, store: cfg.databaseUrl ? 'postgres' : 'pglite' });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    bootstrap,
+    stop: () =>
+      (stopping ??= (async () => {
+        // Stop accepting, let requests in flight finish, then take the parts down in order.
+        uws.us_listen_socket_close(socket);
+        const until = Date.now() + cfg.shutdownTimeoutMs;
+        while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+        await actors.stop(Math.max(0, until - Date.now()));
+        await usage.stop();
+        await store.close();
+      })()),
+  };
+}

@@ -1,0 +1,25 @@
+// An actor thread: owns the per-workspace state of the workspaces that hash to it and runs
+// their requests (src/actors/pipeline.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadConfig } from '../src/config.js';
+import { openLinkedDb } from '../src/store/open.js';
+import { parseRateLimits } from '../src/ratelimit/limits.js';
+import { createPipeline } from '../src/actors/pipeline.js';
+import { handlers } from '../src/actors/handlers.js';
+import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
+
+const { store } = workerData as ActorWorkerData;
+const cfg = loadConfig();
+const db = openLinkedDb(store);
+const handle = createPipeline(db, parseRateLimits(cfg.rateLimits), handlers);
+const port = parentPort!;
+const send = (m: FromActor) => port.postMessage(m);
+
+port.on('message', (m: ToActor) => {
+  if (m.type === 'request') {
+    void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
+  } else {
+    void db.close().finally(() => process.exit(0));
+  }
+});
+send({ type: 'ready' });
