@@ -27,8 +27,6 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
   return async function handle(req: ActorRequest): Promise<Reply> {
     const route = routes.get(req.route)!;
     const shape = errorShapeOf(route);
-    const handler = handlers[route.id];
-    if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
     try {
       const ctx: Ctx = { db, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip };
       const p = req.principal;
@@ -43,6 +41,11 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
           if (!ctx.role) return forbidden(shape);
         }
       }
+
+      // After the workspace budget and membership, so limits and access apply uniformly.
+      if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
+      const handler = handlers[route.id];
+      if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
 
       if (req.body && req.body.length > 0) {
         try {

@@ -126,7 +126,6 @@ export function createFront(deps: FrontDeps) {
         }
         if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
         if (!grants(key.permissions, route.permissions)) return forbidden(shape);
-        if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
         shard = key.workspaceId;
         base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: key.workspaceId, principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions } };
       } else {
@@ -141,7 +140,6 @@ export function createFront(deps: FrontDeps) {
           workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
           if (!workspaceId) return errorReply(shape, 400, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
         }
-        if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
         shard = workspaceId ?? user.sub;
         base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId, principal: { kind: 'session', user } };
       }

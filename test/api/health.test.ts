@@ -1,0 +1,13 @@
+import t from 'tap';
+import { startServer } from '../helpers/server.js';
+
+const s = await startServer();
+t.teardown(() => s.stop());
+
+t.test('GET /healthz answers 200 with version and components, no auth needed', async (t) => {
+  const r = await s.req('GET', '/healthz');
+  t.equal(r.status, 200);
+  t.equal(r.body.status, 'ok');
+  t.type(r.body.version, 'string');
+  t.equal(r.body.components.store, 'ok');
+});

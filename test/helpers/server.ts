@@ -1,0 +1,158 @@
+// Starts a real Herald (the compiled server, as `npm start` runs it) on a random port with
+// its own data dir, and talks to it over HTTP. With DATABASE_URL set in the environment the
+// server uses that Postgres; otherwise the embedded PGlite.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT } from 'jose';
+
+export const TEST_SECRET = 'herald-test-secret-0123456789abcdef';
+const CLI = new URL('../../dist/src/cli.js', import.meta.url).pathname;
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+}
+
+export interface ReqOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is (not JSON-encoded). */
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  base: string;
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  req(method: string, path: string, opts?: ReqOptions): Promise<Res>;
+  /** A session token for `sub`, signed with the test secret. */
+  session(sub: string, opts?: { ttlSeconds?: number; secret?: string }): Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServer(env: Record<string, string | undefined> = {}, opts: { keepDataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = opts.keepDataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
+  const proc = spawn(process.execPath, [CLI, 'start'], {
+    env: {
+      ...process.env,
+      HERALD_HOST: '127.0.0.1',
+      HERALD_PORT: '0',
+      HERALD_DATA_DIR: dataDir,
+      HERALD_AUTH_SECRET: TEST_SECRET,
+      HERALD_ACTORS: '2',
+      HERALD_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (err += d));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s\n${out}\n${err}`)), 60_000);
+    proc.stdout!.on('data', () => {
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}\n${out}\n${err}`));
+    });
+  });
+  const base = `http://127.0.0.1:${port}`;
+  let exited: Promise<number | null> | undefined;
+  const exitCode = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  return {
+    base,
+    port,
+    dataDir,
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    req: (method, path, o) => request(base, method, path, o),
+    session: (sub, o) => sessionToken(sub, o),
+    stop(signal = 'SIGTERM') {
+      exited ??= (async () => {
+        if (proc.exitCode === null) proc.kill(signal);
+        const code = await exitCode;
+        if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+        return code;
+      })();
+      return exited;
+    },
+  };
+}
+
+export async function request(base: string, method: string, path: string, o: ReqOptions = {}): Promise<Res> {
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
+  let body: string | Uint8Array | undefined = o.raw;
+  if (o.body !== undefined) {
+    body = JSON.stringify(o.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const url = path.startsWith('/healthz') || path.startsWith('http') ? (path.startsWith('http') ? path : base + path) : `${base}/api/v1${path}`;
+  const r = await fetch(url, { method, headers, body });
+  const text = await r.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: r.status, headers: r.headers, body: parsed, text };
+}
+
+export async function sessionToken(sub: string, o: { ttlSeconds?: number; secret?: string } = {}): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + (o.ttlSeconds ?? 3600))
+    .sign(new TextEncoder().encode(o.secret ?? TEST_SECRET));
+}
+
+let counter = 0;
+/** A unique user id per call, so tests sharing a Postgres database never collide. */
+export function uniqueUser(label = 'user'): string {
+  return `${label}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+}
+
+/** Creates a workspace owned by a fresh user; returns its id and the owner's token. */
+export async function newWorkspace(s: TestServer, name = 'Test'): Promise<{ id: string; owner: string; token: string }> {
+  const owner = uniqueUser('owner');
+  const token = await s.session(owner);
+  const r = await s.req('POST', '/workspaces', { token, body: { name } });
+  if (r.status !== 201) throw new Error(`workspace create failed: ${r.status} ${r.text}`);
+  return { id: r.body.data.workspace.id, owner, token };
+}
+
+/** Creates an API key in a workspace; returns the create response's api_key (with `key`). */
+export async function newKey(s: TestServer, ws: { id: string; token: string }, body: Record<string, unknown>): Promise<{ id: string; key: string; key_prefix: string; permissions: string[] }> {
+  const r = await s.req('POST', `/workspaces/${ws.id}/api-keys`, { token: ws.token, body: { name: 'test key', ...body } });
+  if (r.status !== 201) throw new Error(`key create failed: ${r.status} ${r.text}`);
+  return r.body.api_key;
+}
+
+/** Polls `fn` until it returns a truthy value (or gives up after `ms`). */
+export async function eventually<T>(fn: () => Promise<T>, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
