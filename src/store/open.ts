@@ -2,7 +2,7 @@
 // on the embedded default the main thread starts the store thread (PGlite) and hands every
 // other thread a MessagePort to it.
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Db } from './db.js';
@@ -37,12 +37,13 @@ export async function openStoreHost(cfg: Config): Promise<StoreHost> {
   const dataDir = join(cfg.dataDir, 'pglite');
   mkdirSync(dataDir, { recursive: true });
   const data: StoreWorkerData = { dataDir, sharedBuffers: cfg.pgliteSharedBuffers };
-  const worker = new Worker(new URL('../../workers/store.js', import.meta.url), { workerData: data });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`store thread exited with code ${code} while starting`)));
-  });
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    // Creating the database (initdb) takes ~800 MB that PGlite keeps for its lifetime; do it
+    // in a thread of its own that then exits, so the serving store starts small.
+    const initdb = await startStoreThread(data);
+    await stopStoreThread(initdb);
+  }
+  const worker = await startStoreThread(data);
   worker.on('error', (err) => {
     process.stderr.write(`store thread failed: ${err.stack ?? err}\n`);
     process.exit(1);
@@ -61,10 +62,24 @@ export async function openStoreHost(cfg: Config): Promise<StoreHost> {
     },
     async close() {
       await db.close();
-      const closed = new Promise((r) => worker.once('message', r));
-      worker.postMessage({ type: 'close' });
-      await closed;
-      await worker.terminate();
+      await stopStoreThread(worker);
     },
   };
+}
+
+async function startStoreThread(data: StoreWorkerData): Promise<Worker> {
+  const worker = new Worker(new URL('../../workers/store.js', import.meta.url), { workerData: data });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`store thread exited with code ${code} while starting`)));
+  });
+  return worker;
+}
+
+async function stopStoreThread(worker: Worker): Promise<void> {
+  const closed = new Promise((r) => worker.once('message', r));
+  worker.postMessage({ type: 'close' });
+  await closed;
+  await worker.terminate();
 }
