@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import { newId } from '../ids.js';
+import { newWorkspaceId } from '../ids.js';
 import type { SessionAuthConfig } from './sessions.js';
 
 export const LOCAL_ADMIN = 'local-admin';
@@ -37,7 +37,7 @@ export async function ensureDefaultWorkspace(db: Db): Promise<string> {
       [LOCAL_ADMIN],
     );
     if (found.rows[0]) return found.rows[0].id;
-    const id = newId();
+    const id = newWorkspaceId();
     await q.query(`INSERT INTO workspaces (id, name, settings) VALUES ($1, 'Default', $2::text::jsonb)`, [id, JSON.stringify({ timezone: 'UTC', send_policy: null })]);
     await q.query(`INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`, [id, LOCAL_ADMIN]);
     return id;

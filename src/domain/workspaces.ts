@@ -3,7 +3,7 @@
 import type { Ctx, Handler } from '../actors/context.js';
 import { ForbiddenError, HttpError, json } from '../http/reply.js';
 import type { Queryable } from '../store/db.js';
-import { newId } from '../ids.js';
+import { newWorkspaceId } from '../ids.js';
 import { iso } from './time.js';
 import { isTimeZone, sendPolicyProblems } from './send-policy.js';
 
@@ -32,7 +32,7 @@ async function load(q: Queryable, id: string): Promise<WorkspaceRow> {
 }
 
 const create: Handler = async (ctx) => {
-  const id = newId();
+  const id = newWorkspaceId();
   const workspace = await ctx.db.tx(async (q) => {
     await q.query('INSERT INTO workspaces (id, name, settings) VALUES ($1, $2, $3::text::jsonb)', [id, ctx.body.name, JSON.stringify(DEFAULT_SETTINGS)]);
     await q.query(`INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`, [id, ctx.user!.sub]);

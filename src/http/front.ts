@@ -179,8 +179,9 @@ export function createFront(deps: FrontDeps) {
   return { onRequest, inFlight: () => inFlight };
 }
 
+/** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */
 function bearer(header: string): string {
-  return header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+  return header.length > 7 && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : '';
 }
 
 function tooLarge(route: Route, limit: number): Reply {

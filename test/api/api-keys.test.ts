@@ -1,5 +1,5 @@
 // API key management (session routes): INTERFACE 2.6, 4.8, 5.1, 5.2, 7; DECISIONS §3, §4, §8, §10.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
 
@@ -28,7 +28,7 @@ function create(ws: Ws, body: unknown, token = ws.token): Promise<Res> {
 }
 
 /** The session-route error body of DECISIONS §4. */
-function isSessionError(t: Tap.Test, r: Res, status: number, code: string): void {
+function isSessionError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text}`);
   t.equal(r.body?.success, false, 'success:false');
   t.equal(r.body?.error?.code, code, `code ${code}`);
@@ -519,4 +519,22 @@ t.test('an API key on a key-management route gets 403', async (t) => {
   const l = await listKeys(ws);
   t.equal(l.body.total, 2, 'no key was created, none revoked');
   t.equal((await s.req('GET', '/people', { token: star.key })).status, 501, 'the wildcard key was not refreshed');
+});
+
+t.test('a removed member loses access to the keys at once', async (t) => {
+  const ws = await newWorkspace(s);
+  const admin = uniqueUser('admin');
+  const add = await s.req('POST', `/workspaces/${ws.id}/members`, { token: ws.token, body: { user_id: admin, role: 'admin' } });
+  t.equal(add.status, 201, add.text);
+  const at = await s.session(admin);
+  t.equal((await listKeys(ws, at)).status, 200, 'the admin lists keys');
+  const rm = await s.req('DELETE', `/workspaces/${ws.id}/members/${admin}`, { token: ws.token });
+  t.equal(rm.status, 200, rm.text);
+  const l = await listKeys(ws, at);
+  t.equal(l.status, 403, l.text);
+  t.same(l.body, FORBIDDEN);
+  const c = await create(ws, { name: 'after removal', permissions: ['people:read'] }, at);
+  t.equal(c.status, 403, c.text);
+  t.same(c.body, FORBIDDEN);
+  t.equal((await listKeys(ws)).body.total, 0, 'nothing was created');
 });

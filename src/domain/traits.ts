@@ -1,0 +1,50 @@
+// The trait rules of INTERFACE 2.2 and DECISIONS §10, in one place: every write path
+// (identify, people create/upsert/update/batch) validates with traitProblems().
+
+export const TRAIT_KEY = /^[a-zA-Z][a-zA-Z0-9_]*$/;
+export const RESERVED_TRAIT_KEYS = new Set(['id', 'workspace_id', 'user_id', 'anonymous_id', 'created_at', 'updated_at']);
+export const LIMITS = { keyLength: 255, topLevelKeys: 1000, stringLength: 10_000, arrayLength: 1000, objectProperties: 100, depth: 10 } as const;
+
+/** Trait keys that also set the person's dedicated field of the same name. */
+export const DEDICATED_FIELDS = ['email', 'phone', 'first_name', 'last_name', 'timezone', 'locale'] as const;
+
+export interface TraitProblem {
+  field: string;
+  message: string;
+}
+
+export function traitProblems(traits: Record<string, unknown>): TraitProblem[] {
+  const problems: TraitProblem[] = [];
+  const keys = Object.keys(traits);
+  if (keys.length > LIMITS.topLevelKeys) problems.push({ field: 'traits', message: `has ${keys.length} keys; at most ${LIMITS.topLevelKeys}` });
+  for (const key of keys) {
+    const field = `traits.${key}`;
+    if (key.length > LIMITS.keyLength) problems.push({ field, message: `key is longer than ${LIMITS.keyLength} characters` });
+    else if (!TRAIT_KEY.test(key)) problems.push({ field, message: 'key must start with a letter and hold only letters, digits and underscores' });
+    else if (RESERVED_TRAIT_KEYS.has(key)) problems.push({ field, message: 'is a reserved key' });
+    checkValue(traits[key], field, 0, problems);
+    if (problems.length >= 20) break; // enough to act on; bounded work on hostile input
+  }
+  return problems;
+}
+
+function checkValue(v: unknown, field: string, depth: number, problems: TraitProblem[]): void {
+  if (typeof v === 'string') {
+    if (v.length > LIMITS.stringLength) problems.push({ field, message: `string is longer than ${LIMITS.stringLength} characters` });
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  // An object or array directly under a trait key is nesting level 1.
+  if (depth + 1 > LIMITS.depth) {
+    problems.push({ field, message: `nesting is deeper than ${LIMITS.depth} levels` });
+    return;
+  }
+  if (Array.isArray(v)) {
+    if (v.length > LIMITS.arrayLength) return void problems.push({ field, message: `array has more than ${LIMITS.arrayLength} elements` });
+    v.forEach((item, i) => checkValue(item, `${field}[${i}]`, depth + 1, problems));
+    return;
+  }
+  const entries = Object.entries(v);
+  if (entries.length > LIMITS.objectProperties) return void problems.push({ field, message: `object has more than ${LIMITS.objectProperties} properties` });
+  for (const [k, item] of entries) checkValue(item, `${field}.${k}`, depth + 1, problems);
+}
