@@ -8,7 +8,7 @@ export const workspaceUpdate = object({
   name: nonEmptyString(255),
   settings: object({
     timezone: { type: 'string', maxLength: 100 },
-    send_policy: { type: 'object', nullable: true },
+    send_policy: { description: 'Object or null; checked against INTERFACE 2.10 (400 INVALID_SEND_POLICY)' },
   }),
 });
 

@@ -49,7 +49,14 @@ t.test('parseRateLimits: malformed or unknown scope throws ConfigError', async (
     'WS-INGEST=60:10',
     'ws-ingest=60:10,bogus=1:1',
   ]) {
-    t.throws(() => parseRateLimits(spec), ConfigError, JSON.stringify(spec));
+    let thrown: unknown;
+    try {
+      parseRateLimits(spec);
+    } catch (err) {
+      thrown = err;
+    }
+    t.ok(thrown instanceof ConfigError, `${JSON.stringify(spec)} throws ConfigError`);
+    t.match(String((thrown as Error | undefined)?.message), /HERALD_RATE_LIMITS/, 'the message names the setting');
   }
 });
 
