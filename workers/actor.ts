@@ -6,12 +6,16 @@ import { openLinkedDb } from '../src/store/open.js';
 import { parseRateLimits } from '../src/ratelimit/limits.js';
 import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/actors/handlers.js';
+import { resumeMerges } from '../src/domain/merges.js';
+import { shardOf } from '../src/actors/host.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 
-const { store } = workerData as ActorWorkerData;
+const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
 const db = openLinkedDb(store);
 const handle = createPipeline(db, parseRateLimits(cfg.rateLimits), handlers);
+// Anonymous merges a restart interrupted, for the workspaces this actor owns.
+void resumeMerges(db, (ws) => shardOf(ws, cfg.actors) === index);
 const port = parentPort!;
 const send = (m: FromActor) => port.postMessage(m);
 

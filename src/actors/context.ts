@@ -21,6 +21,8 @@ export interface Ctx {
   role: Role | null;
   key: KeyPrincipal | null;
   ip: string;
+  /** Runs `task` after the response has been handed back (failures are logged). */
+  defer(task: () => Promise<void>): void;
 }
 
 export type Handler = (ctx: Ctx) => Promise<Reply>;

@@ -2,5 +2,7 @@
 import type { Handler } from './context.js';
 import { workspaceHandlers } from '../domain/workspaces.js';
 import { apiKeyHandlers } from '../domain/api-keys.js';
+import { peopleHandlers } from '../domain/people.js';
+import { deviceHandlers } from '../domain/devices.js';
 
-export const handlers: Record<string, Handler> = { ...workspaceHandlers, ...apiKeyHandlers };
+export const handlers: Record<string, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers };

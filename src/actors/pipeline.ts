@@ -24,11 +24,15 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
     return r.rows[0]?.role ?? null;
   }
 
+  // setImmediate runs after the reply's microtask has posted it to the front.
+  const defer = (task: () => Promise<void>) =>
+    setImmediate(() => void task().catch((err) => log.error('deferred task failed', { err })));
+
   return async function handle(req: ActorRequest): Promise<Reply> {
     const route = routes.get(req.route)!;
     const shape = errorShapeOf(route);
     try {
-      const ctx: Ctx = { db, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip };
+      const ctx: Ctx = { db, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip, defer };
       const p = req.principal;
       if (p?.kind === 'key' && route.auth === 'key') {
         ctx.key = p;
@@ -55,6 +59,8 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
         }
       }
       const v = validators.get(route.id)!;
+      // No body at all reads as `{}`: required fields are then reported by name.
+      if (v.body && ctx.body === undefined) ctx.body = {};
       if (v.body && !v.body(ctx.body)) {
         return invalidRequest(shape, 'Request body is invalid', fieldErrors(v.body.errors, 'body'));
       }

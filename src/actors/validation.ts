@@ -3,18 +3,26 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Route } from '../http/routes.js';
 import type { FieldError } from '../http/reply.js';
+import type { Schema } from '../../schemas/common.js';
 
 export interface RouteValidators {
   body?: ValidateFunction;
   query?: ValidateFunction;
 }
 
+function ajv(coerceTypes: boolean): Ajv {
+  const a = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes });
+  addFormats.default(a);
+  return a;
+}
+
+const bodies = ajv(false);
+// Query strings arrive as text: coerce "10" to 10 where the schema asks for integers.
+const queries = ajv(true);
+
+export const compileBody = (schema: Schema): ValidateFunction => bodies.compile(schema);
+
 export function compileValidators(routes: readonly Route[]): Map<string, RouteValidators> {
-  const bodies = new Ajv({ allErrors: true, strict: false, useDefaults: true });
-  // Query strings arrive as text: coerce "10" to 10 where the schema asks for integers.
-  const queries = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: true });
-  addFormats.default(bodies);
-  addFormats.default(queries);
   const out = new Map<string, RouteValidators>();
   for (const r of routes) {
     out.set(r.id, {

@@ -48,3 +48,24 @@ function checkValue(v: unknown, field: string, depth: number, problems: TraitPro
   if (entries.length > LIMITS.objectProperties) return void problems.push({ field, message: `object has more than ${LIMITS.objectProperties} properties` });
   for (const [k, item] of entries) checkValue(item, `${field}.${k}`, depth + 1, problems);
 }
+
+const FIELD_MAX: Record<(typeof DEDICATED_FIELDS)[number], number> = { email: 254, phone: 50, first_name: 255, last_name: 255, timezone: 255, locale: 255 };
+
+/**
+ * The dedicated person fields set by these traits (INTERFACE 2.2.6, DECISIONS §8): a string
+ * sets the field, '' or null clears it, any other value leaves it alone.
+ */
+export function dedicatedFields(traits: Record<string, unknown>): { fields: Record<string, string | null>; problems: TraitProblem[] } {
+  const fields: Record<string, string | null> = {};
+  const problems: TraitProblem[] = [];
+  for (const f of DEDICATED_FIELDS) {
+    if (!(f in traits)) continue;
+    const v = traits[f];
+    if (v === null || v === '') fields[f] = null;
+    else if (typeof v === 'string') {
+      if (v.length > FIELD_MAX[f]) problems.push({ field: `traits.${f}`, message: `is longer than ${FIELD_MAX[f]} characters` });
+      else fields[f] = v;
+    }
+  }
+  return { fields, problems };
+}

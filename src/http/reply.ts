@@ -27,6 +27,13 @@ export class HttpError extends Error {
   }
 }
 
+/** Thrown by handlers for input the schema could not express; rendered like a schema failure. */
+export class InvalidRequest extends Error {
+  constructor(message: string, readonly details: FieldError[]) {
+    super(message);
+  }
+}
+
 /** Thrown by handlers to refuse with the route's 403 body. */
 export class ForbiddenError extends Error {
   constructor() {
@@ -80,5 +87,6 @@ export function invalidRequest(shape: ErrorShape, message: string, details: Fiel
 
 export function fromError(shape: ErrorShape, err: unknown): Reply | null {
   if (err instanceof ForbiddenError) return forbidden(shape);
+  if (err instanceof InvalidRequest) return invalidRequest(shape, err.message, err.details);
   return err instanceof HttpError ? errorReply(shape, err.status, err.code, err.message, err.details) : null;
 }

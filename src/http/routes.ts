@@ -6,6 +6,8 @@ import type { ErrorShape } from './reply.js';
 import type { Schema } from '../../schemas/common.js';
 import * as ws from '../../schemas/workspaces.js';
 import * as keys from '../../schemas/api-keys.js';
+import * as people from '../../schemas/people.js';
+import * as devices from '../../schemas/devices.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -52,24 +54,24 @@ const defs: RouteDef[] = [
   { method: 'GET', path: '/openapi.json', auth: 'public', summary: 'This OpenAPI description' },
 
   // Ingestion and people (key).
-  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, summary: 'Identify a person', notImplemented: LATER },
+  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, body: people.identify, summary: 'Identify a person' },
   { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track an event', notImplemented: LATER },
   { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track up to 100 events', notImplemented: LATER },
-  { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Create a person', notImplemented: LATER },
-  { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Create or update a person', notImplemented: LATER },
-  { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: 'Identify up to 1,000 people', notImplemented: LATER },
-  { method: 'GET', path: '/people', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'List people', notImplemented: LATER },
-  { method: 'GET', path: '/people/search', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Search people', notImplemented: LATER },
-  { method: 'GET', path: '/people/{id}', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Get a person by userId', notImplemented: LATER },
-  { method: 'PUT', path: '/people/{id}', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', summary: "Merge a person's traits", notImplemented: LATER },
-  { method: 'DELETE', path: '/people/{id}', auth: 'key', permissions: ['people:delete'], scope: 'ws-reads', summary: 'Delete a person, their events and devices', notImplemented: LATER },
+  { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create a person' },
+  { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create or update a person' },
+  { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.peopleBatch, summary: 'Identify up to 1,000 people' },
+  { method: 'GET', path: '/people', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', query: people.peopleList, summary: 'List people' },
+  { method: 'GET', path: '/people/search', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', query: people.peopleSearch, summary: 'Search people' },
+  { method: 'GET', path: '/people/{id}', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Get a person by userId' },
+  { method: 'PUT', path: '/people/{id}', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.personUpdate, summary: "Merge a person's traits" },
+  { method: 'DELETE', path: '/people/{id}', auth: 'key', permissions: ['people:delete'], scope: 'ws-reads', summary: 'Delete a person, their events and devices' },
   { method: 'GET', path: '/people/{id}/events', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: "A person's events", notImplemented: LATER },
   { method: 'GET', path: '/events/search', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: 'Events by name', notImplemented: LATER },
 
   // Devices (key).
-  { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, summary: 'Register a device token', notImplemented: LATER },
-  { method: 'GET', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:read', 'devices:write'], scope: 'ws-reads', summary: "A person's devices", notImplemented: LATER },
-  { method: 'DELETE', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, summary: 'Unregister a device token', notImplemented: LATER },
+  { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceRegister, summary: 'Register a device token' },
+  { method: 'GET', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:read', 'devices:write'], scope: 'ws-reads', summary: "A person's devices" },
+  { method: 'DELETE', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceUnregister, query: devices.deviceUnregisterQuery, summary: 'Unregister a device token' },
 
   // Push (key, workspace in the path must be the key's).
   { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Send a push to one person', notImplemented: LATER },
@@ -106,10 +108,10 @@ const defs: RouteDef[] = [
   { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
   { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
-  { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', summary: 'Dashboard people list', notImplemented: LATER },
-  { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics', notImplemented: LATER },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', summary: "A person's events", notImplemented: LATER },
-  { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', summary: "Set a person's consent status", notImplemented: LATER },
+  { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 ];
 
 export const ROUTES: Route[] = defs.map((d) => ({ ...d, id: `${d.method} ${d.path}` }));

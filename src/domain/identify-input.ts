@@ -1,0 +1,59 @@
+// Turns a schema-valid identify body (identify, people create/upsert, each batch entry) into
+// what the store writes, applying the identifier-alias, anonymousId and trait rules.
+import { HttpError, InvalidRequest } from '../http/reply.js';
+import { dedicatedFields, traitProblems } from './traits.js';
+
+export interface IdentifyBody {
+  userId?: string;
+  user_id?: string;
+  external_id?: string;
+  email?: string;
+  phone?: string;
+  anonymousId?: string;
+  traits?: Record<string, unknown>;
+  timestamp?: string;
+}
+
+export interface IdentifyInput {
+  userId: string;
+  /** Dedicated fields to set (null clears). */
+  fields: Record<string, string | null>;
+  traits: Record<string, unknown>;
+  anonymousId?: string;
+  seenAt: string;
+}
+
+/** The one identifier among the aliases `userId`, `user_id`, `external_id`. */
+export function resolveUserId(body: { userId?: string; user_id?: string; external_id?: string }): string {
+  const given = [body.userId, body.user_id, body.external_id].filter((v): v is string => v !== undefined);
+  if (given.length === 0) throw new InvalidRequest('userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
+  if (given.some((v) => v !== given[0])) throw new HttpError(400, 'IDENTIFIER_CONFLICT', 'userId, user_id and external_id name one identifier; the values sent disagree');
+  return given[0]!;
+}
+
+export function checkTraits(traits: Record<string, unknown>): Record<string, string | null> {
+  const problems = traitProblems(traits);
+  const { fields, problems: fieldProblems } = dedicatedFields(traits);
+  problems.push(...fieldProblems);
+  if (problems.length > 0) throw new HttpError(400, 'INVALID_TRAITS', `Invalid traits: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  return fields;
+}
+
+export function identifyInput(body: IdentifyBody): IdentifyInput {
+  const userId = resolveUserId(body);
+  if (body.anonymousId !== undefined && body.anonymousId.length > 36) {
+    throw new HttpError(400, 'VALIDATION_ERROR', 'Anonymous ID must be 36 characters or less');
+  }
+  const traits = body.traits ?? {};
+  const fields = checkTraits(traits);
+  // Top-level email and phone win over the same keys in traits.
+  if (body.email !== undefined) fields.email = body.email === '' ? null : body.email;
+  if (body.phone !== undefined) fields.phone = body.phone === '' ? null : body.phone;
+  return {
+    userId,
+    fields,
+    traits,
+    anonymousId: body.anonymousId || undefined,
+    seenAt: body.timestamp ?? new Date().toISOString(),
+  };
+}

@@ -1,0 +1,95 @@
+// SQL for people, shared by every route that writes or reads them.
+import type { Queryable } from '../store/db.js';
+import { newId } from '../ids.js';
+import { DEDICATED_FIELDS } from './traits.js';
+import { PERSON_COLUMNS, type PersonRow } from './person.js';
+import type { IdentifyInput } from './identify-input.js';
+
+const RETURNING = `RETURNING ${PERSON_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}`;
+// Each dedicated field takes the value sent when its key is present in $4, else keeps its own.
+const SET_FIELDS = DEDICATED_FIELDS.map((f) => `${f} = CASE WHEN $4::text::jsonb ? '${f}' THEN $4::text::jsonb->>'${f}' ELSE p.${f} END`).join(',\n  ');
+
+/** Creates the person or merges into them (traits: new values win); keyed only on the identifier. */
+export async function upsertPerson(q: Queryable, workspaceId: string, input: IdentifyInput): Promise<{ person: PersonRow; created: boolean }> {
+  const r = await q.query<PersonRow & { created: boolean }>(
+    `INSERT INTO people AS p (id, workspace_id, external_id, ${DEDICATED_FIELDS.join(', ')}, traits, first_seen_at, last_seen_at)
+     SELECT $1, $2, $3, ${DEDICATED_FIELDS.map((f) => `f->>'${f}'`).join(', ')}, $5::text::jsonb, $6::timestamptz, $6::timestamptz
+     FROM (SELECT $4::text::jsonb AS f) AS x
+     ON CONFLICT (workspace_id, external_id) DO UPDATE SET
+       ${SET_FIELDS},
+       traits = p.traits || EXCLUDED.traits,
+       updated_at = now(),
+       last_seen_at = GREATEST(p.last_seen_at, EXCLUDED.last_seen_at)
+     ${RETURNING}, (xmax = 0) AS created`,
+    [newId(), workspaceId, input.userId, JSON.stringify(input.fields), JSON.stringify(input.traits), input.seenAt],
+  );
+  const { created, ...person } = r.rows[0]!;
+  return { person, created };
+}
+
+/** The person with this identifier, created bare when unknown (devices, track). */
+export async function ensurePerson(q: Queryable, workspaceId: string, externalId: string): Promise<{ person: PersonRow; created: boolean }> {
+  const found = await findPerson(q, workspaceId, externalId);
+  if (found) return { person: found, created: false };
+  return upsertPerson(q, workspaceId, { userId: externalId, fields: {}, traits: {}, seenAt: new Date().toISOString() });
+}
+
+export async function findPerson(q: Queryable, workspaceId: string, externalId: string): Promise<PersonRow | null> {
+  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND external_id = $2`, [workspaceId, externalId]);
+  return r.rows[0] ?? null;
+}
+
+export async function findPersonById(q: Queryable, workspaceId: string, id: string): Promise<PersonRow | null> {
+  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  return r.rows[0] ?? null;
+}
+
+/** Merges traits and their dedicated fields into a known person; false when unknown. */
+export async function updateTraits(q: Queryable, workspaceId: string, externalId: string, traits: Record<string, unknown>, fields: Record<string, string | null>): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE people AS p SET ${SET_FIELDS}, traits = p.traits || $3::text::jsonb, updated_at = now()
+     WHERE p.workspace_id = $1 AND p.external_id = $2`,
+    [workspaceId, externalId, JSON.stringify(traits), JSON.stringify(fields)],
+  );
+  return r.rowCount > 0;
+}
+
+export async function deletePerson(q: Queryable, workspaceId: string, externalId: string): Promise<boolean> {
+  const r = await q.query('DELETE FROM people WHERE workspace_id = $1 AND external_id = $2', [workspaceId, externalId]);
+  return r.rowCount > 0;
+}
+
+/** `%text%` for ILIKE with the pattern characters of `text` escaped. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+}
+
+export interface PeoplePage {
+  people: PersonRow[];
+  total: number;
+}
+
+/** A page of the workspace's people, oldest first, optionally filtered by status and text. */
+export async function listPeople(
+  q: Queryable,
+  workspaceId: string,
+  opts: { limit: number; offset: number; status?: string; search?: string; searchColumns: readonly string[] },
+): Promise<PeoplePage> {
+  const where = ['workspace_id = $1'];
+  const params: unknown[] = [workspaceId];
+  if (opts.status) {
+    params.push(opts.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (opts.search) {
+    params.push(containsPattern(opts.search));
+    where.push(`(${opts.searchColumns.map((c) => `${c} ILIKE $${params.length}`).join(' OR ')})`);
+  }
+  const filter = where.join(' AND ');
+  const total = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM people WHERE ${filter}`, params);
+  const page = await q.query<PersonRow>(
+    `SELECT ${PERSON_COLUMNS} FROM people WHERE ${filter} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, opts.limit, opts.offset],
+  );
+  return { people: page.rows, total: total.rows[0]!.n };
+}
