@@ -9,6 +9,7 @@ import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
+import { EventSink } from './log/event-sink.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -45,6 +46,9 @@ export async function startHerald(cfg: Config): Promise<Herald> {
     unavailable,
   });
   await actors.start();
+
+  const sink = new EventSink(store.db, cfg.sinkIdleMs);
+  sink.start();
 
   const keys = new KeyCache(store.db, cfg.keyCacheSize);
   const usage = new UsageRecorder(store.db);
@@ -88,6 +92,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
         const until = Date.now() + cfg.shutdownTimeoutMs;
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
+        await sink.stop();
         await usage.stop();
         await store.close();
       })()),

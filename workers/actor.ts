@@ -7,13 +7,15 @@ import { parseRateLimits } from '../src/ratelimit/limits.js';
 import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/actors/handlers.js';
 import { resumeMerges } from '../src/domain/merges.js';
+import { StoreLog } from '../src/log/log.js';
 import { shardOf } from '../src/actors/host.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 
 const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
 const db = openLinkedDb(store);
-const handle = createPipeline(db, parseRateLimits(cfg.rateLimits), handlers);
+const eventLog = new StoreLog(db);
+const handle = createPipeline(db, eventLog, parseRateLimits(cfg.rateLimits), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, (ws) => shardOf(ws, cfg.actors) === index);
 const port = parentPort!;
@@ -23,7 +25,10 @@ port.on('message', (m: ToActor) => {
   if (m.type === 'request') {
     void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
   } else {
-    void db.close().finally(() => process.exit(0));
+    void eventLog
+      .close()
+      .then(() => db.close())
+      .finally(() => process.exit(0));
   }
 });
 send({ type: 'ready' });

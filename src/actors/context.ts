@@ -1,5 +1,6 @@
 // What an actor handler receives and answers.
 import type { Db } from '../store/db.js';
+import type { Log } from '../log/log.js';
 import type { Route } from '../http/routes.js';
 import type { Reply } from '../http/reply.js';
 import type { KeyPrincipal } from './protocol.js';
@@ -9,6 +10,7 @@ export type Role = 'owner' | 'admin' | 'member';
 
 export interface Ctx {
   db: Db;
+  log: Log;
   route: Route;
   params: Record<string, string>;
   query: Record<string, unknown>;

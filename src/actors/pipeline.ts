@@ -10,10 +10,11 @@ import type { Ctx, Handler, Role } from './context.js';
 import { compileValidators, fieldErrors } from './validation.js';
 import { isUuid } from '../ids.js';
 import { log } from '../log.js';
+import { LogUnavailable, type Log } from '../log/log.js';
 
 const decoder = new TextDecoder();
 
-export function createPipeline(db: Db, limits: Limits, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
+export function createPipeline(db: Db, eventLog: Log, limits: Limits, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<string, Route>(ROUTES.map((r) => [r.id, r]));
   const validators = compileValidators(ROUTES);
   const buckets = new Buckets(limits);
@@ -32,7 +33,7 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
     const route = routes.get(req.route)!;
     const shape = errorShapeOf(route);
     try {
-      const ctx: Ctx = { db, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip, defer };
+      const ctx: Ctx = { db, log: eventLog, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip, defer };
       const p = req.principal;
       if (p?.kind === 'key' && route.auth === 'key') {
         ctx.key = p;
@@ -70,6 +71,9 @@ export function createPipeline(db: Db, limits: Limits, handlers: Record<string, 
       }
       return await handler(ctx);
     } catch (err) {
+      if (err instanceof LogUnavailable) {
+        return { ...errorReply(shape, 503, 'SERVICE_UNAVAILABLE', 'The event log is unavailable; nothing was recorded. Retry shortly.'), headers: { 'Retry-After': '1' } };
+      }
       const known = fromError(shape, err);
       if (known) return known;
       log.error('handler failed', { route: route.id, err });

@@ -6,6 +6,7 @@ import type { Db, Queryable } from '../store/db.js';
 import { newId } from '../ids.js';
 import { DEDICATED_FIELDS } from './traits.js';
 import { log } from '../log.js';
+import { personIds } from './person-cache.js';
 
 export async function scheduleMerge(q: Queryable, workspaceId: string, personId: string, anonymousId: string): Promise<string> {
   const id = newId();
@@ -24,6 +25,17 @@ export async function runMerge(db: Db, mergeId: string): Promise<void> {
     )).rows[0];
     if (!anon) return;
     await q.query('UPDATE devices SET person_id = $2, updated_at = now() WHERE person_id = $1', [anon.id, m.person_id]);
+    await q.query('UPDATE events SET person_id = $2 WHERE person_id = $1', [anon.id, m.person_id]);
+    await q.query(
+      `INSERT INTO person_event_counts (person_id, type, count, first_at, last_at)
+       SELECT $2, type, count, first_at, last_at FROM person_event_counts WHERE person_id = $1
+       ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
+         first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)`,
+      [anon.id, m.person_id],
+    );
+    // Events of the anonymous person still on the Log follow it (the sink reads redirects).
+    await q.query('UPDATE person_redirects SET to_id = $2 WHERE to_id = $1', [anon.id, m.person_id]);
+    await q.query('INSERT INTO person_redirects (from_id, to_id) VALUES ($1, $2) ON CONFLICT (from_id) DO UPDATE SET to_id = EXCLUDED.to_id', [anon.id, m.person_id]);
     await q.query(
       `UPDATE people AS p SET traits = a.traits || p.traits,
          ${DEDICATED_FIELDS.map((f) => `${f} = COALESCE(p.${f}, a.${f})`).join(', ')},
@@ -32,6 +44,7 @@ export async function runMerge(db: Db, mergeId: string): Promise<void> {
       [m.person_id, anon.id],
     );
     await q.query('DELETE FROM people WHERE id = $1', [anon.id]);
+    personIds.forget(m.workspace_id, m.anonymous_id);
   });
 }
 

@@ -8,6 +8,7 @@ import { checkTraits, identifyInput, type IdentifyBody } from './identify-input.
 import { dashboardPerson, keyPerson, trimmedPerson, type PersonRow } from './person.js';
 import { deletePerson, findPerson, findPersonById, listPeople, updateTraits, upsertPerson } from './people-store.js';
 import { runMerge, scheduleMerge } from './merges.js';
+import { personIds } from './person-cache.js';
 import { compileBody, fieldErrors } from '../actors/validation.js';
 import * as schemas from '../../schemas/people.js';
 
@@ -63,6 +64,7 @@ const update: Handler = async (ctx) => {
 };
 
 const remove: Handler = async (ctx) => {
+  personIds.forget(ctx.workspaceId!, ctx.params.id!);
   if (!(await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!))) throw notFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
@@ -128,7 +130,7 @@ const stats: Handler = async (ctx) => {
   return json(200, { success: true, ...r.rows[0] });
 };
 
-async function personByUuid(ctx: Ctx): Promise<PersonRow> {
+export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
   if (!p) throw new HttpError(404, 'PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);

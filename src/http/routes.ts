@@ -8,6 +8,7 @@ import * as ws from '../../schemas/workspaces.js';
 import * as keys from '../../schemas/api-keys.js';
 import * as people from '../../schemas/people.js';
 import * as devices from '../../schemas/devices.js';
+import * as events from '../../schemas/events.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -55,8 +56,8 @@ const defs: RouteDef[] = [
 
   // Ingestion and people (key).
   { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, body: people.identify, summary: 'Identify a person' },
-  { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track an event', notImplemented: LATER },
-  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, summary: 'Track up to 100 events', notImplemented: LATER },
+  { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.track, summary: 'Track an event' },
+  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.trackBatch, summary: 'Track up to 100 events' },
   { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create a person' },
   { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create or update a person' },
   { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.peopleBatch, summary: 'Identify up to 1,000 people' },
@@ -65,8 +66,8 @@ const defs: RouteDef[] = [
   { method: 'GET', path: '/people/{id}', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Get a person by userId' },
   { method: 'PUT', path: '/people/{id}', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.personUpdate, summary: "Merge a person's traits" },
   { method: 'DELETE', path: '/people/{id}', auth: 'key', permissions: ['people:delete'], scope: 'ws-reads', summary: 'Delete a person, their events and devices' },
-  { method: 'GET', path: '/people/{id}/events', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: "A person's events", notImplemented: LATER },
-  { method: 'GET', path: '/events/search', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', summary: 'Events by name', notImplemented: LATER },
+  { method: 'GET', path: '/people/{id}/events', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', query: events.personEvents, summary: "A person's events" },
+  { method: 'GET', path: '/events/search', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', query: events.eventSearch, summary: 'Events by name' },
 
   // Devices (key).
   { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceRegister, summary: 'Register a device token' },
@@ -110,7 +111,7 @@ const defs: RouteDef[] = [
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
   { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
-  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', summary: "A person's events", notImplemented: LATER },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.personEvents, summary: "A person's events" },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 ];
 

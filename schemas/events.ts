@@ -1,0 +1,29 @@
+import { nonEmptyString, object } from './common.js';
+
+const userId = nonEmptyString(255);
+
+/** POST /track and each entry of /track/batch. */
+export const track = object(
+  {
+    event: nonEmptyString(255),
+    external_id: userId,
+    userId,
+    user_id: userId,
+    parameters: { type: 'object' },
+    properties: { type: 'object', description: 'Alias of parameters' },
+    timestamp: { type: 'string', format: 'date-time' },
+  },
+  ['event'],
+);
+
+// The 100-entry ceiling is checked by the handler, which answers BATCH_TOO_LARGE.
+export const trackBatch = object({ events: { type: 'array', items: { type: 'object' } } }, ['events']);
+
+const limit = { type: 'integer', minimum: 0, default: 50 };
+
+export const personEvents = object({ limit });
+
+export const eventSearch = object(
+  { event: nonEmptyString(255), since: { type: 'string', format: 'date-time' }, limit },
+  ['event'],
+);
