@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  natsUrl: string | undefined;
+  natsPrefix: string;
   pgPoolSize: number;
   pgliteSharedBuffers: string;
   actors: number;
@@ -48,6 +50,11 @@ function bool(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got '${env[name]}'`);
 }
 
+function natsPrefix(p: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(p)) throw new ConfigError(`HERALD_NATS_PREFIX must be 1-64 letters, digits, '-' or '_', got '${p}'`);
+  return p;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
@@ -56,6 +63,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, 'HERALD_PORT', 8080),
     dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
     databaseUrl: str(env, 'DATABASE_URL'),
+    natsUrl: str(env, 'NATS_URL'),
+    natsPrefix: natsPrefix(str(env, 'HERALD_NATS_PREFIX') ?? 'herald'),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
     pgliteSharedBuffers: str(env, 'HERALD_PGLITE_SHARED_BUFFERS') ?? '16MB',
     actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),

@@ -9,7 +9,8 @@ import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { EventSink } from './log/event-sink.js';
+import { jetStreamSink, storeLogSink } from './log/event-sink.js';
+import { connectNats, ensureEventStream, streamNames } from './log/jetstream.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -47,7 +48,11 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   });
   await actors.start();
 
-  const sink = new EventSink(store.db, cfg.sinkIdleMs);
+  // The Log: JetStream with NATS_URL, else the store's own log table; its sink feeds the store.
+  const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
+  const names = streamNames(cfg.natsPrefix);
+  if (nats) await ensureEventStream(nats, names);
+  const sink = nats ? jetStreamSink(store.db, nats, names, cfg.sinkIdleMs) : storeLogSink(store.db, cfg.sinkIdleMs);
   sink.start();
 
   const keys = new KeyCache(store.db, cfg.keyCacheSize);
@@ -55,13 +60,22 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   usage.start();
   const openapi = JSON.stringify(buildOpenApi());
 
-  const health = async (): Promise<Reply> => {
-    const store_ = await Promise.race([
-      store.db.query('SELECT 1').then(() => 'ok', (e: Error) => `down: ${e.message}`),
+  const probe = (check: Promise<unknown>) =>
+    Promise.race([
+      check.then(() => 'ok', (e: Error) => `down: ${e.message}`),
       new Promise<string>((r) => setTimeout(() => r('down: no answer within 2 s'), 2000).unref()),
     ]);
-    const components = { store: store_, store_kind: cfg.databaseUrl ? 'postgres' : 'pglite', actors: actors.size };
-    return json(store_ === 'ok' ? 200 : 503, { status: store_ === 'ok' ? 'ok' : 'unavailable', version: VERSION, components });
+  const health = async (): Promise<Reply> => {
+    const [storeState, logState] = await Promise.all([probe(store.db.query('SELECT 1')), nats ? probe(nats.flush()) : Promise.resolve('ok')]);
+    const components = {
+      store: storeState,
+      store_kind: cfg.databaseUrl ? 'postgres' : 'pglite',
+      log: logState,
+      log_kind: nats ? 'jetstream' : 'store',
+      actors: actors.size,
+    };
+    const ok = storeState === 'ok' && logState === 'ok';
+    return json(ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable', version: VERSION, components });
   };
 
   const front = createFront({
@@ -93,6 +107,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
         await sink.stop();
+        await nats?.drain();
         await usage.stop();
         await store.close();
       })()),

@@ -7,14 +7,15 @@ import { parseRateLimits } from '../src/ratelimit/limits.js';
 import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/actors/handlers.js';
 import { resumeMerges } from '../src/domain/merges.js';
-import { StoreLog } from '../src/log/log.js';
+import { storeLog } from '../src/log/log.js';
+import { jetStreamLog, streamNames } from '../src/log/jetstream.js';
 import { shardOf } from '../src/actors/host.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 
 const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
 const db = openLinkedDb(store);
-const eventLog = new StoreLog(db);
+const eventLog = cfg.natsUrl ? await jetStreamLog(cfg.natsUrl, streamNames(cfg.natsPrefix), `herald-actor-${index}`) : storeLog(db);
 const handle = createPipeline(db, eventLog, parseRateLimits(cfg.rateLimits), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, (ws) => shardOf(ws, cfg.actors) === index);

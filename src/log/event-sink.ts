@@ -1,22 +1,21 @@
-// Moves events from the embedded Log into the store's `events` (what the read routes and
-// deletes use), the per-person counts, and the embedded analytics table. One statement takes
-// a batch off the log and writes all three, so a batch is applied exactly once; events of a
-// person deleted meanwhile are dropped (their analytics copy stays), events of a person
+// Moves events from the Log into the store's `events` (what the read routes and deletes
+// use), the per-person counts, and the embedded analytics table. One statement writes a whole
+// batch, so a batch is applied exactly once: events already stored are skipped (ON CONFLICT)
+// and only newly stored ones are counted, which makes a redelivered batch harmless. Events of
+// a person deleted meanwhile are dropped (their analytics copy stays); events of a person
 // merged away follow the redirect.
 import type { Db } from '../store/db.js';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import type { StreamNames } from './jetstream.js';
+import type { EventRecord } from './log.js';
 import { log } from '../log.js';
 
-const BATCH_ROWS = 200;
+const RECORD = 'r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
 
-const SINK_SQL = `
-WITH taken AS (
-  DELETE FROM log_entries WHERE seq IN (
-    SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
-  ) RETURNING payload
-), recs AS (
-  SELECT r.* FROM taken, jsonb_to_recordset(taken.payload)
-    AS r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)
-), resolved AS (
+function applySql(source: string): string {
+  return `
+WITH ${source}, resolved AS (
   SELECT recs.id, recs.workspace_id, COALESCE(rd.to_id, recs.person_id) AS person_id, recs.type, recs.parameters, recs.created_at
   FROM recs LEFT JOIN person_redirects rd ON rd.from_id = recs.person_id
 ), stored AS (
@@ -38,41 +37,78 @@ WITH taken AS (
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted)::int AS counted, (SELECT count(*) FROM analytics)::int AS analysed`;
+}
 
-export class EventSink {
-  private stopped = false;
-  private running: Promise<void> | undefined;
+const BATCH_ROWS = 200;
+/** Embedded Log: take the oldest rows off `log_entries` in the same statement. */
+const FROM_STORE_LOG = applySql(`taken AS (
+  DELETE FROM log_entries WHERE seq IN (
+    SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
+  ) RETURNING payload
+), recs AS (SELECT r.* FROM taken, jsonb_to_recordset(taken.payload) AS ${RECORD})`);
+/** JetStream: the records of fetched messages, passed as one JSON parameter. */
+const FROM_PARAM = applySql(`recs AS (SELECT r.* FROM jsonb_to_recordset($1::text::jsonb) AS ${RECORD})`);
 
-  /** `idleMs`: the pause when the log is empty, which bounds how far reads lag behind writes. */
-  constructor(private readonly db: Db, private readonly idleMs: number) {}
+export interface Sink {
+  start(): void;
+  /** Drains what it can, then stops. */
+  stop(): Promise<void>;
+}
 
-  start(): void {
-    this.running = this.loop();
-  }
-
-  private async loop(): Promise<void> {
-    let backoff = this.idleMs;
-    while (!this.stopped) {
+/** Runs `step` (which returns how many events it moved) until stopped, pausing when idle. */
+function sinkLoop(name: string, idleMs: number, step: () => Promise<number>, drain: () => Promise<void>): Sink {
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  const loop = async () => {
+    let backoff = idleMs;
+    while (!stopped) {
       try {
-        const r = await this.db.query<{ events: number }>(SINK_SQL);
-        backoff = this.idleMs;
-        if (r.rows[0]!.events > 0) continue;
+        const moved = await step();
+        backoff = idleMs;
+        if (moved > 0) continue;
       } catch (err) {
-        // The store is down or busy: nothing was taken off the log; retry with backoff.
-        log.warn('event sink failed; retrying', { err, retryMs: backoff });
+        // Nothing was taken off the log: retry with backoff until the store answers.
+        log.warn(`${name} failed; retrying`, { err, retryMs: backoff });
         backoff = Math.min(backoff * 2, 5000);
       }
       await new Promise((r) => setTimeout(r, backoff));
     }
-  }
+  };
+  return {
+    start: () => void (running = loop()),
+    async stop() {
+      stopped = true;
+      await running;
+      await drain();
+    },
+  };
+}
 
-  /** Drains what is on the log, then stops. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
-    for (let i = 0; i < 1000; i++) {
-      const r = await this.db.query<{ events: number }>(SINK_SQL).catch(() => null);
-      if (!r || r.rows[0]!.events === 0) break;
+/** The sink of the embedded Log. `idleMs` bounds how far reads lag behind writes when quiet. */
+export function storeLogSink(db: Db, idleMs: number): Sink {
+  const step = async () => (await db.query<{ events: number }>(FROM_STORE_LOG)).rows[0]!.events;
+  return sinkLoop('event sink', idleMs, step, async () => {
+    for (let i = 0; i < 1000; i++) if ((await step().catch(() => 0)) === 0) break;
+  });
+}
+
+/** The store sink of the JetStream Log: fetch a batch, write it, then acknowledge it. */
+export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, idleMs: number): Sink {
+  const js = jetstream(nc);
+  const step = async () => {
+    const consumer = await js.consumers.get(names.stream, names.storeSink);
+    const msgs = await consumer.fetch({ max_messages: 200, expires: Math.max(idleMs, 1000) });
+    const batch = [];
+    for await (const m of msgs) {
+      batch.push(m);
+      if (batch.length >= 200) break;
     }
-  }
+    if (batch.length === 0) return 0;
+    const records: EventRecord[] = batch.flatMap((m) => m.json<EventRecord[]>());
+    await db.query(FROM_PARAM, [JSON.stringify(records)]);
+    // Acknowledged only after the store committed: a crash in between redelivers, harmlessly.
+    for (const m of batch) m.ack();
+    return records.length;
+  };
+  return sinkLoop('jetstream sink', idleMs, step, async () => {});
 }

@@ -1,5 +1,7 @@
 // The Log: where facts (events now; push records, enrolments later) are appended, and
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
+// Two implementations: the store's `log_entries` table (embedded default) and JetStream
+// (log/jetstream.ts, with NATS_URL).
 import type { Db } from '../store/db.js';
 import { log } from '../log.js';
 
@@ -22,14 +24,15 @@ export interface Log {
 export class LogUnavailable extends Error {}
 
 /**
- * The embedded Log: rows in the store's `log_entries`. Appends arriving in the same tick
- * share one INSERT (one transaction), then are acknowledged together (group commit).
+ * Group commit: appends arriving in the same tick are written by one `write` call (one
+ * transaction or one publish), then acknowledged together.
  */
-export class StoreLog implements Log {
+export class GroupCommitLog implements Log {
   private pending: { records: EventRecord[]; done: (err?: Error) => void }[] = [];
   private scheduled = false;
+  private inFlight = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly write: (groups: EventRecord[][]) => Promise<void>, private readonly onClose: () => Promise<void> = async () => {}) {}
 
   appendEvents(records: EventRecord[]): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -45,19 +48,27 @@ export class StoreLog implements Log {
     const batch = this.pending;
     this.pending = [];
     this.scheduled = false;
+    this.inFlight++;
     try {
-      await this.db.query(
-        `INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x`,
-        [JSON.stringify(batch.map((b) => b.records))],
-      );
+      await this.write(batch.map((b) => b.records));
       for (const b of batch) b.done();
     } catch (err) {
       log.warn('log append failed', { err });
       for (const b of batch) b.done(new LogUnavailable((err as Error).message));
+    } finally {
+      this.inFlight--;
     }
   }
 
   async close(): Promise<void> {
-    while (this.pending.length > 0 || this.scheduled) await new Promise((r) => setTimeout(r, 5));
+    while (this.pending.length > 0 || this.scheduled || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.onClose();
   }
+}
+
+/** The embedded Log: one `log_entries` row per append, all of a tick in one INSERT. */
+export function storeLog(db: Db): Log {
+  return new GroupCommitLog(async (groups) => {
+    await db.query(`INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x`, [JSON.stringify(groups)]);
+  });
 }

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { SignJWT } from 'jose';
 
 export const TEST_SECRET = 'herald-test-secret-0123456789abcdef';
@@ -50,6 +50,8 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
       HERALD_AUTH_SECRET: TEST_SECRET,
       HERALD_ACTORS: '2',
       HERALD_LOG_LEVEL: 'warn',
+      // Servers sharing one NATS each get their own stream, kept across restarts on one data dir.
+      ...(process.env.NATS_URL ? { HERALD_NATS_PREFIX: `t-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}` } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
