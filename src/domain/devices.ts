@@ -5,6 +5,7 @@ import { HttpError, InvalidRequest, json } from '../http/reply.js';
 import { newId } from '../ids.js';
 import { iso } from './time.js';
 import { ensurePerson, findPerson } from './people-store.js';
+import { checkPathUserId } from './identify-input.js';
 
 interface DeviceRow {
   id: string;
@@ -53,7 +54,7 @@ const register: Handler = async (ctx) => {
   }
   const ws = ctx.workspaceId!;
   const { device, created, personCreated } = await ctx.db.tx(async (q) => {
-    const { person, created: personCreated } = await ensurePerson(q, ws, ctx.params.id!);
+    const { person, created: personCreated } = await ensurePerson(q, ws, checkPathUserId(ctx.params.id!));
     // Re-registering a known token updates it, re-activates it and moves it to this person.
     const r = await q.query<DeviceRow & { created: boolean }>(
       `INSERT INTO devices AS d (id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version)

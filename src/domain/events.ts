@@ -31,8 +31,9 @@ async function personFor(ctx: Ctx, externalId: string): Promise<{ id: string; cr
   const ws = ctx.workspaceId!;
   const cached = personIds.get(ws, externalId);
   if (cached) return { id: cached, created: false };
+  const begun = personIds.begin();
   const { person, created } = await ensurePerson(ctx.db, ws, externalId);
-  personIds.set(ws, externalId, person.id);
+  personIds.fill(ws, externalId, person.id, begun);
   return { id: person.id, created };
 }
 

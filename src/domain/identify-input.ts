@@ -23,6 +23,14 @@ export interface IdentifyInput {
   seenAt: string;
 }
 
+export const USER_ID_MAX = 255;
+
+/** A userId taken from the path, where no schema bounds it. */
+export function checkPathUserId(id: string): string {
+  if (id.length > USER_ID_MAX) throw new InvalidRequest(`userId must be at most ${USER_ID_MAX} characters`, [{ field: 'userId', message: `must NOT have more than ${USER_ID_MAX} characters` }]);
+  return id;
+}
+
 /** The one identifier among the aliases `userId`, `user_id`, `external_id`. */
 export function resolveUserId(body: { userId?: string; user_id?: string; external_id?: string }): string {
   const given = [body.userId, body.user_id, body.external_id].filter((v): v is string => v !== undefined);

@@ -355,6 +355,16 @@ t.test('identify: traits merge; new values win, old keys stay, null is stored', 
   t.same((await getPerson(k.read, 'merge')).body.person.traits, expected);
 });
 
+t.test('identify: concurrent identifies of one new userId make one person with every trait', async (t) => {
+  const k = await setup();
+  const rs = await Promise.all(Array.from({ length: 10 }, (_, i) => identify(k.all, { userId: 'concurrent', traits: { [`k${i}`]: i } })));
+  for (const r of rs) t.equal(r.status, 200, r.text.slice(0, 200));
+  t.equal(new Set(rs.map((r) => r.body.person.id)).size, 1, 'one person id in every echo');
+  const g = await getPerson(k.read, 'concurrent');
+  t.same(g.body.person.traits, Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, i])), 'no write lost');
+  t.equal((await s.req('GET', '/people', { token: k.read })).body.total, 1);
+});
+
 t.test('identify: dedicated trait keys set the person fields', async (t) => {
   const k = await setup();
   const traits = { email: 'ded@example.com', phone: '+15559990000', first_name: 'Ada', last_name: 'Lovelace', timezone: 'Europe/Paris', locale: 'fr-FR', plan: 'pro' };
@@ -616,6 +626,7 @@ t.test('GET /people/search: q and search, case-insensitive substrings, literal %
     { userId: 'percentXuser', email: 'pctx@test.net' },
     { userId: 'under_score', email: 'us@test.net' },
     { userId: 'underXscore', email: 'ux@test.net' },
+    { userId: 'back\\slash', email: 'bs@test.net' },
   ];
   for (const p of people) t.equal((await identify(k.all, p)).status, 200);
   const search = async (query: string) => {
@@ -638,6 +649,7 @@ t.test('GET /people/search: q and search, case-insensitive substrings, literal %
   t.same(ids(await search(`q=${enc('t%u')}`)), ['percent%user'], '% inside the text is literal');
   t.same(ids(await search('q=_')), ['under_score'], '_ is literal');
   t.same(ids(await search('q=r_s')), ['under_score'], '_ does not match any character');
+  t.same(ids(await search(`q=${enc('\\')}`)), ['back\\slash'], 'a backslash is literal');
   t.same(ids(await search('q=nobody-matches')), [], 'no match');
 
   t.same(ids(await search('search=bob')), ['bob'], 'search is an alias of q');
@@ -645,15 +657,15 @@ t.test('GET /people/search: q and search, case-insensitive substrings, literal %
   t.same(ids(await search('search=bob&q=alice')), ['Alice.Smith'], 'q wins, whatever the order');
 
   const all = await search('');
-  t.equal(all.body.total, 6, 'no q: the whole workspace');
-  t.equal(all.body.people.length, 6);
+  t.equal(all.body.total, 7, 'no q: the whole workspace');
+  t.equal(all.body.people.length, 7);
   const page = await search('limit=2&offset=2');
-  t.equal(page.body.total, 6, 'total counts every match');
+  t.equal(page.body.total, 7, 'total counts every match');
   t.equal(page.body.people.length, 2);
   t.equal(page.body.limit, 2);
   t.equal(page.body.offset, 2);
   const page2 = await search('limit=4&offset=4');
-  t.equal(page2.body.people.length, 2, 'last page');
+  t.equal(page2.body.people.length, 3, 'last page');
   const big = await search('limit=1000');
   t.equal(big.body.limit, 500, 'limit above 500 reduced');
   for (const q of ['limit=-1', 'offset=-2', 'limit=0.5']) badRequest(t, await s.req('GET', `/people/search?${q}`, { token: k.read }));
@@ -663,7 +675,7 @@ t.test('GET /people/search: q and search, case-insensitive substrings, literal %
   t.equal((await patchPerson(k.ws, bob.id, { status: 'unsubscribed' })).status, 200);
   t.same(ids(await search('status=unsubscribed')), ['bob'], 'status=unsubscribed');
   const active = await search('status=active');
-  t.equal(active.body.total, 5, 'status=active excludes bob');
+  t.equal(active.body.total, 6, 'status=active excludes bob');
   t.notOk(ids(active).includes('bob'));
   t.same(ids(await search('status=unsubscribed&q=example')), ['bob'], 'status with q');
   t.same(ids(await search('status=active&q=example')), ['Alice.Smith'], 'status and q both apply');
@@ -733,6 +745,15 @@ t.test('POST /people/batch: per-entry results, failures only fail themselves', a
   const f = await s.req('POST', '/people/batch', { token: idk.key, body: { identify: [{ userId: 'b-x' }] } });
   t.equal(f.status, 403);
   t.same(f.body, FORBIDDEN);
+});
+
+t.test('POST /people/batch: an entry that is not an object fails only itself', async (t) => {
+  const k = await setup();
+  const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: [null, { userId: 'nonobj-ok' }, 'x', 5, []] } });
+  t.equal(r.status, 200, `per-item failures arrive inside a 200 (INTERFACE 4.2 rule 4, 7): ${r.text.slice(0, 300)}`);
+  t.equal(r.body?.total, 5);
+  t.same(r.body?.results?.map((x: { index: number; success: boolean }) => [x.index, x.success]), [[0, false], [1, true], [2, false], [3, false], [4, false]]);
+  t.equal((await getPerson(k.read, 'nonobj-ok')).status, 200, 'the good entry is stored');
 });
 
 t.test('POST /people/batch: 1,000 entries ok, 1,001 is 400 BATCH_TOO_LARGE before processing', async (t) => {
@@ -846,6 +867,18 @@ t.test('anonymous merge: the anonymous person folds into the identified one', as
   t.equal(devices.body.devices[0].person_id, u.body.person.id);
   t.equal((await s.req('GET', '/people/anon-xyz/devices', { token: k.all })).status, 404);
 
+  // A merge never reaches into another workspace.
+  const other = await setup();
+  await identify(other.all, { userId: 'anon-abc', traits: { elsewhere: true } });
+  await identify(k.all, { userId: 'anon-abc', traits: { here: true } });
+  t.equal((await identify(k.all, { userId: 'u-3', anonymousId: 'anon-abc' })).status, 200);
+  t.ok(await eventually(async () => (await getPerson(k.read, 'anon-abc')).status === 404), 'merged in this workspace');
+  const kept = await getPerson(other.read, 'anon-abc');
+  t.equal(kept.status, 200, "the other workspace's person with that id is untouched");
+  t.same(kept.body.person.traits, { elsewhere: true });
+  t.same((await getPerson(k.read, 'u-3')).body.person.traits, { here: true }, "only this workspace's traits merged");
+  await s.req('DELETE', '/people/u-3', { token: k.del });
+
   // An anonymousId nobody used merges nothing and deletes nobody.
   await identify(k.all, { userId: 'bystander' });
   const r2 = await identify(k.all, { userId: 'u-2', anonymousId: 'never-seen', traits: { z: 1 } });
@@ -895,6 +928,8 @@ t.test('dashboard: GET /workspaces/{id}/people lists, filters and searches', asy
   t.same(names(await dashboardList(k.ws, 'search=turing')), ['d-alan'], 'search by last name');
   t.same(names(await dashboardList(k.ws, 'search=dijk')), ['d-edsger'], 'last name substring');
   t.same(names(await dashboardList(k.ws, 'search=zzz')), [], 'no match');
+  t.same(names(await dashboardList(k.ws, `search=${enc('%')}`)), [], '% is literal');
+  t.same(names(await dashboardList(k.ws, 'search=_')), [], '_ is literal');
 
   // Status filters, suppressed included.
   t.equal((await patchPerson(k.ws, uuid['d-grace']!, { status: 'unsubscribed' })).status, 200);
