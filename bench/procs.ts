@@ -1,0 +1,316 @@
+// The processes a bench run starts (Herald, the floor, the load generator), how it talks to
+// them, and how it makes sure none outlives it.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { SignJWT } from 'jose';
+import type { BenchWorkspace } from './scenarios.js';
+import type { FromLoad, LoadConfig, LoadResult } from './load.js';
+import { round } from './stats.js';
+
+const HERALD_CLI = new URL('../src/cli.js', import.meta.url).pathname;
+const FLOOR = new URL('./floor.js', import.meta.url).pathname;
+const LOAD = new URL('./load.js', import.meta.url).pathname;
+
+/** Every child this run started; killed (by pid, each one) when the run ends in any way. */
+const children = new Set<ChildProcess>();
+
+function track(child: ChildProcess, name: string): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  child.once('error', (err) => process.stderr.write(`bench: ${name} failed: ${err.message}\n`));
+  return child;
+}
+
+export function killAllNow(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves with the time it took to exit (ms). */
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<{ ms: number; code: number | null; signal: string | null; forced: boolean }> {
+  const t0 = Date.now();
+  if (child.exitCode !== null || child.signalCode !== null) return { ms: 0, code: child.exitCode, signal: child.signalCode, forced: false };
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  let forced = false;
+  const timer = setTimeout(() => {
+    forced = true;
+    child.kill('SIGKILL');
+  }, graceMs);
+  await exited;
+  clearTimeout(timer);
+  return { ms: Date.now() - t0, code: child.exitCode, signal: child.signalCode, forced };
+}
+
+/** Resolves with the first match of `re` on the child's stdout; rejects on exit or timeout. */
+function waitForLine(child: ChildProcess, re: RegExp, timeoutMs: number, what: string, output: () => string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => done(new Error(`${what} did not start within ${timeoutMs / 1000} s\n${output()}`)), timeoutMs);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = re.exec(out);
+      if (m) done(null, m);
+    };
+    const onExit = (code: number | null) => done(new Error(`${what} exited (${code}) while starting\n${output()}`));
+    const done = (err: Error | null, m?: RegExpExecArray) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve(m!);
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+/** Keeps the last `max` characters written to a stream. */
+function tail(max: number) {
+  let text = '';
+  return {
+    push: (d: Buffer) => {
+      text += d.toString();
+      if (text.length > max * 2) text = text.slice(-max);
+    },
+    get: () => text.slice(-max),
+  };
+}
+
+export interface HeraldProc {
+  child: ChildProcess;
+  pid: number;
+  base: string;
+  /** Warning and error lines Herald logged (it logs one JSON line per entry on stderr). */
+  logged: { warn: number; error: number; samples: string[] };
+  output: () => string;
+}
+
+export async function startHerald(env: NodeJS.ProcessEnv): Promise<HeraldProc> {
+  const child = track(spawn(process.execPath, [HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
+  const out = tail(4000);
+  const err = tail(8000);
+  const logged = { warn: 0, error: 0, samples: [] as string[] };
+  let partial = '';
+  child.stdout!.on('data', out.push);
+  child.stderr!.on('data', (d: Buffer) => {
+    err.push(d);
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop()!.slice(-10_000);
+    for (const line of lines) {
+      const level = /"level":"(warn|error)"/.exec(line)?.[1] as 'warn' | 'error' | undefined;
+      if (!level) continue;
+      logged[level]++;
+      if (logged.samples.length < 10) logged.samples.push(line.slice(0, 600));
+    }
+  });
+  const output = () => `--- herald stdout ---\n${out.get()}\n--- herald stderr ---\n${err.get()}`;
+  const m = await waitForLine(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 180_000, 'Herald', output);
+  return { child, pid: child.pid!, base: m[1]!, logged, output };
+}
+
+export async function startFloor(): Promise<{ child: ChildProcess; base: string }> {
+  const child = track(fork(FLOOR, [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }), 'floor');
+  const err = tail(4000);
+  child.stderr!.on('data', err.push);
+  const m = await waitForLine(child, /floor listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, 'the floor', () => err.get());
+  return { child, base: m[1]! };
+}
+
+/** A load-generator process; runs one phase at a time. */
+export class LoadGenerator {
+  private readonly child = track(fork(LOAD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'load generator');
+
+  run(config: LoadConfig): Promise<LoadResult> {
+    const child = this.child;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (err: Error | null, r?: LoadResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (err) {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          reject(err);
+        } else resolve(r!);
+      };
+      const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + 90_000);
+      const onMessage = (m: FromLoad) => (m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
+      const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}) without a result`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send({ type: 'run', config });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.send({ type: 'exit' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Waits until the target answers GET /healthz within `fastMs` three times in a row: load
+ * abandoned by a finished phase (requests in flight when the generator stopped) is still
+ * being worked off until then. Resolves with how long that took.
+ */
+export async function settle(base: string, fastMs: number, maxMs: number): Promise<{ ms: number; settled: boolean }> {
+  const t0 = Date.now();
+  let fast = 0;
+  while (Date.now() - t0 < maxMs) {
+    const t = Date.now();
+    const ok = await fetch(base + '/healthz', { signal: AbortSignal.timeout(Math.max(1000, maxMs)) }).then((r) => r.text().then(() => r.status < 500), () => false);
+    fast = ok && Date.now() - t <= fastMs ? fast + 1 : 0;
+    if (fast >= 3) return { ms: Date.now() - t0, settled: true };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { ms: Date.now() - t0, settled: false };
+}
+
+// ---- Talking to Herald over HTTP ------------------------------------------------------------
+
+export interface HttpResult {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<HttpResult> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed };
+}
+
+export function sessionToken(secret: string, sub: string): Promise<string> {
+  return new SignJWT({ name: 'Herald bench' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('6h')
+    .sign(new TextEncoder().encode(secret));
+}
+
+/** `count` workspaces, each with one API key that may do everything. */
+export async function setupWorkspaces(base: string, secret: string, count: number): Promise<BenchWorkspace[]> {
+  const token = await sessionToken(secret, 'herald-bench');
+  const stamp = new Date().toISOString();
+  const out: BenchWorkspace[] = [];
+  for (let i = 0; i < count; i++) {
+    const ws = await call(base, 'POST', '/api/v1/workspaces', token, { name: `bench ${i + 1} (${stamp})` });
+    const id = ws.body?.data?.workspace?.id as string | undefined;
+    if (ws.status !== 201 || !id) throw new Error(`creating a workspace answered ${ws.status}: ${JSON.stringify(ws.body).slice(0, 500)}`);
+    const key = await call(base, 'POST', `/api/v1/workspaces/${id}/api-keys`, token, { name: 'bench', permissions: ['*'] });
+    const secretKey = key.body?.api_key?.key as string | undefined;
+    if (key.status !== 201 || !secretKey) throw new Error(`creating an API key answered ${key.status}: ${JSON.stringify(key.body).slice(0, 500)}`);
+    out.push({ id, key: secretKey });
+  }
+  return out;
+}
+
+// ---- Sampling a process from /proc ---------------------------------------------------------
+
+const CLK_TCK = 100; // Linux's USER_HZ on every architecture Herald runs on
+
+export interface ProcSample {
+  t_s: number;
+  rss_mb: number;
+  cpu_s: number;
+}
+
+export function sampleProc(pid: number, t0: number): ProcSample | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { t_s: round((Date.now() - t0) / 1000, 2), rss_mb: round(kb / 1024, 1), cpu_s: round(ticks / CLK_TCK, 2) };
+  } catch {
+    return null; // gone, or not Linux
+  }
+}
+
+/** CPU ticks of each thread of a process (all of Herald's threads are named 'node'). */
+export function threadTicks(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`).slice(0, 1000)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(Number(tid), Number(f[11]) + Number(f[12]));
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // gone, or not Linux
+  }
+  return out;
+}
+
+/** Samples a process once a second until stopped; `mark` records a named sample now. */
+export class Sampler {
+  readonly samples: ProcSample[] = [];
+  readonly marks: Record<string, ProcSample | null> = {};
+  readonly threadMarks: Record<string, Map<number, number>> = {};
+  private readonly t0 = Date.now();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number) {
+    this.take();
+    this.timer = setInterval(() => this.take(), 1000);
+  }
+
+  private take(): ProcSample | null {
+    const s = sampleProc(this.pid, this.t0);
+    // Bounded: at most one sample a second for the run's bounded length, capped anyway.
+    if (s && this.samples.length < 100_000) this.samples.push(s);
+    return s;
+  }
+
+  mark(name: string): void {
+    this.marks[name] = this.take();
+    this.threadMarks[name] = threadTicks(this.pid);
+  }
+
+  /** CPU seconds each thread used between two marks, busiest first (the main thread's tid is the pid). */
+  threadCpu(from: string, to: string): { tid: number; main: boolean; cpu_s: number; cores: number }[] {
+    const a = this.threadMarks[from];
+    const b = this.threadMarks[to];
+    const wall = (this.marks[to]?.t_s ?? 0) - (this.marks[from]?.t_s ?? 0);
+    if (!a || !b || wall <= 0) return [];
+    return [...b]
+      .map(([tid, ticks]) => ({ tid, main: tid === this.pid, cpu_s: round((ticks - (a.get(tid) ?? 0)) / CLK_TCK, 2), cores: round((ticks - (a.get(tid) ?? 0)) / CLK_TCK / wall, 2) }))
+      .filter((t) => t.cpu_s > 0)
+      .sort((x, y) => y.cpu_s - x.cpu_s);
+  }
+
+  /** Largest RSS between two marks (inclusive). */
+  maxRss(from: string, to: string): number | null {
+    const a = this.marks[from]?.t_s ?? 0;
+    const b = this.marks[to]?.t_s ?? Infinity;
+    const xs = this.samples.filter((s) => s.t_s >= a && s.t_s <= b).map((s) => s.rss_mb);
+    return xs.length ? Math.max(...xs) : null;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
