@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { startServer, newWorkspace, newKey, uniqueUser, request, TEST_SECRET, type Res, type TestServer } from '../helpers/server.js';
 
 type T = Test;
@@ -201,7 +201,7 @@ function startExpectingExit(env: Record<string, string>): Promise<{ result: numb
   const cli = new URL('../../dist/src/cli.js', import.meta.url).pathname;
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [cli, 'start'], {
-      env: { ...process.env, HERALD_HOST: '127.0.0.1', HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', ...env },
+      env: { ...process.env, HERALD_HOST: '127.0.0.1', HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', HERALD_NATS_PREFIX: `t-${basename(dir)}`, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
