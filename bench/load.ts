@@ -3,6 +3,8 @@
 // server's event loop is not shared with the load; on this 2-core machine they still share
 // the CPUs, which is why every run also measures the floor with the same generator.
 import { createRequire } from 'node:module';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
 import { approxRequestBytes, sequence, type BenchRequest, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
 
@@ -26,7 +28,6 @@ interface AcOptions {
   duration: number;
   pipelining: number;
   timeout: number;
-  overallRate?: number;
   setupClient: (client: AcClient) => void;
 }
 interface AcResult {
@@ -64,6 +65,8 @@ export interface KindStats {
 }
 
 export interface LoadResult {
+  /** closed: as fast as answered (autocannon); paced: open loop at --rate. */
+  mode: 'closed' | 'paced';
   /** The measured time, without autocannon's start-up (`init_s`). */
   duration_s: number;
   init_s: number;
@@ -75,6 +78,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** Paced mode: requests not sent because too many were already waiting. */
+  skipped: number;
   status_codes: Record<string, number>;
   by_kind: Partial<Record<Kind, KindStats>>;
   sample_errors: string[];
@@ -83,7 +88,7 @@ export interface LoadResult {
   /** Responses in each second of the measured phase. */
   timeline: number[];
   loadgen_cpu_s: number;
-  autocannon: { requests_avg: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number };
+  autocannon: { requests_avg: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number } | null;
 }
 
 export type FromLoad = { type: 'result'; result: LoadResult } | { type: 'error'; message: string };
@@ -92,53 +97,85 @@ export type ToLoad = { type: 'run'; config: LoadConfig } | { type: 'exit' };
 /** Request bytes the sequences of all connections may take together. */
 const SEQUENCE_BUDGET_BYTES = 64 * 1024 * 1024;
 
-function runOnce(cfg: LoadConfig): Promise<LoadResult> {
-  const durationMs = cfg.durationMs;
-  const hist = new LatencyHistogram();
-  const byKind: Partial<Record<Kind, KindStats>> = {};
-  const samples = new Set<string>();
-  const timeline: number[] = [];
-  let events = 0;
-  let thisSecond = 0;
+type Prepared = AcRequest & { bench: BenchRequest };
 
-  function onResponse(this: AcRequest & { bench: BenchRequest }, status: number, body: string): void {
-    const r = this.bench;
-    const k = (byKind[r.kind] ??= { requests: 0, non2xx: 0, events: 0 });
+/** Counts responses by kind and status; shared by both modes. */
+class Tally {
+  readonly hist = new LatencyHistogram();
+  readonly byKind: Partial<Record<Kind, KindStats>> = {};
+  readonly samples = new Set<string>();
+  readonly codes: Record<string, number> = {};
+  readonly timeline: number[] = [];
+  events = 0;
+  responses = 0;
+  non2xx = 0;
+  thisSecond = 0;
+  private ticker: NodeJS.Timeout | undefined;
+
+  response(r: BenchRequest, status: number, body: string): void {
+    const k = (this.byKind[r.kind] ??= { requests: 0, non2xx: 0, events: 0 });
     k.requests++;
+    this.responses++;
+    this.thisSecond++;
+    this.codes[status] = (this.codes[status] ?? 0) + 1;
     if (status >= 200 && status < 300) {
       k.events += r.events;
-      events += r.events;
+      this.events += r.events;
     } else {
       k.non2xx++;
-      if (samples.size < 5) samples.add(`${status} ${r.method} ${r.path.replace(/\/people\/[^/]+/, '/people/:id')}: ${body.slice(0, 300)}`);
+      this.non2xx++;
+      if (this.samples.size < 5) this.samples.add(`${status} ${r.method} ${r.path.replace(/\/people\/[^/]+/, '/people/:id')}: ${body.slice(0, 300)}`);
     }
   }
+
+  startTimeline(): void {
+    this.ticker = setInterval(() => {
+      this.timeline.push(this.thisSecond);
+      this.thisSecond = 0;
+    }, 1000);
+  }
+
+  stopTimeline(): void {
+    clearInterval(this.ticker);
+  }
+}
+
+function prepare(cfg: LoadConfig, tally: Tally): { sequences: Prepared[][]; perConnection: number } {
+  const onResponse = function (this: Prepared, status: number, body: string): void {
+    tally.response(this.bench, status, body);
+  };
   // Every connection loops over a sequence of its own, built now (fresh for each phase).
   const perConnection = Math.max(8, Math.min(2048, Math.floor(SEQUENCE_BUDGET_BYTES / cfg.connections / approxRequestBytes(cfg.scenario))));
   const sequences = Array.from({ length: cfg.connections }, () =>
     sequence(cfg.scenario, cfg.workspaces, cfg.people, perConnection).map((bench) => ({ method: bench.method, path: bench.path, headers: bench.headers, body: bench.body, bench, onResponse })),
   );
+  return { sequences, perConnection };
+}
+
+/** Closed loop: every connection sends its next request as soon as the last is answered. */
+function runClosed(cfg: LoadConfig): Promise<LoadResult> {
+  const tally = new Tally();
+  const { sequences, perConnection } = prepare(cfg, tally);
   let nextClient = 0;
   const cpu0 = process.cpuUsage();
 
   return new Promise((resolve, reject) => {
     // autocannon builds every connection's requests synchronously at start, inside its timed
-    // window; that time is taken out of the duration, and responses to requests queued
-    // during it are counted but not put in the latency histogram.
+    // window; that time is taken out of the duration, and the latency of requests queued
+    // during it counts from its end.
     const t0 = Date.now();
     let initEnd = Infinity;
     const instance = autocannon(
       {
         url: cfg.url,
         connections: cfg.connections,
-        duration: Math.max(1, durationMs / 1000),
+        duration: Math.max(1, cfg.durationMs / 1000),
         pipelining: 1,
         timeout: 10,
-        ...(cfg.rate ? { overallRate: cfg.rate } : {}),
         setupClient: (client) => client.setRequests(sequences[nextClient++ % sequences.length]!),
       },
       (err, result) => {
-        clearInterval(ticker);
+        tally.stopTimeline();
         if (err) return reject(err);
         const cpu = process.cpuUsage(cpu0);
         const codes: Record<string, number> = {};
@@ -146,21 +183,23 @@ function runOnce(cfg: LoadConfig): Promise<LoadResult> {
         const total = result.requests.total;
         const duration = Math.max(0.001, result.duration - (initEnd - t0) / 1000);
         resolve({
+          mode: 'closed',
           duration_s: round(duration, 3),
           init_s: round((initEnd - t0) / 1000, 3),
           requests: total,
           requests_per_s: round(total / duration),
-          events,
-          events_per_s: round(events / duration),
-          latency: hist.summary(),
+          events: tally.events,
+          events_per_s: round(tally.events / duration),
+          latency: tally.hist.summary(),
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
+          skipped: 0,
           status_codes: codes,
-          by_kind: byKind,
-          sample_errors: [...samples],
+          by_kind: tally.byKind,
+          sample_errors: [...tally.samples],
           requests_per_connection: perConnection,
-          timeline,
+          timeline: tally.timeline,
           loadgen_cpu_s: round((cpu.user + cpu.system) / 1e6, 2),
           autocannon: { requests_avg: result.requests.average, latency_p50_ms: result.latency.p50, latency_p99_ms: result.latency.p99, latency_max_ms: result.latency.max },
         });
@@ -168,15 +207,123 @@ function runOnce(cfg: LoadConfig): Promise<LoadResult> {
     );
     initEnd = Date.now();
     instance.on('response', (_client, _status, _bytes, ms) => {
-      if (Date.now() - ms >= initEnd) hist.record(ms);
-      thisSecond++;
+      // A request queued while autocannon was still starting could not leave before it ended.
+      const now = Date.now();
+      tally.hist.record(now - ms >= initEnd ? ms : now - initEnd);
     });
-    const ticker = setInterval(() => {
-      timeline.push(thisSecond);
-      thisSecond = 0;
-    }, 1000);
+    tally.startTimeline();
   });
 }
+
+/**
+ * Open loop at `cfg.rate`: request i is due at start + i/rate whether or not earlier ones were
+ * answered (autocannon's own rate limit sends each second's budget in a burst, which measures
+ * the burst rather than the rate). Requests are sent on a 1 ms timer; latency counts from
+ * the send, so waiting for a free connection is included (the timer's own jitter is not).
+ * At most 16 requests per connection wait; beyond that a
+ * request is skipped (counted) rather than queued without bound.
+ */
+function runPaced(cfg: LoadConfig): Promise<LoadResult> {
+  const rate = cfg.rate!;
+  const tally = new Tally();
+  const { sequences, perConnection } = prepare(cfg, tally);
+  // Interleave the connections' sequences so consecutive requests differ as they do there.
+  const all: Prepared[] = [];
+  for (let i = 0; i < perConnection; i++) for (const s of sequences) all.push(s[i]!);
+  const target = new URL(cfg.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: cfg.connections, maxFreeSockets: cfg.connections });
+  const maxWaiting = cfg.connections * 16;
+  let sent = 0;
+  let outstanding = 0;
+  let errors = 0;
+  let timeouts = 0;
+  let skipped = 0;
+  const cpu0 = process.cpuUsage();
+
+  return new Promise((resolve) => {
+    const start = performance.now();
+    const end = start + cfg.durationMs;
+    const fire = (req: Prepared) => {
+      outstanding++;
+      const t = performance.now();
+      const headers: Record<string, string | number> = { ...req.headers };
+      if (req.body !== undefined) headers['Content-Length'] = Buffer.byteLength(req.body);
+      const r = http.request({ agent, host: target.hostname, port: target.port, method: req.method, path: req.path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          outstanding--;
+          tally.hist.record(performance.now() - t);
+          tally.response(req.bench, res.statusCode ?? 0, Buffer.concat(chunks).toString());
+          maybeDone();
+        });
+      });
+      r.setTimeout(10_000, () => {
+        timeouts++;
+        r.destroy(new Error('timeout'));
+      });
+      r.on('error', () => {
+        outstanding--;
+        errors++;
+        maybeDone();
+      });
+      r.end(req.body);
+    };
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      tally.stopTimeline();
+      agent.destroy();
+      const cpu = process.cpuUsage(cpu0);
+      const duration = cfg.durationMs / 1000;
+      resolve({
+        mode: 'paced',
+        duration_s: duration,
+        init_s: 0,
+        requests: tally.responses,
+        requests_per_s: round(tally.responses / duration),
+        events: tally.events,
+        events_per_s: round(tally.events / duration),
+        latency: tally.hist.summary(),
+        non2xx: tally.non2xx,
+        errors: errors - timeouts,
+        timeouts,
+        skipped,
+        status_codes: tally.codes,
+        by_kind: tally.byKind,
+        sample_errors: [...tally.samples],
+        requests_per_connection: perConnection,
+        timeline: tally.timeline,
+        loadgen_cpu_s: round((cpu.user + cpu.system) / 1e6, 2),
+        autocannon: null,
+      });
+    };
+    const maybeDone = () => {
+      if (performance.now() >= end && outstanding === 0) finish();
+    };
+    const tick = () => {
+      const now = performance.now();
+      const due = Math.floor(((Math.min(now, end) - start) * rate) / 1000);
+      while (sent < due) {
+        const req = all[sent % all.length]!;
+        sent++;
+        if (outstanding >= maxWaiting) skipped++;
+        else fire(req);
+      }
+      if (now < end) setTimeout(tick, 1);
+      else {
+        maybeDone();
+        // Answers still missing 11 s after the end are past their timeout: stop waiting.
+        setTimeout(finish, 11_000).unref();
+      }
+    };
+    tally.startTimeline();
+    tick();
+  });
+}
+
+const runOnce = (cfg: LoadConfig): Promise<LoadResult> => (cfg.rate ? runPaced(cfg) : runClosed(cfg));
 
 const send = (m: FromLoad, then?: () => void) => process.send?.(m, undefined, {}, () => then?.());
 

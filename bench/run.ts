@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { SCENARIOS, type BenchWorkspace, type Scenario } from './scenarios.js';
 import type { LoadConfig, LoadResult } from './load.js';
 import { call, killAllNow, LoadGenerator, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
@@ -18,7 +19,8 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [opti
   --connections 64    concurrent connections of the load generator
   --workspaces 8      workspaces set up, one API key each; requests pick one at random
   --people 100000     distinct people per workspace (external ids p-0 … p-<n-1>)
-  --rate N            requests/s over all connections (default: as fast as answered)
+  --rate N            open loop: send N requests/s evenly (1 ms timer), latency counted
+                      from each send (default: closed loop, as fast as answered)
   --target URL        bench a running Herald on 127.0.0.1 instead of starting one
                       (needs HERALD_AUTH_SECRET or --secret to set up workspaces)
   --secret S          session-token secret of the --target Herald
@@ -106,6 +108,16 @@ function options(argv: string[]): Options {
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout']!, 1000, 3_600_000),
     out: values.out!,
   };
+}
+
+/** The commit measured, and whether the server's sources differ from it. */
+function revision(): { commit: string | null; server_sources_modified: boolean | null } {
+  const git = (args: string[]) => execFileSync('git', args, { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    return { commit: git(['rev-parse', 'HEAD']), server_sources_modified: git(['status', '--porcelain', '--', 'src', 'workers', 'schemas']) !== '' };
+  } catch {
+    return { commit: null, server_sources_modified: null };
+  }
 }
 
 /** Keys shaped like Herald's, for the floor scenario (no Herald involved). */
@@ -327,6 +339,7 @@ async function main(): Promise<number> {
     const result = {
       scenario: opt.scenario,
       started_at: startedAt.toISOString(),
+      revision: revision(),
       options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null },
@@ -343,7 +356,7 @@ async function main(): Promise<number> {
 
     const lines = [
       '',
-      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, ${opt.rate} req/s offered` : ''}; ${availableParallelism()} CPUs shared with the load generator`,
+      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}; ${availableParallelism()} CPUs shared with the load generator`,
       table(rows),
     ];
     if (ratio) lines.push(`ratio to floor: requests/s ${fmt(ratio.requests_per_s, 3)}, events/s ${fmt(ratio.events_per_s, 3)}`);
@@ -352,6 +365,7 @@ async function main(): Promise<number> {
     if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end, ${fmt(rss.after_drain)} after the sink drained`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {
+      if (r.load.skipped > 0) lines.push(`${r.name}: ${fmt(r.load.skipped)} requests not sent at their time because ${opt.connections * 16} were already waiting`);
       if (r.load.non2xx > 0) lines.push(`${r.name} non-2xx by status: ${JSON.stringify(r.load.status_codes)}; e.g. ${r.load.sample_errors.slice(0, 2).join(' | ')}`);
     }
     if (herald && (herald.logged.warn > 0 || herald.logged.error > 0)) lines.push(`Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}`);

@@ -1,8 +1,11 @@
-// Small helpers shared by the bench processes: a latency histogram with 10 µs resolution
-// (autocannon's own histogram rounds to whole milliseconds), duration parsing, formatting.
+// Small helpers shared by the bench processes: a latency histogram (10 µs resolution up to
+// 1 s, 1 ms beyond; autocannon's own rounds to whole milliseconds), durations, rounding.
 
-const BUCKET_US = 10;
-const BUCKETS = 100_000; // 10 µs × 100,000 = 1 s; slower responses land in `overflow`
+// 10 µs buckets up to 1 s, then 1 ms buckets up to 61 s; slower responses land in `overflow`.
+const FINE_US = 10;
+const FINE = 100_000;
+const COARSE_US = 1000;
+const COARSE = 60_000;
 
 export interface LatencySummary {
   count: number;
@@ -15,7 +18,8 @@ export interface LatencySummary {
 }
 
 export class LatencyHistogram {
-  private readonly buckets = new Uint32Array(BUCKETS);
+  private readonly fine = new Uint32Array(FINE);
+  private readonly coarse = new Uint32Array(COARSE);
   private overflow = 0;
   private count = 0;
   private sum = 0;
@@ -23,9 +27,14 @@ export class LatencyHistogram {
 
   record(ms: number): void {
     if (!(ms >= 0)) return;
-    const b = Math.floor((ms * 1000) / BUCKET_US);
-    if (b < BUCKETS) this.buckets[b]!++;
-    else this.overflow++;
+    const us = ms * 1000;
+    const f = Math.floor(us / FINE_US);
+    if (f < FINE) this.fine[f]!++;
+    else {
+      const c = Math.floor((us - FINE * FINE_US) / COARSE_US);
+      if (c < COARSE) this.coarse[c]!++;
+      else this.overflow++;
+    }
     this.count++;
     this.sum += ms;
     if (ms > this.max) this.max = ms;
@@ -36,9 +45,13 @@ export class LatencyHistogram {
     if (this.count === 0) return 0;
     const rank = Math.ceil((p / 100) * this.count);
     let seen = 0;
-    for (let b = 0; b < BUCKETS; b++) {
-      seen += this.buckets[b]!;
-      if (seen >= rank) return Math.min(((b + 1) * BUCKET_US) / 1000, this.max);
+    for (let b = 0; b < FINE; b++) {
+      seen += this.fine[b]!;
+      if (seen >= rank) return Math.min(((b + 1) * FINE_US) / 1000, this.max);
+    }
+    for (let b = 0; b < COARSE; b++) {
+      seen += this.coarse[b]!;
+      if (seen >= rank) return Math.min((FINE * FINE_US + (b + 1) * COARSE_US) / 1000, this.max);
     }
     return this.max;
   }

@@ -7,6 +7,7 @@ const newest = (dir) => {
   let t = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
+    if (p === join('bench', 'results')) continue; // bench output, not a source
     t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
   }
   return t;
