@@ -2,6 +2,7 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { FORBIDDEN, INERT, ROUTE_PERMISSIONS } from '../helpers/assert.js';
 
 const s: TestServer = await startServer({ HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000' });
 t.teardown(() => s.stop());
@@ -9,15 +10,6 @@ t.teardown(() => s.stop());
 type Ws = { id: string; owner: string; token: string };
 
 const PUBLIC_SET = ['devices:register', 'events:write', 'people:identify'];
-const ROUTE_PERMISSIONS = [
-  'events:read', 'events:write', 'people:read', 'people:write', 'people:identify', 'people:delete',
-  'campaigns:trigger', 'devices:register', 'devices:read', 'devices:write', 'push:send', 'push:read',
-];
-const INERT = [
-  'events:list', 'people:list', 'campaigns:read', 'campaigns:write', 'analytics:read', 'analytics:write',
-  'segments:read', 'segments:write', 'webhooks:read', 'webhooks:write', 'workspace:read', 'workspace:write', 'admin',
-];
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 
 const keysPath = (ws: { id: string }) => `/workspaces/${ws.id}/api-keys`;
 const sorted = (a: string[]) => [...a].sort();

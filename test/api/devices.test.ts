@@ -1,17 +1,11 @@
 // Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
 import t, { type Test } from 'tap';
 import { startServer, newWorkspace, newKey, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
-const s: TestServer = await startServer({
-  HERALD_RATE_LIMITS: 'ws-ingest=100000:100000,ws-reads=100000:100000,ws-devices=100000:100000,ip-public=100000:100000,edge=100000:100000',
-});
+const s: TestServer = await startServer(NO_LIMITS);
 t.teardown(() => s.stop());
 
-type Ws = { id: string; owner: string; token: string };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 const DEVICE_FIELDS = [
   'app_version', 'created_at', 'device_model', 'device_name', 'device_token', 'id', 'is_active', 'is_valid',
   'last_used_at', 'os_version', 'person_id', 'platform', 'registration_count', 'updated_at', 'workspace_id',
@@ -47,23 +41,6 @@ function unregister(token: string, externalId: string, deviceToken: string, via:
   return via === 'body'
     ? s.req('DELETE', `/people/${enc(externalId)}/devices`, { token, body: { token: deviceToken } })
     : s.req('DELETE', `/people/${enc(externalId)}/devices?token=${enc(deviceToken)}`, { token });
-}
-
-function keyError(t: Test, r: Res, status: number, code: string): void {
-  t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
-  t.equal(r.body?.success, false);
-  t.type(r.body?.error, 'string');
-  t.equal(r.body?.code, code, `code ${code}`);
-}
-
-/** 400: the schema shape of DECISIONS §4 (`field` among the details when given). */
-function badRequest(t: Test, r: Res, field?: string): void {
-  t.equal(r.status, 400, `status 400: ${r.text.slice(0, 300)}`);
-  t.equal(r.body?.error, 'Bad Request');
-  t.type(r.body?.message, 'string');
-  t.equal(r.body?.code, 400);
-  t.ok(Array.isArray(r.body?.details), 'details is an array');
-  if (field) t.ok((r.body?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.details)}`);
 }
 
 async function personOf(k: Setup, externalId: string): Promise<Res> {

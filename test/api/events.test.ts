@@ -7,18 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
-const ENV = {
-  HERALD_RATE_LIMITS: 'ws-ingest=100000:100000,ws-reads=100000:100000,ws-devices=100000:100000,ip-public=100000:100000,edge=100000:100000',
-};
+const ENV = NO_LIMITS;
 const s: TestServer = await startServer(ENV);
 t.teardown(() => s.stop());
 
-type Ws = { id: string; owner: string; token: string };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 const TRACK_DATA_FIELDS = ['event', 'event_id', 'parameters', 'person_id', 'processed_at', 'status', 'timestamp'];
 const EVENT_FIELDS = ['created_at', 'id', 'parameters', 'type'];
 const SEARCH_EVENT_FIELDS = ['created_at', 'external_id', 'id', 'parameters', 'type'];
@@ -98,28 +92,6 @@ async function searchUntil(token: string, query: string, want: string[]): Promis
     return want.every((id) => got.has(id));
   }, LAG_MS);
   return last;
-}
-
-/** The key-route error body of DECISIONS §4. */
-function keyError(t: Test, r: Res, status: number, code: string): void {
-  t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
-  t.equal(r.body?.success, false, 'success:false');
-  t.type(r.body?.error, 'string', 'error is a human message');
-  t.equal(r.body?.code, code, `code ${code}`);
-}
-
-/** The schema-failure body of DECISIONS §4 on key routes; `field` must be among the details. */
-function badRequest(t: Test, r: Res, field?: string): void {
-  t.equal(r.status, 400, `status 400: ${r.text.slice(0, 300)}`);
-  t.equal(r.body?.error, 'Bad Request');
-  t.type(r.body?.message, 'string');
-  t.equal(r.body?.code, 400);
-  t.ok(Array.isArray(r.body?.details), 'details is an array');
-  for (const d of r.body?.details ?? []) {
-    t.type(d.field, 'string', 'detail field');
-    t.type(d.message, 'string', 'detail message');
-  }
-  if (field) t.ok((r.body?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.details)}`);
 }
 
 /** The session-route error body of DECISIONS §4. */

@@ -4,6 +4,7 @@
 import t, { type Test } from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startServer, newWorkspace, newKey, eventually, type Res, type TestServer } from '../helpers/server.js';
+import { FORBIDDEN, INERT, ROUTE_PERMISSIONS } from '../helpers/assert.js';
 import { ROUTES, type Route } from '../../src/http/routes.js';
 
 const OPEN_LIMITS = 'ip-public=100000:100000,edge=100000:100000';
@@ -21,15 +22,6 @@ const KEY_ROUTES = ROUTES.filter((r): r is KeyRoute => r.auth === 'key');
 const SESSION_ROUTES = ROUTES.filter((r) => r.auth === 'session');
 const TRIGGER = 'POST /campaigns/{campaignId}/trigger';
 
-const ROUTE_PERMISSIONS = [
-  'events:read', 'events:write', 'people:read', 'people:write', 'people:identify', 'people:delete',
-  'campaigns:trigger', 'devices:register', 'devices:read', 'devices:write', 'push:send', 'push:read',
-];
-const INERT = [
-  'events:list', 'people:list', 'campaigns:read', 'campaigns:write', 'analytics:read', 'analytics:write',
-  'segments:read', 'segments:write', 'webhooks:read', 'webhooks:write', 'workspace:read', 'workspace:write', 'admin',
-];
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 const UNAUTH_MESSAGE = 'Invalid or expired API key';
 
 /** The request a route gets in these tests: path parameters filled, a small JSON body on writes. */

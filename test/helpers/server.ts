@@ -107,7 +107,7 @@ export async function request(base: string, method: string, path: string, o: Req
     headers['content-type'] ??= 'application/json';
   }
   const url = path.startsWith('/healthz') || path.startsWith('http') ? (path.startsWith('http') ? path : base + path) : `${base}/api/v1${path}`;
-  const r = await fetch(url, { method, headers, body });
+  const r = await fetch(url, { method, headers, body: body instanceof Uint8Array ? new Blob([new Uint8Array(body)]) : body });
   const text = await r.text();
   let parsed: unknown;
   try {
