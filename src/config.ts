@@ -10,6 +10,7 @@ export interface Config {
   databaseUrl: string | undefined;
   natsUrl: string | undefined;
   natsPrefix: string;
+  clickhouseUrl: string | undefined;
   pgPoolSize: number;
   pgliteSharedBuffers: string;
   actors: number;
@@ -55,6 +56,15 @@ function natsPrefix(p: string): string {
   return p;
 }
 
+// The ClickHouse sink is a consumer of the JetStream Log; without NATS there is nothing to
+// consume and the embedded analytics table is used, so the combination is refused.
+function clickhouseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const url = str(env, 'CLICKHOUSE_URL');
+  if (url && !str(env, 'NATS_URL')) throw new ConfigError('CLICKHOUSE_URL needs NATS_URL: the ClickHouse sink consumes the JetStream Log');
+  if (url && !/^https?:\/\//.test(url)) throw new ConfigError(`CLICKHOUSE_URL must be an http(s) URL, got '${url}'`);
+  return url;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
@@ -65,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: str(env, 'DATABASE_URL'),
     natsUrl: str(env, 'NATS_URL'),
     natsPrefix: natsPrefix(str(env, 'HERALD_NATS_PREFIX') ?? 'herald'),
+    clickhouseUrl: clickhouseUrl(env),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
     pgliteSharedBuffers: str(env, 'HERALD_PGLITE_SHARED_BUFFERS') ?? '16MB',
     actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),

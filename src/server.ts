@@ -9,7 +9,8 @@ import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { jetStreamSink, storeLogSink } from './log/event-sink.js';
+import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './log/event-sink.js';
+import { clickHouseAnalytics } from './analytics/clickhouse.js';
 import { connectNats, ensureEventStream, streamNames } from './log/jetstream.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
@@ -48,12 +49,15 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   });
   await actors.start();
 
-  // The Log: JetStream with NATS_URL, else the store's own log table; its sink feeds the store.
+  // The Log: JetStream with NATS_URL, else the store's own log table; its sink feeds the store
+  // and, unless ClickHouse is configured (which needs NATS_URL), the embedded analytics table.
   const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
   const names = streamNames(cfg.natsPrefix);
-  if (nats) await ensureEventStream(nats, names);
-  const sink = nats ? jetStreamSink(store.db, nats, names, cfg.sinkIdleMs) : storeLogSink(store.db, cfg.sinkIdleMs);
-  sink.start();
+  const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
+  if (nats) await ensureEventStream(nats, names, analytics !== null);
+  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, cfg.sinkIdleMs, analytics === null)] : [storeLogSink(store.db, cfg.sinkIdleMs)];
+  if (nats && analytics) sinks.push(clickHouseSink(analytics, nats, names, cfg.sinkIdleMs));
+  for (const s of sinks) s.start();
 
   const keys = new KeyCache(store.db, cfg.keyCacheSize);
   const usage = new UsageRecorder(store.db);
@@ -66,12 +70,20 @@ export async function startHerald(cfg: Config): Promise<Herald> {
       new Promise<string>((r) => setTimeout(() => r('down: no answer within 2 s'), 2000).unref()),
     ]);
   const health = async (): Promise<Reply> => {
-    const [storeState, logState] = await Promise.all([probe(store.db.query('SELECT 1')), nats ? probe(nats.flush()) : Promise.resolve('ok')]);
+    const [storeState, logState, analyticsState] = await Promise.all([
+      probe(store.db.query('SELECT 1')),
+      nats ? probe(nats.flush()) : Promise.resolve('ok'),
+      analytics ? probe(analytics.ping()) : Promise.resolve('ok'),
+    ]);
     const components = {
       store: storeState,
       store_kind: cfg.databaseUrl ? 'postgres' : 'pglite',
       log: logState,
       log_kind: nats ? 'jetstream' : 'store',
+      // Analytics being down delays analytics only (its sink catches up), so it is reported
+      // but does not make Herald unhealthy.
+      analytics: analyticsState,
+      analytics_kind: analytics ? 'clickhouse' : 'embedded',
       actors: actors.size,
     };
     const ok = storeState === 'ok' && logState === 'ok';
@@ -106,8 +118,9 @@ export async function startHerald(cfg: Config): Promise<Herald> {
         const until = Date.now() + cfg.shutdownTimeoutMs;
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
-        await sink.stop();
+        await Promise.all(sinks.map((s) => s.stop()));
         await nats?.drain();
+        await analytics?.close();
         await usage.stop();
         await store.close();
       })()),

@@ -1,5 +1,6 @@
 // Moves events from the Log into the store's `events` (what the read routes and deletes
-// use), the per-person counts, and the embedded analytics table. One statement writes a whole
+// use), the per-person counts, and the embedded analytics table (unless ClickHouse is the
+// analytics store: then a second JetStream consumer writes it). One statement writes a whole
 // batch, so a batch is applied exactly once: events already stored are skipped (ON CONFLICT)
 // and only newly stored ones are counted, which makes a redelivered batch harmless. Events of
 // a person deleted meanwhile are dropped (their analytics copy stays); events of a person
@@ -10,10 +11,11 @@ import { jetstream } from '@nats-io/jetstream';
 import type { StreamNames } from './jetstream.js';
 import type { EventRecord } from './log.js';
 import { log } from '../log.js';
+import type { AnalyticsStore } from '../analytics/clickhouse.js';
 
 const RECORD = 'r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
 
-function applySql(source: string): string {
+function applySql(source: string, analytics: boolean): string {
   return `
 WITH ${source}, resolved AS (
   SELECT recs.id, recs.workspace_id, COALESCE(rd.to_id, recs.person_id) AS person_id, recs.type, recs.parameters, recs.created_at
@@ -30,13 +32,13 @@ WITH ${source}, resolved AS (
   ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
     first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
   RETURNING 1
-), analytics AS (
+)${analytics ? `, analytics AS (
   INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at)
   SELECT id, workspace_id, person_id, external_id, type, parameters, created_at FROM recs
   ON CONFLICT (id) DO NOTHING
   RETURNING 1
-)
-SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted)::int AS counted, (SELECT count(*) FROM analytics)::int AS analysed`;
+)` : ''}
+SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted)::int AS counted`;
 }
 
 const BATCH_ROWS = 200;
@@ -45,9 +47,9 @@ const FROM_STORE_LOG = applySql(`taken AS (
   DELETE FROM log_entries WHERE seq IN (
     SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
   ) RETURNING payload
-), recs AS (SELECT r.* FROM taken, jsonb_to_recordset(taken.payload) AS ${RECORD})`);
+), recs AS (SELECT r.* FROM taken, jsonb_to_recordset(taken.payload) AS ${RECORD})`, true);
 /** JetStream: the records of fetched messages, passed as one JSON parameter. */
-const FROM_PARAM = applySql(`recs AS (SELECT r.* FROM jsonb_to_recordset($1::text::jsonb) AS ${RECORD})`);
+const fromParam = (analytics: boolean) => applySql(`recs AS (SELECT r.* FROM jsonb_to_recordset($1::text::jsonb) AS ${RECORD})`, analytics);
 
 export interface Sink {
   start(): void;
@@ -92,11 +94,16 @@ export function storeLogSink(db: Db, idleMs: number): Sink {
   });
 }
 
-/** The store sink of the JetStream Log: fetch a batch, write it, then acknowledge it. */
-export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, idleMs: number): Sink {
+/**
+ * A sink on one durable consumer of the JetStream Log: fetch a batch, `apply` it, then
+ * acknowledge it. Acknowledged only after `apply` succeeded: a crash in between redelivers,
+ * which `apply` must make harmless. While `apply` fails nothing is acknowledged; JetStream
+ * keeps the messages and the sink retries with backoff.
+ */
+function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string, consumerName: string, idleMs: number, apply: (records: EventRecord[]) => Promise<unknown>): Sink {
   const js = jetstream(nc);
   const step = async () => {
-    const consumer = await js.consumers.get(names.stream, names.storeSink);
+    const consumer = await js.consumers.get(stream, consumerName);
     const msgs = await consumer.fetch({ max_messages: 200, expires: Math.max(idleMs, 1000) });
     const batch = [];
     for await (const m of msgs) {
@@ -105,10 +112,26 @@ export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, id
     }
     if (batch.length === 0) return 0;
     const records: EventRecord[] = batch.flatMap((m) => m.json<EventRecord[]>());
-    await db.query(FROM_PARAM, [JSON.stringify(records)]);
-    // Acknowledged only after the store committed: a crash in between redelivers, harmlessly.
+    try {
+      await apply(records);
+    } catch (err) {
+      // Redeliver on the next fetch (after the loop's backoff), not only after ack_wait.
+      for (const m of batch) m.nak();
+      throw err;
+    }
     for (const m of batch) m.ack();
     return records.length;
   };
-  return sinkLoop('jetstream sink', idleMs, step, async () => {});
+  return sinkLoop(label, idleMs, step, async () => {});
+}
+
+/** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */
+export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, idleMs: number, embeddedAnalytics: boolean): Sink {
+  const sql = fromParam(embeddedAnalytics);
+  return jetStreamConsumerSink('jetstream sink', nc, names.stream, names.storeSink, idleMs, (records) => db.query(sql, [JSON.stringify(records)]));
+}
+
+/** The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. */
+export function clickHouseSink(analytics: AnalyticsStore, nc: NatsConnection, names: StreamNames, idleMs: number): Sink {
+  return jetStreamConsumerSink('clickhouse sink', nc, names.stream, names.analyticsSink, idleMs, (records) => analytics.write(records));
 }

@@ -5,10 +5,11 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { GroupCommitLog, type EventRecord, type Log } from './log.js';
+import { log } from '../log.js';
 
 /** Names of one deployment's stream, subject and consumer; replicas of it share them. */
 export function streamNames(prefix: string) {
-  return { stream: `${prefix}-events`, subject: `${prefix}.events`, storeSink: `${prefix}-store-sink` };
+  return { stream: `${prefix}-events`, subject: `${prefix}.events`, storeSink: `${prefix}-store-sink`, analyticsSink: `${prefix}-analytics-sink` };
 }
 export type StreamNames = ReturnType<typeof streamNames>;
 const MAX_MESSAGE_BYTES = 512 * 1024;
@@ -19,14 +20,24 @@ export function connectNats(url: string, name: string): Promise<NatsConnection> 
   return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: false });
 }
 
-/** Creates or updates the stream and the store sink's durable consumer. */
-export async function ensureEventStream(nc: NatsConnection, names: StreamNames): Promise<void> {
+/**
+ * Creates or updates the stream and the sinks' durable consumers: the store sink's always, the
+ * ClickHouse sink's when `analytics` is set. Interest retention keeps a message until every
+ * consumer has acknowledged it, so an analytics consumer no longer read is removed.
+ */
+export async function ensureEventStream(nc: NatsConnection, names: StreamNames, analytics: boolean): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const config = { name: names.stream, subjects: [names.subject], storage: StorageType.File, retention: RetentionPolicy.Interest, duplicate_window: ns(120_000) };
   const exists = await jsm.streams.info(names.stream).then(() => true, () => false);
   if (exists) await jsm.streams.update(names.stream, config);
   else await jsm.streams.add(config);
-  await jsm.consumers.add(names.stream, { durable_name: names.storeSink, ack_policy: AckPolicy.Explicit, ack_wait: ns(30_000), max_ack_pending: 20_000 });
+  const consumer = { ack_policy: AckPolicy.Explicit, ack_wait: ns(30_000), max_ack_pending: 20_000 };
+  await jsm.consumers.add(names.stream, { durable_name: names.storeSink, ...consumer });
+  if (analytics) await jsm.consumers.add(names.stream, { durable_name: names.analyticsSink, ...consumer });
+  else if (await jsm.consumers.info(names.stream, names.analyticsSink).then(() => true, () => false)) {
+    log.warn('CLICKHOUSE_URL is unset: removing the ClickHouse sink consumer; events it had not read stay out of ClickHouse', { consumer: names.analyticsSink });
+    await jsm.consumers.delete(names.stream, names.analyticsSink);
+  }
 }
 
 /** Packs groups into messages of at most MAX_MESSAGE_BYTES (a group is never split). */
