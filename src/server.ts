@@ -11,6 +11,7 @@ import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
 import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './log/event-sink.js';
 import { clickHouseAnalytics } from './analytics/clickhouse.js';
+import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './log/jetstream.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
@@ -59,6 +60,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   if (nats && analytics) sinks.push(clickHouseSink(analytics, nats, names, cfg.sinkIdleMs));
   for (const s of sinks) s.start();
 
+  const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
   const keys = new KeyCache(store.db, cfg.keyCacheSize);
   const usage = new UsageRecorder(store.db);
   usage.start();
@@ -93,6 +95,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   const front = createFront({
     cfg,
     limits,
+    sharedBuckets,
     keys,
     usage,
     verifySession: sessionVerifier(sessionAuth),
@@ -119,6 +122,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
         await Promise.all(sinks.map((s) => s.stop()));
+        await sharedBuckets?.close();
         await nats?.drain();
         await analytics?.close();
         await usage.stop();

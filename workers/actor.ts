@@ -8,15 +8,21 @@ import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/actors/handlers.js';
 import { resumeMerges } from '../src/domain/merges.js';
 import { storeLog } from '../src/log/log.js';
-import { jetStreamLog, streamNames } from '../src/log/jetstream.js';
+import { connectNats, jetStreamLog, streamNames } from '../src/log/jetstream.js';
+import { Buckets } from '../src/ratelimit/buckets.js';
+import { SharedBuckets } from '../src/ratelimit/shared.js';
 import { shardOf } from '../src/actors/host.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 
 const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
 const db = openLinkedDb(store);
-const eventLog = cfg.natsUrl ? await jetStreamLog(cfg.natsUrl, streamNames(cfg.natsPrefix), `herald-actor-${index}`) : storeLog(db);
-const handle = createPipeline(db, eventLog, parseRateLimits(cfg.rateLimits), handlers);
+const limits = parseRateLimits(cfg.rateLimits);
+// With NATS: the Log is JetStream and the workspace budgets are also counted across replicas.
+const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, `herald-actor-${index}`) : null;
+const eventLog = nats ? jetStreamLog(nats, streamNames(cfg.natsPrefix)) : storeLog(db);
+const shared = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
+const handle = createPipeline(db, eventLog, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, (ws) => shardOf(ws, cfg.actors) === index);
 const port = parentPort!;
@@ -28,6 +34,8 @@ port.on('message', (m: ToActor) => {
   } else {
     void eventLog
       .close()
+      .then(() => shared?.close())
+      .then(() => nats?.drain())
       .then(() => db.close())
       .finally(() => process.exit(0));
   }

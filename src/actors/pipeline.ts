@@ -3,8 +3,7 @@
 import type { Db } from '../store/db.js';
 import { ROUTES, errorShapeOf, type Route } from '../http/routes.js';
 import { errorReply, forbidden, fromError, invalidRequest, rateLimited, type Reply } from '../http/reply.js';
-import { Buckets } from '../ratelimit/buckets.js';
-import type { Limits } from '../ratelimit/limits.js';
+import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import type { Ctx, Handler, Role } from './context.js';
 import { compileValidators, fieldErrors } from './validation.js';
@@ -14,10 +13,10 @@ import { LogUnavailable, type Log } from '../log/log.js';
 
 const decoder = new TextDecoder();
 
-export function createPipeline(db: Db, eventLog: Log, limits: Limits, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
+/** `buckets` holds the workspace budgets of the workspaces this actor owns. */
+export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<string, Route>(ROUTES.map((r) => [r.id, r]));
   const validators = compileValidators(ROUTES);
-  const buckets = new Buckets(limits);
 
   async function roleIn(workspaceId: string, user: string): Promise<Role | null> {
     if (!isUuid(workspaceId)) return null;

@@ -7,6 +7,7 @@ import { ROUTES, errorShapeOf, type Route } from './routes.js';
 import { errorReply, forbidden, rateLimited, unauthorized, type Reply } from './reply.js';
 import { preflight, write } from './respond.js';
 import { Buckets } from '../ratelimit/buckets.js';
+import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
 import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
 import type { UsageRecorder } from '../auth/usage.js';
@@ -23,6 +24,8 @@ export const API_PREFIX = '/api/v1';
 export interface FrontDeps {
   cfg: Config;
   limits: Limits;
+  /** The cross-replica buckets (with NATS) behind the front's IP and user buckets. */
+  sharedBuckets: SharedBuckets | null;
   keys: KeyCache;
   usage: UsageRecorder;
   verifySession: SessionVerifier;
@@ -44,7 +47,7 @@ interface Incoming {
 export function createFront(deps: FrontDeps) {
   const { cfg } = deps;
   const router = new Router(ROUTES, API_PREFIX);
-  const buckets = new Buckets(deps.limits);
+  const buckets = new Buckets(deps.limits, deps.sharedBuckets);
   const trusted = cfg.trustedProxies.map(parseRange);
   const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
   const warnedAt = new Map<string, number>();

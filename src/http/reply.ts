@@ -60,10 +60,10 @@ export function forbidden(shape: ErrorShape, why = 'Insufficient permissions'): 
   return shape === 'flat' ? json(403, { error: why }) : json(403, { error: 'Forbidden', message: 'Insufficient permissions' });
 }
 
-export function rateLimited(r: Refusal, gate: 'local' | 'shared' = 'local'): Reply {
+export function rateLimited(r: Refusal): Reply {
   return json(
     429,
-    { error: 'Rate limit exceeded', message: `Too many requests for ${r.scope}; retry after ${r.retryAfter} s`, scope: r.scope, gate },
+    { error: 'Rate limit exceeded', message: `Too many requests for ${r.scope}; retry after ${r.retryAfter} s`, scope: r.scope, gate: r.gate },
     {
       'Retry-After': String(r.retryAfter),
       'X-RateLimit-Limit': String(r.limit),

@@ -62,14 +62,11 @@ function messages(groups: EventRecord[][]): { data: string; firstId: string }[] 
   return out;
 }
 
-export async function jetStreamLog(url: string, names: StreamNames, name: string): Promise<Log> {
-  const nc = await connectNats(url, name);
+/** The Log on `nc`; the caller owns (and drains) the connection. */
+export function jetStreamLog(nc: NatsConnection, names: StreamNames): Log {
   const js: JetStreamClient = jetstream(nc, { timeout: 3000 });
-  return new GroupCommitLog(
-    async (groups) => {
-      // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
-      await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
-    },
-    () => nc.drain(),
-  );
+  return new GroupCommitLog(async (groups) => {
+    // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
+    await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
+  });
 }

@@ -32,7 +32,7 @@ export class GroupCommitLog implements Log {
   private scheduled = false;
   private inFlight = 0;
 
-  constructor(private readonly write: (groups: EventRecord[][]) => Promise<void>, private readonly onClose: () => Promise<void> = async () => {}) {}
+  constructor(private readonly write: (groups: EventRecord[][]) => Promise<void>) {}
 
   appendEvents(records: EventRecord[]): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -62,7 +62,6 @@ export class GroupCommitLog implements Log {
 
   async close(): Promise<void> {
     while (this.pending.length > 0 || this.scheduled || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
-    await this.onClose();
   }
 }
 

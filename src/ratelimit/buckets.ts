@@ -1,11 +1,15 @@
 // Token buckets: capacity = burst, refilled at perMinute/60 tokens a second, one token a
 // request. Each bucket has a single owner (the front for IP and user scopes, the owning
-// actor for workspace scopes), so no locking is needed.
+// actor for workspace scopes), so no locking is needed. With NATS, a request the local
+// bucket lets through must also find a token in the cross-replica bucket (shared.ts).
 import { LRUCache } from 'lru-cache';
 import type { Limits, Scope } from './limits.js';
+import { refill, type SharedBuckets } from './shared.js';
 
 export interface Refusal {
   scope: Scope;
+  /** `local`: this replica's bucket; `shared`: the cross-replica bucket in NATS KV. */
+  gate: 'local' | 'shared';
   limit: number;
   retryAfter: number;
   resetAt: number;
@@ -23,7 +27,7 @@ export class Buckets {
   // least recent of very many callers.
   private readonly buckets: LRUCache<string, Bucket>;
 
-  constructor(private readonly limits: Limits, max = 100_000) {
+  constructor(private readonly limits: Limits, private readonly shared: SharedBuckets | null = null, max = 100_000) {
     this.buckets = new LRUCache({ max });
   }
 
@@ -37,15 +41,20 @@ export class Buckets {
       b = { tokens: burst, at: now };
       this.buckets.set(key, b);
     } else {
-      b.tokens = Math.min(burst, b.tokens + (now - b.at) * perMs);
+      b.tokens = refill(b, burst, perMs, now);
       b.at = now;
     }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return null;
-    }
-    const waitMs = perMs > 0 ? (1 - b.tokens) / perMs : MAX_RETRY_AFTER * 1000;
-    const retryAfter = Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(waitMs / 1000)));
-    return { scope, limit: perMinute, retryAfter, resetAt: Math.ceil((now + retryAfter * 1000) / 1000) };
+    if (b.tokens < 1) return refusal(scope, 'local', perMinute, perMs, b.tokens, now);
+    const shared = this.shared?.available(scope, subject, now) ?? null;
+    if (shared !== null && shared < 1) return refusal(scope, 'shared', perMinute, perMs, shared, now);
+    b.tokens -= 1;
+    this.shared?.record(scope, subject);
+    return null;
   }
+}
+
+function refusal(scope: Scope, gate: Refusal['gate'], perMinute: number, perMs: number, tokens: number, now: number): Refusal {
+  const waitMs = perMs > 0 ? (1 - tokens) / perMs : MAX_RETRY_AFTER * 1000;
+  const retryAfter = Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(waitMs / 1000)));
+  return { scope, gate, limit: perMinute, retryAfter, resetAt: Math.ceil((now + retryAfter * 1000) / 1000) };
 }

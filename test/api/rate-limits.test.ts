@@ -237,3 +237,42 @@ t.test('malformed HERALD_RATE_LIMITS: the server exits non-zero at start', async
   const ok = await startExpectingExit({ HERALD_RATE_LIMITS: 'ws-reads=60:3,edge=600:100' });
   t.equal(ok.result, 'listening', `a well-formed value serves: ${ok.stderr}`);
 });
+
+// Two replicas of one deployment (one Postgres, one NATS prefix): each has its own local
+// buckets, and the cross-replica bucket in NATS KV bounds their total (DECISIONS §7).
+t.test('shared gate: a workspace budget spent on one replica is refused on another (gate shared)', { skip: !(process.env.NATS_URL && process.env.DATABASE_URL) && 'needs DATABASE_URL and NATS_URL (two replicas sharing a store and NATS)' }, async (t) => {
+  const env = { HERALD_RATE_LIMITS: 'ws-ingest=1:5', HERALD_NATS_PREFIX: `t-shared-${process.pid}-${Date.now().toString(36)}` };
+  const [a, b] = await Promise.all([startServer(env), startServer(env)]);
+  t.teardown(() => Promise.all([a.stop(), b.stop()]));
+  const ws = await newWorkspace(a);
+  const { key } = await newKey(a, ws, { permissions: ['events:write'] });
+  const track = (srv: TestServer) => srv.req('POST', '/track', { token: key, body: { userId: uniqueUser('shared'), event: 'tick' } });
+
+  for (let i = 0; i < 5; i++) t.equal((await track(a)).status, 201, `replica A: request ${i + 1} of the burst`);
+  const localOnA = await track(a);
+  t.equal(localOnA.status, 429, 'replica A: its own bucket is empty');
+  t.equal(localOnA.body?.gate, 'local');
+
+  // Replica B's local bucket is full, but the shared one is spent. B learns the shared state
+  // at its first flush (every 100 ms), so at most one request slips through before that.
+  await new Promise((r) => setTimeout(r, 500));
+  const onB: Res[] = [];
+  for (let i = 0; i < 4; i++) {
+    onB.push(await track(b));
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const passedOnB = onB.filter((r) => r.status === 201).length;
+  t.ok(passedOnB <= 1, `replica B let at most one request through before learning the shared state (${onB.map((r) => r.status)})`);
+  const refused = onB.filter((r) => r.status === 429);
+  t.equal(refused.length, onB.length - passedOnB, 'every other request on B is refused');
+  for (const r of refused) {
+    t.equal(r.body?.gate, 'shared', 'refused by the cross-replica counter');
+    t.equal(r.body?.scope, 'ws-ingest');
+    t.equal(r.headers.get('x-ratelimit-scope'), 'ws-ingest');
+    t.match(r.headers.get('retry-after'), /^\d+$/);
+  }
+  // Another workspace on B is unaffected: the shared bucket is per workspace.
+  const other = await newWorkspace(b);
+  const otherKey = (await newKey(b, other, { permissions: ['events:write'] })).key;
+  t.equal((await b.req('POST', '/track', { token: otherKey, body: { userId: 'u1', event: 'tick' } })).status, 201, 'another workspace still passes on B');
+});

@@ -67,7 +67,7 @@ t.test('Buckets.take: the burst passes, the next request is refused', async (t) 
   const now = 1_700_000_000_000;
   for (let i = 0; i < 5; i++) t.equal(b.take('ws-ingest', 'w1', now), null, `request ${i + 1} of the burst`);
   const r = b.take('ws-ingest', 'w1', now);
-  t.same(r, { scope: 'ws-ingest', limit: 60, retryAfter: 1, resetAt: 1_700_000_001 });
+  t.same(r, { scope: 'ws-ingest', gate: 'local', limit: 60, retryAfter: 1, resetAt: 1_700_000_001 });
   t.not(b.take('ws-ingest', 'w1', now), null, 'still refused at the same instant');
 });
 
@@ -101,7 +101,7 @@ t.test('Buckets.take: retryAfter is whole seconds, rounded up, at least 1', asyn
   const b = new Buckets(limits({ 'ip-public': { perMinute: 6, burst: 1 } }));
   t.equal(b.take('ip-public', 'a', t0), null);
   let r = b.take('ip-public', 'a', t0);
-  t.same(r, { scope: 'ip-public', limit: 6, retryAfter: 10, resetAt: t0 / 1000 + 10 });
+  t.same(r, { scope: 'ip-public', gate: 'local', limit: 6, retryAfter: 10, resetAt: t0 / 1000 + 10 });
   r = b.take('ip-public', 'a', t0 + 4_500);
   t.equal(r?.retryAfter, 6, '5.5 s left rounds up to 6');
   t.equal(r?.resetAt, Math.ceil((t0 + 4_500 + 6_000) / 1000));
@@ -123,7 +123,7 @@ t.test('Buckets.take: retryAfter is capped at 3600 s', async (t) => {
   const never = new Buckets(limits({ 'ip-webhooks': { perMinute: 0, burst: 1 } }));
   never.take('ip-webhooks', 'x', t0);
   const r = never.take('ip-webhooks', 'x', t0);
-  t.same(r, { scope: 'ip-webhooks', limit: 0, retryAfter: 3600, resetAt: Math.ceil((t0 + 3_600_000) / 1000) }, 'no refill: the cap');
+  t.same(r, { scope: 'ip-webhooks', gate: 'local', limit: 0, retryAfter: 3600, resetAt: Math.ceil((t0 + 3_600_000) / 1000) }, 'no refill: the cap');
 });
 
 t.test('Buckets.take: resetAt is a Unix timestamp in seconds, now + retryAfter', async (t) => {

@@ -1,0 +1,121 @@
+// Cross-replica token buckets in NATS KV (`gate: shared`), used with NATS_URL. A request never
+// waits on NATS: each thread counts what its local buckets let through and, every flush
+// interval, adds that to the bucket's state in KV with compare-and-set, reading back the total
+// all replicas left. A request is refused when that total (refilled to now, less what this
+// thread let through since) has no token. The bound is therefore exact up to one flush
+// interval of traffic per thread; if NATS is away the counts wait and the local buckets
+// alone apply, so ingestion never fails because of rate limiting.
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Limits, Scope } from './limits.js';
+import { log } from '../log.js';
+
+interface State {
+  tokens: number;
+  at: number;
+}
+
+const FLUSH_MS = 100;
+const CAS_ATTEMPTS = 5;
+/** Keys of buckets idle this long expire: they have refilled anyway. */
+const BUCKET_TTL_MS = 10 * 60_000;
+
+export function rateLimitBucketName(prefix: string): string {
+  return `${prefix}-ratelimits`;
+}
+
+/** KV keys allow only [-_=./A-Za-z0-9]; subjects (IPs, user ids) are hashed into that. */
+const kvKey = (scope: Scope, subject: string) => `${scope}.${createHash('sha256').update(subject).digest('base64url').slice(0, 24)}`;
+
+export function refill(s: State, burst: number, perMs: number, now: number): number {
+  return Math.min(burst, s.tokens + Math.max(0, now - s.at) * perMs);
+}
+
+export class SharedBuckets {
+  /** The last state read back from KV, per key. */
+  private readonly known: LRUCache<string, State>;
+  /** Requests let through since the last flush, per key. */
+  private pending = new Map<string, { scope: Scope; count: number }>();
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly limits: Limits, private readonly kv: KV, max: number) {
+    this.known = new LRUCache({ max });
+    this.timer = setInterval(() => void (this.flushing = this.flushing.then(() => this.flush())), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  static async open(nc: NatsConnection, prefix: string, limits: Limits, max = 100_000): Promise<SharedBuckets> {
+    const kv = await new Kvm(nc).create(rateLimitBucketName(prefix), { history: 1, ttl: BUCKET_TTL_MS });
+    return new SharedBuckets(limits, kv, max);
+  }
+
+  /**
+   * Tokens the replicas together have left for `subject`, or null when not known yet. KV sees
+   * a flush interval's requests at once, so its refill is capped at coarser steps than a
+   * local bucket's; the grace of two intervals' refill keeps a lone replica's shared bucket
+   * from refusing before its own local one does.
+   */
+  available(scope: Scope, subject: string, now: number): number | null {
+    const key = kvKey(scope, subject);
+    const s = this.known.get(key);
+    if (!s) return null;
+    const { perMinute, burst } = this.limits[scope];
+    const perMs = perMinute / 60_000;
+    return refill(s, burst, perMs, now) - (this.pending.get(key)?.count ?? 0) + 2 * FLUSH_MS * perMs;
+  }
+
+  record(scope: Scope, subject: string): void {
+    const key = kvKey(scope, subject);
+    const p = this.pending.get(key);
+    if (p) p.count++;
+    else this.pending.set(key, { scope, count: 1 });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    await Promise.all(
+      [...batch].map(async ([key, { scope, count }]) => {
+        try {
+          this.known.set(key, await this.add(key, scope, count));
+        } catch (err) {
+          // NATS away or too much contention: keep the count for the next flush.
+          const p = this.pending.get(key);
+          if (p) p.count += count;
+          else this.pending.set(key, { scope, count });
+          log.debug('shared rate-limit flush failed', { err: (err as Error).message });
+        }
+      }),
+    );
+  }
+
+  /** Takes `count` tokens from the KV bucket (compare-and-set) and returns what is left. */
+  private async add(key: string, scope: Scope, count: number): Promise<State> {
+    const { perMinute, burst } = this.limits[scope];
+    for (let attempt = 1; ; attempt++) {
+      const now = Date.now();
+      const entry = await this.kv.get(key);
+      const live = entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<State>() : null;
+      const tokens = live ? refill(live, burst, perMinute / 60_000, now) : burst;
+      // Overdraft (replicas letting requests through between flushes) is carried, up to one burst.
+      const next: State = { tokens: Math.max(-burst, tokens - count), at: now };
+      try {
+        if (entry) await this.kv.update(key, JSON.stringify(next), entry.revision);
+        else await this.kv.create(key, JSON.stringify(next));
+        return next;
+      } catch (err) {
+        if (attempt >= CAS_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushing;
+    await this.flush().catch(() => {});
+  }
+}
