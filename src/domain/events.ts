@@ -7,8 +7,8 @@ import { newId } from '../ids.js';
 import { iso } from './time.js';
 import type { EventRecord } from '../log/log.js';
 import { resolveUserId } from './identify-input.js';
-import { ensurePerson, findPerson } from './people-store.js';
-import { personIds } from './person-cache.js';
+import { findPerson } from './people-store.js';
+import { resolvePerson } from './person-resolver.js';
 import { personByUuid } from './people.js';
 import { compileBody, fieldErrors } from '../actors/validation.js';
 import * as schemas from '../../schemas/events.js';
@@ -26,20 +26,10 @@ interface TrackBody {
   timestamp?: string;
 }
 
-/** The person's id, from the actor's cache or the store (created bare when unknown). */
-async function personFor(ctx: Ctx, externalId: string): Promise<{ id: string; created: boolean }> {
-  const ws = ctx.workspaceId!;
-  const cached = personIds.get(ws, externalId);
-  if (cached) return { id: cached, created: false };
-  const begun = personIds.begin();
-  const { person, created } = await ensurePerson(ctx.db, ws, externalId);
-  personIds.fill(ws, externalId, person.id, begun);
-  return { id: person.id, created };
-}
-
+/** The entry's event, for its person (from the actor's cache, or found or created in the store). */
 async function recordFor(ctx: Ctx, body: TrackBody): Promise<{ record: EventRecord; personCreated: boolean }> {
   const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
-  const person = await personFor(ctx, externalId);
+  const person = await resolvePerson(ctx.db, ctx.workspaceId!, externalId);
   return {
     personCreated: person.created,
     record: {
@@ -77,16 +67,23 @@ const checkEntry = compileBody(schemas.track);
 const trackBatch: Handler = async (ctx) => {
   const entries = ctx.body.events as unknown[];
   if (entries.length > TRACK_BATCH_MAX) throw new HttpError(400, 'BATCH_TOO_LARGE', `At most ${TRACK_BATCH_MAX} events per batch; got ${entries.length}`);
+  // Every entry's person is resolved at once, so the batch's unknown people cost one statement.
+  const outcomes = await Promise.allSettled(
+    entries.map(async (entry) => {
+      if (!checkEntry(entry)) throw new InvalidRequest(fieldErrors(checkEntry.errors, 'entry').map((e) => `${e.field} ${e.message}`).join('; '), []);
+      return recordFor(ctx, entry as TrackBody);
+    }),
+  );
   const records: EventRecord[] = [];
   const results = [];
   const errors = [];
-  for (const [index, entry] of entries.entries()) {
-    try {
-      if (!checkEntry(entry)) throw new InvalidRequest(fieldErrors(checkEntry.errors, 'entry').map((e) => `${e.field} ${e.message}`).join('; '), []);
-      const { record, personCreated } = await recordFor(ctx, entry as TrackBody);
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.status === 'fulfilled') {
+      const { record, personCreated } = outcome.value;
       records.push(record);
       results.push({ index, event_id: record.id, person_id: record.person_id, event: record.type, status: 'processed', ...(personCreated ? { person_created: true } : {}) });
-    } catch (err) {
+    } else {
+      const err = outcome.reason;
       if (!(err instanceof HttpError || err instanceof InvalidRequest)) throw err;
       errors.push({ index, error: err.message });
     }

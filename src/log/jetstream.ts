@@ -13,6 +13,8 @@ export function streamNames(prefix: string) {
 }
 export type StreamNames = ReturnType<typeof streamNames>;
 const MAX_MESSAGE_BYTES = 512 * 1024;
+/** Publishes awaiting their acks at once: enough to hide the round trip, few enough to batch. */
+const PUBLISHES_IN_FLIGHT = 4;
 const ns = (ms: number) => ms * 1_000_000;
 
 export function connectNats(url: string, name: string): Promise<NatsConnection> {
@@ -68,5 +70,5 @@ export function jetStreamLog(nc: NatsConnection, names: StreamNames): Log {
   return new GroupCommitLog(async (groups) => {
     // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
     await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
-  });
+  }, PUBLISHES_IN_FLIGHT);
 }

@@ -4,6 +4,7 @@
 // (log/jetstream.ts, with NATS_URL).
 import type { Db } from '../store/db.js';
 import { log } from '../log.js';
+import { Batcher } from '../util/batcher.js';
 
 export interface EventRecord {
   id: string;
@@ -24,44 +25,31 @@ export interface Log {
 export class LogUnavailable extends Error {}
 
 /**
- * Group commit: appends arriving in the same tick are written by one `write` call (one
- * transaction or one publish), then acknowledged together.
+ * Group commit: appends arriving in the same tick, or while the previous write is in flight,
+ * are written by one `write` call (one transaction or publish), then acknowledged together.
+ * `maxInFlight` writes may overlap (JetStream pipelines publishes; the store gains nothing).
  */
 export class GroupCommitLog implements Log {
-  private pending: { records: EventRecord[]; done: (err?: Error) => void }[] = [];
-  private scheduled = false;
-  private inFlight = 0;
+  private readonly batcher: Batcher<{ records: EventRecord[]; done: (err?: Error) => void }>;
 
-  constructor(private readonly write: (groups: EventRecord[][]) => Promise<void>) {}
-
-  appendEvents(records: EventRecord[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ records, done: (err) => (err ? reject(err) : resolve()) });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
+  constructor(write: (groups: EventRecord[][]) => Promise<void>, maxInFlight = 1) {
+    this.batcher = new Batcher(async (batch) => {
+      try {
+        await write(batch.map((b) => b.records));
+        for (const b of batch) b.done();
+      } catch (err) {
+        log.warn('log append failed', { err });
+        for (const b of batch) b.done(new LogUnavailable((err as Error).message));
       }
-    });
+    }, maxInFlight);
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    this.scheduled = false;
-    this.inFlight++;
-    try {
-      await this.write(batch.map((b) => b.records));
-      for (const b of batch) b.done();
-    } catch (err) {
-      log.warn('log append failed', { err });
-      for (const b of batch) b.done(new LogUnavailable((err as Error).message));
-    } finally {
-      this.inFlight--;
-    }
+  appendEvents(records: EventRecord[]): Promise<void> {
+    return new Promise((resolve, reject) => this.batcher.add({ records, done: (err) => (err ? reject(err) : resolve()) }));
   }
 
   async close(): Promise<void> {
-    while (this.pending.length > 0 || this.scheduled || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    while (!this.batcher.idle) await new Promise((r) => setTimeout(r, 5));
   }
 }
 
