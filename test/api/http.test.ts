@@ -2,8 +2,12 @@
 // OpenAPI document, and clean shutdown (DECISIONS §1, §4, INTERFACE 8.3, 9.5).
 import t from 'tap';
 import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { startServer, uniqueUser, type TestServer } from '../helpers/server.js';
+import { startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
 import { ROUTES } from '../../src/http/routes.js';
 
 const MB = 1024 * 1024;
@@ -320,4 +324,32 @@ t.test('shutdown', async (t) => {
   });
 });
 
-t.test('refuses to serve without the uWS native binary', { skip: 'not testable without breaking node_modules' }, async () => {});
+// A copy of the install whose uWS package lacks its native binaries (everything else is a
+// symlink to the real one; --preserve-symlinks makes Node resolve packages from the copy).
+t.test('refuses to serve without the uWS native binary (never runs on the slow fallback)', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'herald-nouws-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const repo = new URL('../..', import.meta.url).pathname;
+  symlinkSync(join(repo, 'dist'), join(root, 'dist'));
+  symlinkSync(join(repo, 'package.json'), join(root, 'package.json'));
+  mkdirSync(join(root, 'node_modules', '@trufflesuite', 'uws-js-unofficial'), { recursive: true });
+  for (const name of readdirSync(join(repo, 'node_modules'))) {
+    if (name !== '@trufflesuite') symlinkSync(join(repo, 'node_modules', name), join(root, 'node_modules', name));
+  }
+  const pkg = join(repo, 'node_modules', '@trufflesuite', 'uws-js-unofficial');
+  for (const name of readdirSync(pkg)) {
+    if (name !== 'binaries') cpSync(join(pkg, name), join(root, 'node_modules', '@trufflesuite', 'uws-js-unofficial', name), { recursive: true });
+  }
+  const proc = spawn(process.execPath, ['--preserve-symlinks', '--preserve-symlinks-main', join(root, 'dist', 'src', 'cli.js'), 'start'], {
+    env: { ...process.env, HERALD_PORT: '0', HERALD_DATA_DIR: join(root, 'data'), HERALD_AUTH_SECRET: TEST_SECRET },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (err += d));
+  const code = await new Promise<number | null>((r) => proc.once('exit', r));
+  t.not(code, 0, 'exits non-zero');
+  t.notMatch(out, /listening/, 'never listens');
+  t.match(err, /uWebSockets\.js native binary did not load/, 'says why');
+});
