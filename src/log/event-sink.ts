@@ -57,6 +57,9 @@ export interface Sink {
   stop(): Promise<void>;
 }
 
+const FULL_BATCH_EVENTS = 500;
+const SMALL_BATCH_PAUSE_MS = 10;
+
 /** Runs `step` (which returns how many events it moved) until stopped, pausing when idle. */
 function sinkLoop(name: string, idleMs: number, step: () => Promise<number>, drain: () => Promise<void>): Sink {
   let stopped = false;
@@ -67,7 +70,13 @@ function sinkLoop(name: string, idleMs: number, step: () => Promise<number>, dra
       try {
         const moved = await step();
         backoff = idleMs;
-        if (moved > 0) continue;
+        if (moved >= FULL_BATCH_EVENTS) continue;
+        // A small batch: let more gather before the next statement (each has a fixed cost
+        // that would otherwise delay the requests' own writes to the store).
+        if (moved > 0) {
+          await new Promise((r) => setTimeout(r, Math.min(idleMs, SMALL_BATCH_PAUSE_MS)));
+          continue;
+        }
       } catch (err) {
         // Nothing was taken off the log: retry with backoff until the store answers.
         log.warn(`${name} failed; retrying`, { err, retryMs: backoff });
