@@ -44,6 +44,9 @@ interface Incoming {
   aborted: boolean;
 }
 
+/** Never written: `finish` drops replies to aborted requests. */
+const CLIENT_GONE: Reply = { status: 499, body: '' };
+
 export function createFront(deps: FrontDeps) {
   const { cfg } = deps;
   const router = new Router(ROUTES, API_PREFIX);
@@ -146,6 +149,9 @@ export function createFront(deps: FrontDeps) {
         shard = workspaceId ?? user.sub;
         base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId, principal: { kind: 'session', user } };
       }
+      // The client has gone (e.g. timed out under overload): nobody will read the answer, so
+      // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
+      if (inc.aborted) return CLIENT_GONE;
       const reply = await deps.actors.dispatch(shard, base);
       if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
       return reply;
