@@ -7,6 +7,7 @@ import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import type { Ctx, Handler, Role } from './context.js';
 import { compileValidators, fieldErrors } from './validation.js';
+import { unstorableText } from './storable-text.js';
 import { isUuid } from '../ids.js';
 import { log } from '../log.js';
 import { LogUnavailable, type Log } from '../log/log.js';
@@ -52,11 +53,14 @@ export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers
       if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
 
       if (req.body && req.body.length > 0) {
+        const raw = decoder.decode(req.body);
         try {
-          ctx.body = JSON.parse(decoder.decode(req.body));
+          ctx.body = JSON.parse(raw);
         } catch {
           return invalidRequest(shape, 'Malformed JSON body', [{ field: 'body', message: 'is not valid JSON' }]);
         }
+        const unstorable = unstorableText(raw, ctx.body);
+        if (unstorable) return invalidRequest(shape, 'Request body is invalid', [{ field: unstorable, message: 'contains U+0000 or an unpaired surrogate, which cannot be stored' }]);
       }
       const v = validators.get(route.id)!;
       // No body at all reads as `{}`: required fields are then reported by name.
