@@ -4,6 +4,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { StoreReply, StoreRequest } from '../src/store/pglite-protocol.js';
+import { parseTimestamptz, TIMESTAMPTZ_OID } from '../src/store/timestamptz.js';
 
 export interface StoreWorkerData {
   dataDir: string;
@@ -15,6 +16,7 @@ const db = await PGlite.create({
   dataDir,
   // Keep PGlite's resident memory modest: it runs beside the front and the actors.
   postgresqlconf: [`shared_buffers=${sharedBuffers}`, 'work_mem=4MB', 'maintenance_work_mem=16MB', 'temp_buffers=4MB'],
+  parsers: { [TIMESTAMPTZ_OID]: parseTimestamptz },
 });
 
 interface OpenTx {

@@ -7,7 +7,7 @@ import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import type { Ctx, Handler, Role } from './context.js';
 import { compileValidators, fieldErrors } from './validation.js';
-import { unstorableText } from './storable-text.js';
+import { isUnstorable, unstorableText } from './storable-text.js';
 import { isUuid } from '../ids.js';
 import { log } from '../log.js';
 import { LogUnavailable, type Log } from '../log/log.js';
@@ -52,6 +52,9 @@ export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers
       const handler = handlers[route.id];
       if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
 
+      for (const [name, value] of Object.entries(req.params)) {
+        if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
+      }
       if (req.body && req.body.length > 0) {
         const raw = decoder.decode(req.body);
         try {

@@ -11,10 +11,10 @@ export function unstorableText(raw: string, body: unknown): string | null {
 }
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const bad = (s: string) => UNSTORABLE.test(s);
+export const isUnstorable = (s: string) => UNSTORABLE.test(s);
 
 function find(v: unknown, path: string): string | null {
-  if (typeof v === 'string') return bad(v) ? path : null;
+  if (typeof v === 'string') return isUnstorable(v) ? path : null;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const p = find(v[i], `${path}[${i}]`);
@@ -24,7 +24,7 @@ function find(v: unknown, path: string): string | null {
   }
   if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
-      if (bad(k)) return `${path}.${k}`;
+      if (isUnstorable(k)) return `${path}.${k}`;
       const p = find(x, `${path}.${k}`);
       if (p) return p;
     }

@@ -26,9 +26,18 @@ interface TrackBody {
   timestamp?: string;
 }
 
+/** The event's instant: `timestamp`, else now. RFC 3339 allows a leap second (:60), an instant no Date holds. */
+function eventTime(timestamp: string | undefined): string {
+  if (timestamp === undefined) return new Date().toISOString();
+  const ms = Date.parse(timestamp);
+  if (Number.isNaN(ms)) throw new InvalidRequest('timestamp is not a representable instant', [{ field: 'timestamp', message: 'is not a representable instant (e.g. a leap second)' }]);
+  return new Date(ms).toISOString();
+}
+
 /** The entry's event, for its person (from the actor's cache, or found or created in the store). */
 async function recordFor(ctx: Ctx, body: TrackBody): Promise<{ record: EventRecord; personCreated: boolean }> {
   const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
+  const createdAt = eventTime(body.timestamp); // before the person: a refused event creates no one
   const person = await resolvePerson(ctx.db, ctx.workspaceId!, externalId);
   return {
     personCreated: person.created,
@@ -39,7 +48,7 @@ async function recordFor(ctx: Ctx, body: TrackBody): Promise<{ record: EventReco
       external_id: externalId,
       type: body.event,
       parameters: body.parameters ?? body.properties ?? {},
-      created_at: body.timestamp ? new Date(body.timestamp).toISOString() : new Date().toISOString(),
+      created_at: createdAt,
     },
   };
 }

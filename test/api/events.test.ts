@@ -258,6 +258,28 @@ t.test('track: a given timestamp is echoed (ISO UTC with ms) and becomes created
   t.equal(byId.get(b.event_id), '2021-03-04T05:06:08.000Z');
 });
 
+t.test('track: timestamps of early years read back exactly (no 19xx/20xx guessing)', async (t) => {
+  const k = await setup();
+  const user = uniqueUser('early');
+  const stamps = ['0001-01-01T00:00:00.000Z', '0099-06-01T12:00:00.500Z', '1969-12-31T23:59:59.500Z'];
+  const sent = [];
+  for (const timestamp of stamps) sent.push(await tracked(t, k.write, { event: 'early', external_id: user, timestamp }));
+  const r = await readUntil(k.read, user, sent.map((e) => e.event_id));
+  const byId = new Map(r.body.events.map((e: { id: string; created_at: string }) => [e.id, e.created_at]));
+  sent.forEach((e, i) => t.equal(byId.get(e.event_id), stamps[i], `created_at ${stamps[i]}`));
+});
+
+t.test('track: a leap second (valid RFC 3339, no such instant in JS) is 400; in a batch one failed entry', async (t) => {
+  const k = await setup();
+  const user = uniqueUser('leap');
+  const one = await track(k.write, { event: 'leap', external_id: user, timestamp: '2016-12-31T23:59:60Z' });
+  badRequest(t, one, 'timestamp');
+  const r = await trackBatch(k.write, { events: [{ event: 'ok', external_id: user }, { event: 'leap', external_id: user, timestamp: '2016-12-31T23:59:60Z' }] });
+  t.equal(r.status, 207, r.text);
+  t.same(r.body.errors.map((e: { index: number }) => e.index), [1], 'the leap-second entry failed');
+  t.equal(r.body.processed, 1);
+});
+
 t.test('track: permissions (events:write), public keys, auth', async (t) => {
   const k = await setup();
   const user = uniqueUser('perm');
