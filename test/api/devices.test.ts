@@ -1,7 +1,7 @@
 // Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
-import t, { type Test } from 'tap';
-import { startServer, newWorkspace, newKey, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
+import t from 'tap';
+import { startServer, newKey, workspaceWithKeys, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
 const s: TestServer = await startServer(NO_LIMITS);
 t.teardown(() => s.stop());
@@ -11,19 +11,8 @@ const DEVICE_FIELDS = [
   'last_used_at', 'os_version', 'person_id', 'platform', 'registration_count', 'updated_at', 'workspace_id',
 ];
 
-interface Setup {
-  ws: Ws;
-  /** ['*'] */
-  all: string;
-  /** ['devices:write'] */
-  write: string;
-}
-
-async function setup(): Promise<Setup> {
-  const ws = await newWorkspace(s);
-  const [all, write] = await Promise.all([newKey(s, ws, { permissions: ['*'] }), newKey(s, ws, { permissions: ['devices:write'] })]);
-  return { ws, all: all.key, write: write.key };
-}
+const setup = () => workspaceWithKeys(s, { all: ['*'], write: ['devices:write'] });
+type Setup = Awaited<ReturnType<typeof setup>>;
 
 const sorted = (a: string[]) => [...a].sort();
 const enc = encodeURIComponent;

@@ -3,11 +3,8 @@
 // person's events, `since`). Reads lag writes slightly (the Log sink), hence `eventually`.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
+import { startServer, newKey, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
 const ENV = NO_LIMITS;
 const s: TestServer = await startServer(ENV);
@@ -20,28 +17,7 @@ const DASHBOARD_EVENT_FIELDS = ['created_at', 'id', 'parameters', 'person_id', '
 // How long a read may lag: generous, this is a bound on waiting, not a speed assertion.
 const LAG_MS = 20_000;
 
-interface Setup {
-  ws: Ws;
-  /** ['*'] */
-  all: string;
-  /** ['events:write'] */
-  write: string;
-  /** ['events:read'] */
-  read: string;
-  /** ['people:delete'] */
-  del: string;
-}
-
-async function setup(srv: TestServer = s): Promise<Setup> {
-  const ws = await newWorkspace(srv);
-  const [all, write, read, del] = await Promise.all([
-    newKey(srv, ws, { permissions: ['*'] }),
-    newKey(srv, ws, { permissions: ['events:write'] }),
-    newKey(srv, ws, { permissions: ['events:read'] }),
-    newKey(srv, ws, { permissions: ['people:delete'] }),
-  ]);
-  return { ws, all: all.key, write: write.key, read: read.key, del: del.key };
-}
+const setup = (srv: TestServer = s) => workspaceWithKeys(srv, { all: ['*'], write: ['events:write'], read: ['events:read'], del: ['people:delete'] });
 
 const sorted = (a: string[]) => [...a].sort();
 const enc = encodeURIComponent;
@@ -878,14 +854,8 @@ t.test('isolation: a key of another workspace sees none of this workspace’s ev
 // Durability across a hard kill
 
 t.test('durability: every acknowledged event survives SIGKILL and is readable after restart', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'herald-events-durable-'));
-  let current: TestServer | undefined;
-  t.teardown(async () => {
-    await current?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const first = await startServer(ENV, { keepDataDir: dir });
-  current = first;
+  const servers = await serversOnOneDir(t, ENV, 'events-durable');
+  const first = servers.first;
   const k = await setup(first);
   const people = Array.from({ length: 4 }, () => uniqueUser('dur'));
   const event = uniqueUser('dur_evt');
@@ -902,8 +872,7 @@ t.test('durability: every acknowledged event survives SIGKILL and is readable af
   rs.forEach((r, i) => want.get(people[i % people.length]!)!.push(r.body.data.event_id));
   bs.forEach((r, i) => want.get(people[i]!)!.push(...r.body.results.map((x: { event_id: string }) => x.event_id)));
 
-  const second = await startServer(ENV, { keepDataDir: dir });
-  current = second;
+  const second = await servers.again();
   let total = 0;
   for (const p of people) {
     const r = await readUntil(k.read, p, want.get(p)!, 'limit=500', second, 60_000);
@@ -912,6 +881,4 @@ t.test('durability: every acknowledged event survives SIGKILL and is readable af
     total += r.body.events.length;
   }
   t.equal(total, 80 + 25 * people.length);
-  await second.stop();
-  current = undefined;
 });

@@ -2,7 +2,7 @@
 // of 4.7, 7, 8.3; DECISIONS §3, §4, §8, §10.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { startServer, newKey, eventually, workspaceWithKeys, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
 const s: TestServer = await startServer(NO_LIMITS);
@@ -15,28 +15,8 @@ const DASHBOARD_FIELDS = [
   'status', 'attributes', 'created_at', 'updated_at', 'first_seen_at', 'last_seen_at',
 ];
 
-interface Setup {
-  ws: Ws;
-  /** ['*'] */
-  all: string;
-  /** ['people:write'] */
-  write: string;
-  /** ['people:read'] */
-  read: string;
-  /** ['people:delete'] */
-  del: string;
-}
-
-async function setup(): Promise<Setup> {
-  const ws = await newWorkspace(s);
-  const [all, write, read, del] = await Promise.all([
-    newKey(s, ws, { permissions: ['*'] }),
-    newKey(s, ws, { permissions: ['people:write'] }),
-    newKey(s, ws, { permissions: ['people:read'] }),
-    newKey(s, ws, { permissions: ['people:delete'] }),
-  ]);
-  return { ws, all: all.key, write: write.key, read: read.key, del: del.key };
-}
+const setup = () => workspaceWithKeys(s, { all: ['*'], write: ['people:write'], read: ['people:read'], del: ['people:delete'] });
+type Setup = Awaited<ReturnType<typeof setup>>;
 
 const sorted = (a: string[]) => [...a].sort();
 const enc = encodeURIComponent;

@@ -158,3 +158,31 @@ export async function eventually<T>(fn: () => Promise<T>, ms = 5000): Promise<T>
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A fresh workspace and one key per entry of `permissions`, e.g. `{ write: ['events:write'] }`. */
+export async function workspaceWithKeys<K extends string>(s: TestServer, permissions: Record<K, string[]>, name = 'Test'): Promise<{ ws: { id: string; owner: string; token: string } } & Record<K, string>> {
+  const ws = await newWorkspace(s, name);
+  const names = Object.keys(permissions) as K[];
+  const keys = await Promise.all(names.map((n) => newKey(s, ws, { permissions: permissions[n] })));
+  return Object.assign({ ws }, Object.fromEntries(names.map((n, i) => [n, keys[i]!.key]))) as { ws: typeof ws } & Record<K, string>;
+}
+
+/**
+ * Servers that share one data dir (and so one JetStream prefix), for restart tests: `first` is
+ * started now, `again()` starts another on the same dir. Every one still running is stopped,
+ * and the dir removed, at teardown.
+ */
+export async function serversOnOneDir(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>, label: string): Promise<{ first: TestServer; again(): Promise<TestServer> }> {
+  const dir = mkdtempSync(join(tmpdir(), `herald-${label}-`));
+  const started: TestServer[] = [];
+  t.teardown(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const again = async () => {
+    const s = await startServer(env, { keepDataDir: dir });
+    started.push(s);
+    return s;
+  };
+  return { first: await again(), again };
+}

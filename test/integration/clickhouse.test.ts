@@ -5,11 +5,8 @@
 // restart on the same data dir and stream writes nothing twice. The table is shared by every
 // test server on the ClickHouse database, so each check filters on its own workspace id.
 import t, { type Test } from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, type Ws, UUID, keyError } from '../helpers/assert.js';
+import { startServer, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, UUID, keyError } from '../helpers/assert.js';
 
 const CLICKHOUSE_URL = process.env.CLICKHOUSE_URL;
 // How long ClickHouse or a read may lag: a bound on waiting, not a speed assertion.
@@ -23,28 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Printable ASCII for assertion messages: a raw U+2028 or control character would break the TAP stream. */
 const esc = (v: unknown, max = 200) => (JSON.stringify(v) ?? String(v)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).slice(0, max);
 
-interface Setup {
-  ws: Ws;
-  /** ['*'] */
-  all: string;
-  /** ['events:write'] */
-  write: string;
-  /** ['events:read'] */
-  read: string;
-  /** ['people:delete'] */
-  del: string;
-}
-
-async function setup(srv: TestServer): Promise<Setup> {
-  const ws = await newWorkspace(srv, 'ClickHouse test');
-  const [all, write, read, del] = await Promise.all([
-    newKey(srv, ws, { permissions: ['*'] }),
-    newKey(srv, ws, { permissions: ['events:write'] }),
-    newKey(srv, ws, { permissions: ['events:read'] }),
-    newKey(srv, ws, { permissions: ['people:delete'] }),
-  ]);
-  return { ws, all: all.key, write: write.key, read: read.key, del: del.key };
-}
+const setup = (srv: TestServer) => workspaceWithKeys(srv, { all: ['*'], write: ['events:write'], read: ['events:read'], del: ['people:delete'] }, 'ClickHouse test');
 
 function track(srv: TestServer, token: string, body: unknown): Promise<Res> {
   return srv.req('POST', '/track', { token, body });
@@ -365,14 +341,8 @@ if (!CLICKHOUSE_URL || !process.env.NATS_URL) {
   });
 
   t.test('restart on the same data dir and stream writes no row twice', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'herald-ch-restart-'));
-    let current: TestServer | undefined;
-    t.teardown(async () => {
-      await current?.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const first = await startServer(NO_LIMITS, { keepDataDir: dir });
-    current = first;
+    const servers = await serversOnOneDir(t, NO_LIMITS, 'ch-restart');
+    const first = servers.first;
     const k = await setup(first);
     const users = Array.from({ length: 4 }, () => uniqueUser('ch-rs'));
     const acked: string[] = [];
@@ -391,8 +361,7 @@ if (!CLICKHOUSE_URL || !process.env.NATS_URL) {
     await burst(first, 'ch_rs_at_stop');
     t.equal(await first.stop('SIGTERM'), 0, 'clean exit on SIGTERM');
 
-    const second = await startServer(NO_LIMITS, { keepDataDir: dir });
-    current = second;
+    const second = await servers.again();
     await burst(second, 'ch_rs_after');
     t.equal(acked.length, 3 * 4 * 11);
     t.equal(new Set(acked).size, acked.length, 'distinct acknowledged ids');
@@ -404,11 +373,8 @@ if (!CLICKHOUSE_URL || !process.env.NATS_URL) {
 
     // A second restart with nothing new in between changes nothing either.
     t.equal(await second.stop('SIGTERM'), 0);
-    const third = await startServer(NO_LIMITS, { keepDataDir: dir });
-    current = third;
+    await servers.again();
     await sleep(SETTLE_MS);
     t.same(await chCounts(CH, k.ws.id), { n: acked.length, unique: acked.length }, 'still no duplicates after another restart');
-    await third.stop();
-    current = undefined;
   });
 }
