@@ -44,6 +44,21 @@ function uuid(v: string): string {
 /** DateTime holds 1970..2106 in seconds; the exact instant is kept in created_ms. */
 const seconds = (ms: number) => Math.min(Math.max(Math.floor(ms / 1000), 0), DATETIME_MAX);
 
+function toRow(r: EventRecord) {
+  const ms = Date.parse(r.created_at);
+  return {
+    id: r.id,
+    workspace_id: r.workspace_id,
+    person_id: r.person_id,
+    external_id: r.external_id,
+    type: r.type,
+    parameters: JSON.stringify(r.parameters),
+    created_at: seconds(ms),
+    created_ms: ms,
+  };
+}
+type Row = ReturnType<typeof toRow>;
+
 export async function clickHouseAnalytics(url: string): Promise<AnalyticsStore> {
   const parsed = new URL(url);
   const database = parsed.pathname.slice(1) || 'default';
@@ -61,17 +76,17 @@ export async function clickHouseAnalytics(url: string): Promise<AnalyticsStore> 
   const ch: ClickHouseClient = createClient({ url, request_timeout: 10_000, clickhouse_settings: settings });
   await ch.command({ query: CREATE_TABLE });
 
-  /** Ids of `records` already in the table: a redelivered batch is not written twice. */
-  async function stored(records: EventRecord[]): Promise<Set<string>> {
+  /** Ids of `rows` already in the table: a redelivered batch is not written twice. */
+  async function stored(rows: Row[]): Promise<Set<string>> {
     const found = new Set<string>();
-    for (let i = 0; i < records.length; i += IDS_PER_QUERY) {
-      const chunk = records.slice(i, i + IDS_PER_QUERY);
-      const ms = chunk.map((r) => Date.parse(r.created_at));
+    for (let i = 0; i < rows.length; i += IDS_PER_QUERY) {
+      const chunk = rows.slice(i, i + IDS_PER_QUERY);
+      const secs = chunk.map((r) => r.created_at);
       const workspaces = [...new Set(chunk.map((r) => uuid(r.workspace_id)))];
       const rs = await ch.query({
         query: `SELECT toString(id) AS id FROM ${TABLE}
           WHERE workspace_id IN (${workspaces.map((w) => `'${w}'`).join(',')})
-            AND created_at BETWEEN toDateTime(${seconds(Math.min(...ms))}) AND toDateTime(${seconds(Math.max(...ms))})
+            AND created_at BETWEEN toDateTime(${Math.min(...secs)}) AND toDateTime(${Math.max(...secs)})
             AND id IN (${chunk.map((r) => `'${uuid(r.id)}'`).join(',')})`,
         format: 'JSONEachRow',
       });
@@ -83,23 +98,13 @@ export async function clickHouseAnalytics(url: string): Promise<AnalyticsStore> 
   return {
     async write(records) {
       if (records.length === 0) return 0;
-      const have = await stored(records);
-      const rows = [];
-      for (const r of records) {
-        if (have.has(r.id)) continue;
+      const all = records.map(toRow);
+      const have = await stored(all);
+      const rows = all.filter((r) => {
+        if (have.has(r.id)) return false;
         have.add(r.id); // an event twice in one batch is written once
-        const ms = Date.parse(r.created_at);
-        rows.push({
-          id: r.id,
-          workspace_id: r.workspace_id,
-          person_id: r.person_id,
-          external_id: r.external_id,
-          type: r.type,
-          parameters: JSON.stringify(r.parameters),
-          created_at: seconds(ms),
-          created_ms: ms,
-        });
-      }
+        return true;
+      });
       if (rows.length > 0) await ch.insert({ table: TABLE, values: rows, format: 'JSONEachRow' });
       return rows.length;
     },

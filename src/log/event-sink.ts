@@ -7,7 +7,7 @@
 // merged away follow the redirect.
 import type { Db } from '../store/db.js';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, type Consumer } from '@nats-io/jetstream';
 import type { StreamNames } from './jetstream.js';
 import type { EventRecord } from './log.js';
 import { log } from '../log.js';
@@ -111,8 +111,10 @@ export function storeLogSink(db: Db, idleMs: number): Sink {
  */
 function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string, consumerName: string, idleMs: number, apply: (records: EventRecord[]) => Promise<unknown>): Sink {
   const js = jetstream(nc);
+  // Looked up once (each lookup is a request to the server), again after a failed step.
+  let consumer: Consumer | undefined;
   const step = async () => {
-    const consumer = await js.consumers.get(stream, consumerName);
+    consumer ??= await js.consumers.get(stream, consumerName);
     const msgs = await consumer.fetch({ max_messages: 200, expires: Math.max(idleMs, 1000) });
     const batch = [];
     for await (const m of msgs) {
@@ -131,7 +133,12 @@ function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string
     for (const m of batch) m.ack();
     return records.length;
   };
-  return sinkLoop(label, idleMs, step, async () => {});
+  const guarded = () =>
+    step().catch((err) => {
+      consumer = undefined;
+      throw err;
+    });
+  return sinkLoop(label, idleMs, guarded, async () => {});
 }
 
 /** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */

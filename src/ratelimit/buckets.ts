@@ -45,10 +45,9 @@ export class Buckets {
       b.at = now;
     }
     if (b.tokens < 1) return refusal(scope, 'local', perMinute, perMs, b.tokens, now);
-    const shared = this.shared?.available(scope, subject, now) ?? null;
-    if (shared !== null && shared < 1) return refusal(scope, 'shared', perMinute, perMs, shared, now);
+    const sharedLeft = this.shared?.take(scope, subject, now) ?? null;
+    if (sharedLeft !== null) return refusal(scope, 'shared', perMinute, perMs, sharedLeft, now);
     b.tokens -= 1;
-    this.shared?.record(scope, subject);
     return null;
   }
 }

@@ -17,6 +17,13 @@ interface State {
   at: number;
 }
 
+/** Requests let through since the last flush, for one bucket. */
+interface Pending {
+  scope: Scope;
+  subject: string;
+  count: number;
+}
+
 const FLUSH_MS = 100;
 const CAS_ATTEMPTS = 5;
 /** Keys of buckets idle this long expire: they have refilled anyway. */
@@ -34,10 +41,10 @@ export function refill(s: State, burst: number, perMs: number, now: number): num
 }
 
 export class SharedBuckets {
-  /** The last state read back from KV, per key. */
+  // Keyed by scope and subject as given; the KV key (a hash) is made only when flushing.
+  /** The last state read back from KV. */
   private readonly known: LRUCache<string, State>;
-  /** Requests let through since the last flush, per key. */
-  private pending = new Map<string, { scope: Scope; count: number }>();
+  private pending = new Map<string, Pending>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -53,25 +60,25 @@ export class SharedBuckets {
   }
 
   /**
-   * Tokens the replicas together have left for `subject`, or null when not known yet. KV sees
-   * a flush interval's requests at once, so its refill is capped at coarser steps than a
+   * Takes a token for a request the local bucket let through: returns null when the replicas
+   * together have one left (or the bucket is not known yet), else the tokens they have. KV
+   * sees a flush interval's requests at once, so its refill is capped at coarser steps than a
    * local bucket's; the grace of two intervals' refill keeps a lone replica's shared bucket
    * from refusing before its own local one does.
    */
-  available(scope: Scope, subject: string, now: number): number | null {
-    const key = kvKey(scope, subject);
-    const s = this.known.get(key);
-    if (!s) return null;
-    const { perMinute, burst } = this.limits[scope];
-    const perMs = perMinute / 60_000;
-    return refill(s, burst, perMs, now) - (this.pending.get(key)?.count ?? 0) + 2 * FLUSH_MS * perMs;
-  }
-
-  record(scope: Scope, subject: string): void {
-    const key = kvKey(scope, subject);
+  take(scope: Scope, subject: string, now: number): number | null {
+    const key = scope + '\0' + subject;
     const p = this.pending.get(key);
+    const s = this.known.get(key);
+    if (s) {
+      const { perMinute, burst } = this.limits[scope];
+      const perMs = perMinute / 60_000;
+      const left = refill(s, burst, perMs, now) - (p?.count ?? 0) + 2 * FLUSH_MS * perMs;
+      if (left < 1) return left;
+    }
     if (p) p.count++;
-    else this.pending.set(key, { scope, count: 1 });
+    else this.pending.set(key, { scope, subject, count: 1 });
+    return null;
   }
 
   private async flush(): Promise<void> {
@@ -79,14 +86,14 @@ export class SharedBuckets {
     const batch = this.pending;
     this.pending = new Map();
     await Promise.all(
-      [...batch].map(async ([key, { scope, count }]) => {
+      [...batch].map(async ([key, { scope, subject, count }]) => {
         try {
-          this.known.set(key, await this.add(key, scope, count));
+          this.known.set(key, await this.add(kvKey(scope, subject), scope, count));
         } catch (err) {
           // NATS away or too much contention: keep the count for the next flush.
           const p = this.pending.get(key);
           if (p) p.count += count;
-          else this.pending.set(key, { scope, count });
+          else this.pending.set(key, { scope, subject, count });
           log.debug('shared rate-limit flush failed', { err: (err as Error).message });
         }
       }),
