@@ -15,5 +15,6 @@ const newest = (dir) => {
 const stamp = 'dist/.build-stamp';
 const sources = Math.max(...['src', 'workers', 'schemas', 'bench'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
-  execFileSync('npm', ['run', 'build'], { stdio: 'inherit' });
+  process.stdout.write('Building Herald (TypeScript to dist/; the first time takes about 10 s)\n');
+  execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
 }

@@ -1,15 +1,18 @@
-// The `herald` command: `herald [start]` serves; `herald token --user <sub> [--ttl 1h]`
-// prints a session token signed with the configured secret.
+// The `herald` command, Herald's entry point: `herald start` serves; `herald token` prints a
+// session token signed with the configured secret; `herald help` says so.
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.js';
 import { resolveSessionAuth } from './auth/bootstrap.js';
 import { parseTtl, signSessionToken } from './auth/sessions.js';
-import { serve } from './main.js';
+import { serve } from './serve.js';
 
-const USAGE = `usage:
-  herald [start]                                   serve (settings from the environment, see README)
+const USAGE = `usage: herald <command>
+
+  herald start                 serve the API (settings from the environment; see README.md)
   herald token --user <sub> [--ttl 1h] [--email E] [--name N]
-                                                   print a dashboard session token`;
+                               print a dashboard session token signed with the configured
+                               secret (HERALD_AUTH_SECRET, else the one in HERALD_DATA_DIR)
+  herald help                  this text`;
 
 async function token(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { user: { type: 'string' }, ttl: { type: 'string', default: '1h' }, email: { type: 'string' }, name: { type: 'string' } } });
@@ -21,15 +24,16 @@ async function token(args: string[]): Promise<void> {
   process.stdout.write((await signSessionToken(auth.secret, { sub: values.user, email: values.email, name: values.name }, parseTtl(values.ttl!))) + '\n');
 }
 
-const [command = 'start', ...rest] = process.argv.slice(2);
+const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === 'start') await serve();
   else if (command === 'token') await token(rest);
+  else if (command === 'help' || command === '--help' || command === '-h') process.stdout.write(USAGE + '\n');
   else {
-    process.stderr.write(USAGE + '\n');
+    process.stderr.write((command === undefined ? '' : `herald: unknown command '${command}'\n`) + USAGE + '\n');
     process.exit(2);
   }
 } catch (err) {
-  process.stderr.write(`herald: ${err instanceof ConfigError ? err.message : (err as Error).stack ?? err}\n`);
+  process.stderr.write(`herald: ${err instanceof ConfigError ? err.message : ((err as Error).stack ?? err)}\n`);
   process.exit(err instanceof ConfigError ? 2 : 1);
 }

@@ -12,7 +12,6 @@ export interface Config {
   natsPrefix: string;
   clickhouseUrl: string | undefined;
   pgPoolSize: number;
-  pgliteSharedBuffers: string;
   actors: number;
   authSecret: string | undefined;
   authJwksUrl: string | undefined;
@@ -23,7 +22,6 @@ export interface Config {
   enforceIpAllowlist: boolean;
   maxBodyBytes: number;
   keyCacheSize: number;
-  sinkIdleMs: number;
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -77,7 +75,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     natsPrefix: natsPrefix(str(env, 'HERALD_NATS_PREFIX') ?? 'herald'),
     clickhouseUrl: clickhouseUrl(env),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
-    pgliteSharedBuffers: str(env, 'HERALD_PGLITE_SHARED_BUFFERS') ?? '16MB',
     actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
     authSecret: str(env, 'HERALD_AUTH_SECRET'),
     authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),
@@ -88,7 +85,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     enforceIpAllowlist: bool(env, 'HERALD_ENFORCE_IP_ALLOWLIST'),
     maxBodyBytes: int(env, 'HERALD_MAX_BODY_BYTES', 1024 * 1024, 1),
     keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
-    sinkIdleMs: int(env, 'HERALD_SINK_IDLE_MS', 50, 1),
     requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
     shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],

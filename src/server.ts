@@ -1,23 +1,27 @@
 // Assembles Herald: store, migrations, session auth, actors, the uWS front.
-import type { Config } from './config.js';
-import { loadNativeUws, type us_listen_socket } from './http/uws.js';
-import { openStoreHost } from './store/open.js';
+import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
+import { ConfigError, type Config } from './config.js';
+import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
+import { listen } from './store/pg.js';
+import { LOG_CHANNEL } from './eventlog/event-log.js';
 import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSessionAuth } from './auth/bootstrap.js';
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './log/event-sink.js';
+import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './eventlog/event-sink.js';
 import { clickHouseAnalytics } from './analytics/clickhouse.js';
 import { SharedBuckets } from './ratelimit/shared.js';
-import { connectNats, ensureEventStream, streamNames } from './log/jetstream.js';
+import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
-import { log, setLogLevel } from './log.js';
+import { logger, setLogLevel } from './logger.js';
+
+type Uws = ReturnType<typeof loadNativeUws>;
 
 export interface Herald {
   port: number;
@@ -26,11 +30,24 @@ export interface Herald {
   stop(): Promise<void>;
 }
 
-export async function startHerald(cfg: Config): Promise<Herald> {
+/**
+ * `say` reports start-up progress to the operator (the first start creates the database);
+ * `fatal` is called when a part Herald cannot serve without is lost for good.
+ */
+export async function startHerald(cfg: Config, say: (m: string) => void = () => {}, fatal: (err: Error) => void = () => {}): Promise<Herald> {
   setLogLevel(cfg.logLevel);
   const uws = loadNativeUws();
   const limits = parseRateLimits(cfg.rateLimits);
-  const store = await openStoreHost(cfg);
+  const store = await openStore(cfg, say, fatal);
+  try {
+    return await serveOn(cfg, uws, limits, store);
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRateLimits>, store: Store): Promise<Herald> {
   await migrate(store.db);
 
   const sessionAuth = resolveSessionAuth(cfg, true)!;
@@ -44,7 +61,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   const actors = new ActorHost({
     count: cfg.actors,
     script: new URL('../workers/actor.js', import.meta.url),
-    storeLink: () => store.link(),
+    store: store.link,
     requestTimeoutMs: cfg.requestTimeoutMs,
     unavailable,
   });
@@ -56,8 +73,8 @@ export async function startHerald(cfg: Config): Promise<Herald> {
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
-  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, cfg.sinkIdleMs, analytics === null)] : [storeLogSink(store.db, cfg.sinkIdleMs)];
-  if (nats && analytics) sinks.push(clickHouseSink(analytics, nats, names, cfg.sinkIdleMs));
+  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, analytics === null)] : [storeLogSink(store.db, listen(store.link.url, LOG_CHANNEL))];
+  if (nats && analytics) sinks.push(clickHouseSink(analytics, nats, names));
   for (const s of sinks) s.start();
 
   const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
@@ -79,7 +96,7 @@ export async function startHerald(cfg: Config): Promise<Herald> {
     ]);
     const components = {
       store: storeState,
-      store_kind: cfg.databaseUrl ? 'postgres' : 'pglite',
+      store_kind: store.kind === 'embedded' ? 'embedded-postgres' : 'postgres',
       log: logState,
       log_kind: nats ? 'jetstream' : 'store',
       // Analytics being down delays analytics only (its sink catches up), so it is reported
@@ -105,10 +122,8 @@ export async function startHerald(cfg: Config): Promise<Herald> {
 
   const app = uws.App();
   app.any('/*', front.onRequest);
-  const { socket, port } = await new Promise<{ socket: us_listen_socket; port: number }>((resolve, reject) => {
-    app.listen(cfg.host, cfg.port, (s) => (s ? resolve({ socket: s, port: uws.us_socket_local_port(s) }) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));
-  });
-  log.info('herald listening', { host: cfg.host, port, version: VERSION, actors: cfg.actors, store: cfg.databaseUrl ? 'postgres' : 'pglite' });
+  const { socket, port } = await listenExclusively(uws, app, cfg.host, cfg.port);
+  logger.info('herald listening', { host: cfg.host, port, version: VERSION, actors: cfg.actors, store: store.kind });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -129,4 +144,20 @@ export async function startHerald(cfg: Config): Promise<Herald> {
         await store.close();
       })()),
   };
+}
+
+/**
+ * uWS listens with SO_REUSEPORT by default: a second Herald on the same port would start
+ * silently and share the traffic. LIBUS_LISTEN_EXCLUSIVE_PORT makes a taken port an error.
+ */
+function listenExclusively(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
+  const exclusive = 1; // LIBUS_LISTEN_EXCLUSIVE_PORT
+  const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
+  return new Promise((resolve, reject) => {
+    listen.call(app, host, port, exclusive, (s) =>
+      s
+        ? resolve({ socket: s, port: uws.us_socket_local_port(s) })
+        : reject(new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set HERALD_PORT (and HERALD_HOST) to another one.`)),
+    );
+  });
 }

@@ -2,13 +2,13 @@
 // their requests (src/actors/pipeline.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadConfig } from '../src/config.js';
-import { openLinkedDb } from '../src/store/open.js';
+import { openPostgres } from '../src/store/pg.js';
 import { parseRateLimits } from '../src/ratelimit/limits.js';
 import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/actors/handlers.js';
 import { resumeMerges } from '../src/domain/merges.js';
-import { storeLog } from '../src/log/log.js';
-import { connectNats, jetStreamLog, streamNames } from '../src/log/jetstream.js';
+import { storeLog } from '../src/eventlog/event-log.js';
+import { connectNats, jetStreamLog, streamNames } from '../src/eventlog/jetstream.js';
 import { Buckets } from '../src/ratelimit/buckets.js';
 import { SharedBuckets } from '../src/ratelimit/shared.js';
 import { shardOf } from '../src/actors/host.js';
@@ -16,7 +16,7 @@ import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol
 
 const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
-const db = openLinkedDb(store);
+const db = openPostgres(store.url, store.poolSize);
 const limits = parseRateLimits(cfg.rateLimits);
 // With NATS: the Log is JetStream and the workspace budgets are also counted across replicas.
 const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, `herald-actor-${index}`) : null;

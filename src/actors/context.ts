@@ -1,6 +1,6 @@
 // What an actor handler receives and answers.
 import type { Db } from '../store/db.js';
-import type { Log } from '../log/log.js';
+import type { Log } from '../eventlog/event-log.js';
 import type { Route } from '../http/routes.js';
 import type { Reply } from '../http/reply.js';
 import type { KeyPrincipal } from './protocol.js';

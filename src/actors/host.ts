@@ -5,8 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Reply } from '../http/reply.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
 import type { StoreLink } from '../store/open.js';
-import type { MessagePort } from 'node:worker_threads';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 
 interface Pending {
   actor: number;
@@ -17,8 +16,8 @@ interface Pending {
 export interface ActorHostOptions {
   count: number;
   script: URL;
-  /** A fresh store link for each (re)started actor. */
-  storeLink: () => { link: StoreLink; transfer: MessagePort[] };
+  /** How each (re)started actor opens its store. */
+  store: StoreLink;
   requestTimeoutMs: number;
   unavailable: (why: string) => Reply;
 }
@@ -58,9 +57,8 @@ export class ActorHost {
   }
 
   private spawn(index: number): Promise<void> {
-    const { link, transfer } = this.opts.storeLink();
-    const data: ActorWorkerData = { index, store: link };
-    const w = new Worker(this.opts.script, { workerData: data, transferList: transfer });
+    const data: ActorWorkerData = { index, store: this.opts.store };
+    const w = new Worker(this.opts.script, { workerData: data });
     this.workers[index] = w;
     const ready = new Promise<void>((resolve, reject) => {
       w.on('message', (m: FromActor) => {
@@ -69,13 +67,13 @@ export class ActorHost {
       });
       w.once('exit', (code) => reject(new Error(`actor ${index} exited with code ${code} while starting`)));
     });
-    w.on('error', (err) => log.error('actor failed', { actor: index, err }));
+    w.on('error', (err) => logger.error('actor failed', { actor: index, err }));
     w.on('exit', (code) => {
       if (this.workers[index] !== w) return;
       this.failActor(index, 'actor restarted');
       if (this.stopping) return;
-      log.error('actor exited; restarting it', { actor: index, code });
-      this.spawn(index).catch((err) => log.error('actor restart failed', { actor: index, err }));
+      logger.error('actor exited; restarting it', { actor: index, code });
+      this.spawn(index).catch((err) => logger.error('actor restart failed', { actor: index, err }));
     });
     return ready;
   }

@@ -9,8 +9,8 @@ import type { Ctx, Handler, Role } from './context.js';
 import { compileValidators, fieldErrors } from './validation.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { isUuid } from '../ids.js';
-import { log } from '../log.js';
-import { LogUnavailable, type Log } from '../log/log.js';
+import { logger } from '../logger.js';
+import { LogUnavailable, type Log } from '../eventlog/event-log.js';
 
 const decoder = new TextDecoder();
 
@@ -27,7 +27,7 @@ export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers
 
   // setImmediate runs after the reply's microtask has posted it to the front.
   const defer = (task: () => Promise<void>) =>
-    setImmediate(() => void task().catch((err) => log.error('deferred task failed', { err })));
+    setImmediate(() => void task().catch((err) => logger.error('deferred task failed', { err })));
 
   return async function handle(req: ActorRequest): Promise<Reply> {
     const route = routes.get(req.route)!;
@@ -82,7 +82,7 @@ export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers
       }
       const known = fromError(shape, err);
       if (known) return known;
-      log.error('handler failed', { route: route.id, err });
+      logger.error('handler failed', { route: route.id, err });
       return errorReply(shape, 500, 'INTERNAL_ERROR', 'Internal error');
     }
   };

@@ -2,7 +2,7 @@
 // including those refused for permission) and written to the store once a second in one
 // statement, off the request path.
 import type { Db } from '../store/db.js';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 
 export class UsageRecorder {
   private counts = new Map<string, number>();
@@ -56,7 +56,7 @@ export class UsageRecorder {
       // Keep the counts for the next flush; the map is bounded by keys × routes × days.
       for (const [k, n] of counts) this.counts.set(k, (this.counts.get(k) ?? 0) + n);
       for (const [id, t] of lastUsed) if ((this.lastUsed.get(id) ?? 0) < t) this.lastUsed.set(id, t);
-      log.warn('usage flush failed; will retry', { err });
+      logger.warn('usage flush failed; will retry', { err });
     }
   }
 }

@@ -5,7 +5,7 @@ import type { Ctx, Handler } from '../actors/context.js';
 import { HttpError, InvalidRequest, json } from '../http/reply.js';
 import { newId } from '../ids.js';
 import { iso } from './time.js';
-import type { EventRecord } from '../log/log.js';
+import type { EventRecord } from '../eventlog/event-log.js';
 import { resolveUserId } from './identify-input.js';
 import { findPerson } from './people-store.js';
 import { resolvePerson } from './person-resolver.js';

@@ -5,7 +5,7 @@
 import type { Db, Queryable } from '../store/db.js';
 import { newId } from '../ids.js';
 import { DEDICATED_FIELDS } from './traits.js';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 import { personIds } from './person-cache.js';
 
 export async function scheduleMerge(q: Queryable, workspaceId: string, personId: string, anonymousId: string): Promise<string> {
@@ -53,6 +53,6 @@ export async function resumeMerges(db: Db, owns: (workspaceId: string) => boolea
   const pending = await db.query<{ id: string; workspace_id: string }>('SELECT id, workspace_id FROM pending_merges ORDER BY created_at');
   for (const m of pending.rows) {
     if (!owns(m.workspace_id)) continue;
-    await runMerge(db, m.id).catch((err) => log.error('anonymous merge failed', { merge: m.id, err }));
+    await runMerge(db, m.id).catch((err) => logger.error('anonymous merge failed', { merge: m.id, err }));
   }
 }

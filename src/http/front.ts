@@ -17,7 +17,7 @@ import { grants } from '../auth/permissions.js';
 import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
 import type { ActorHost } from '../actors/host.js';
 import type { ActorRequest } from '../actors/protocol.js';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -156,7 +156,7 @@ export function createFront(deps: FrontDeps) {
       if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
       return reply;
     } catch (err) {
-      log.error('front failed', { route: route.id, err });
+      logger.error('front failed', { route: route.id, err });
       return errorReply(errorShapeOf(route), 500, 'INTERNAL_ERROR', 'Internal error');
     }
   }
@@ -182,7 +182,7 @@ export function createFront(deps: FrontDeps) {
     if ((warnedAt.get(key.id) ?? 0) > now - 60_000) return;
     if (warnedAt.size > 10_000) warnedAt.clear();
     warnedAt.set(key.id, now);
-    log.warn('client IP is outside the key allowlist; not enforced without a trusted client IP (set HERALD_TRUSTED_PROXIES or HERALD_ENFORCE_IP_ALLOWLIST)', { key: key.prefix, ip });
+    logger.warn('client IP is outside the key allowlist; not enforced without a trusted client IP (set HERALD_TRUSTED_PROXIES or HERALD_ENFORCE_IP_ALLOWLIST)', { key: key.prefix, ip });
   }
 
   return { onRequest, inFlight: () => inFlight };

@@ -10,7 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Limits, Scope } from './limits.js';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 
 interface State {
   tokens: number;
@@ -94,7 +94,7 @@ export class SharedBuckets {
           const p = this.pending.get(key);
           if (p) p.count += count;
           else this.pending.set(key, { scope, subject, count });
-          log.debug('shared rate-limit flush failed', { err: (err as Error).message });
+          logger.debug('shared rate-limit flush failed', { err: (err as Error).message });
         }
       }),
     );

@@ -1,85 +1,86 @@
-// How each thread gets its Db: with DATABASE_URL every thread opens its own small pg pool;
-// on the embedded default the main thread starts the store thread (PGlite) and hands every
-// other thread a MessagePort to it.
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+// Where the store is: DATABASE_URL (an external PostgreSQL), or the embedded PostgreSQL that
+// Herald runs in HERALD_DATA_DIR (the default). Either way every thread opens its own small
+// `pg` pool on the same URL; there is one store path.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import { ConfigError } from '../config.js';
 import type { Db } from './db.js';
 import { openPostgres } from './pg.js';
-import { pgliteClient } from './pglite-client.js';
-import type { StoreWorkerData } from '../../workers/store.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { logger } from '../logger.js';
 
 /** What a worker thread needs to open its own Db. */
-export type StoreLink = { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; port: MessagePort };
+export interface StoreLink {
+  url: string;
+  poolSize: number;
+}
 
-export interface StoreHost {
+export interface Store {
   db: Db;
-  /** A link for one more thread; transfer `transfer` along with it. */
-  link(): { link: StoreLink; transfer: MessagePort[] };
+  kind: 'embedded' | 'external';
+  /** For each thread that opens its own pool. */
+  link: StoreLink;
   close(): Promise<void>;
 }
 
-export function openLinkedDb(link: StoreLink): Db {
-  return link.kind === 'postgres' ? openPostgres(link.url, link.poolSize) : pgliteClient(link.port);
-}
+const RESTARTS = 3;
 
-export async function openStoreHost(cfg: Config): Promise<StoreHost> {
+/**
+ * Opens the store. `fatal` is called when the embedded server died and could not be started
+ * again: Herald then exits non-zero rather than serving without a database.
+ */
+export async function openStore(cfg: Config, say: (m: string) => void, fatal: (err: Error) => void): Promise<Store> {
   if (cfg.databaseUrl) {
-    const url = cfg.databaseUrl;
-    const db = openPostgres(url, 2);
-    return {
-      db,
-      link: () => ({ link: { kind: 'postgres', url, poolSize: cfg.pgPoolSize }, transfer: [] }),
-      close: () => db.close(),
-    };
+    const db = openPostgres(cfg.databaseUrl, 2);
+    return { db, kind: 'external', link: { url: cfg.databaseUrl, poolSize: cfg.pgPoolSize }, close: () => db.close() };
   }
-  const dataDir = join(cfg.dataDir, 'pglite');
-  mkdirSync(dataDir, { recursive: true });
-  const data: StoreWorkerData = { dataDir, sharedBuffers: cfg.pgliteSharedBuffers };
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    // Creating the database (initdb) takes ~800 MB that PGlite keeps for its lifetime; do it
-    // in a thread of its own that then exits, so the serving store starts small.
-    const initdb = await startStoreThread(data);
-    await stopStoreThread(initdb);
+  mkdirSync(cfg.dataDir, { recursive: true });
+  if (existsSync(join(cfg.dataDir, 'pglite'))) {
+    throw new ConfigError(
+      `${cfg.dataDir} holds a database in the PGlite layout of Herald 0.1 (${join(cfg.dataDir, 'pglite')}), which this version no longer reads: ` +
+        `the embedded store is now a real PostgreSQL in ${join(cfg.dataDir, 'pg')}. Start with a new HERALD_DATA_DIR, or move the old one away ` +
+        `(its data can be exported with Herald 0.1's API first).`,
+    );
   }
-  const worker = await startStoreThread(data);
-  worker.on('error', (err) => {
-    process.stderr.write(`store thread failed: ${err.stack ?? err}\n`);
-    process.exit(1);
-  });
-  const connect = (): MessagePort => {
-    const { port1, port2 } = new MessageChannel();
-    worker.postMessage({ type: 'connect', port: port1 }, [port1]);
-    return port2;
-  };
-  const db = pgliteClient(connect());
+  const lock = lockDataDir(cfg.dataDir);
+  let server: EmbeddedPostgres;
+  try {
+    server = await startEmbeddedPostgres(cfg.dataDir, say);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  superviseRestarts(server, fatal);
+  const db = openPostgres(server.url, 2);
   return {
     db,
-    link: () => {
-      const port = connect();
-      return { link: { kind: 'pglite', port }, transfer: [port] };
-    },
+    kind: 'embedded',
+    link: { url: server.url, poolSize: cfg.pgPoolSize },
     async close() {
       await db.close();
-      await stopStoreThread(worker);
+      await server.stop();
+      lock.release();
     },
   };
 }
 
-async function startStoreThread(data: StoreWorkerData): Promise<Worker> {
-  const worker = new Worker(new URL('../../workers/store.js', import.meta.url), { workerData: data });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`store thread exited with code ${code} while starting`)));
+/** A server that exits on its own is started again (pools reconnect to the same port); after RESTARTS failures in a row, `fatal`. */
+function superviseRestarts(server: EmbeddedPostgres, fatal: (err: Error) => void): void {
+  let failures = 0;
+  server.onExit(async (code, signal) => {
+    logger.error('the embedded PostgreSQL server exited; starting it again', { code, signal, dir: server.dir });
+    for (;;) {
+      try {
+        await server.restart();
+        failures = 0;
+        logger.warn('the embedded PostgreSQL server is running again', { dir: server.dir });
+        return;
+      } catch (err) {
+        if (++failures >= RESTARTS) return fatal(new Error(`the embedded PostgreSQL server could not be restarted: ${(err as Error).message}`));
+        await new Promise((r) => setTimeout(r, 500 * failures));
+      }
+    }
   });
-  return worker;
-}
-
-async function stopStoreThread(worker: Worker): Promise<void> {
-  const closed = new Promise((r) => worker.once('message', r));
-  worker.postMessage({ type: 'close' });
-  await closed;
-  await worker.terminate();
 }

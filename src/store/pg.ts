@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Db, Queryable, QueryResult, Row } from './db.js';
 
-// int8 (count(*), bigint columns) as a JS number, matching PGlite; Herald's counters stay
+// int8 (count(*), bigint columns) as a JS number; Herald's counters stay
 // far below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
@@ -34,5 +34,69 @@ export function openPostgres(url: string, max: number): Db {
       }
     },
     close: () => pool.end(),
+  };
+}
+
+export interface Notifications {
+  /** Resolves at the next NOTIFY on the channel (or one that came since the last call), or after `ms`. */
+  wait(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on `channel` with a connection of its own (reconnecting after errors), so a loop
+ * can sleep until there is work instead of polling.
+ */
+export function listen(url: string, channel: string): Notifications {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let arrived = false;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    arrived = true;
+    wake?.();
+  };
+  const connect = async () => {
+    if (closed) return;
+    const c = new pg.Client({ connectionString: url });
+    c.on('notification', notify);
+    c.on('error', () => {
+      if (client === c) client = null;
+      c.end().catch(() => {});
+      setTimeout(() => void connect(), 1000).unref();
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      client = c;
+      notify(); // anything appended while not listening is looked for now
+    } catch {
+      c.end().catch(() => {});
+      setTimeout(() => void connect(), 1000).unref();
+    }
+  };
+  void connect();
+  return {
+    wait(ms) {
+      if (arrived) {
+        arrived = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(done, ms);
+        function done() {
+          clearTimeout(timer);
+          wake = null;
+          arrived = false;
+          resolve();
+        }
+        wake = done;
+      });
+    },
+    async close() {
+      closed = true;
+      wake?.();
+      await client?.end().catch(() => {});
+    },
   };
 }

@@ -10,7 +10,7 @@ function host(over: Partial<ActorHostOptions> = {}): ActorHost {
   const h = new ActorHost({
     count: 2,
     script: SCRIPT,
-    storeLink: () => ({ link: { kind: 'postgres', url: 'unused', poolSize: 1 }, transfer: [] }),
+    store: { url: 'unused', poolSize: 1 },
     requestTimeoutMs: 30_000,
     unavailable: (why: string): Reply => ({ status: 503, body: why }),
     ...over,
@@ -80,7 +80,7 @@ t.test('dispatch: each request is answered by the actor that owns its key', asyn
     t.same(e.params, { k: keys[i] });
     t.equal(e.query, `q=${i}`);
     t.equal(e.actor, shardOf(keys[i]!, 3), `${keys[i]} answered by actor ${shardOf(keys[i]!, 3)}`);
-    t.same(e.store, { kind: 'postgres', url: 'unused', poolSize: 1 }, 'the store link reaches the actor');
+    t.same(e.store, { url: 'unused', poolSize: 1 }, 'the store link reaches the actor');
     // One thread per actor index.
     if (threads.has(e.actor)) t.equal(e.thread, threads.get(e.actor));
     threads.set(e.actor, e.thread);

@@ -1,9 +1,9 @@
 // The Log: where facts (events now; push records, enrolments later) are appended, and
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
 // Two implementations: the store's `log_entries` table (embedded default) and JetStream
-// (log/jetstream.ts, with NATS_URL).
+// (eventlog/jetstream.ts, with NATS_URL).
 import type { Db } from '../store/db.js';
-import { log } from '../log.js';
+import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 
 export interface EventRecord {
@@ -38,7 +38,7 @@ export class GroupCommitLog implements Log {
         await write(batch.map((b) => b.records));
         for (const b of batch) b.done();
       } catch (err) {
-        log.warn('log append failed', { err });
+        logger.warn('log append failed', { err });
         for (const b of batch) b.done(new LogUnavailable((err as Error).message));
       }
     }, maxInFlight);
@@ -53,9 +53,16 @@ export class GroupCommitLog implements Log {
   }
 }
 
+/** The channel an append NOTIFYs, waking the sink (eventlog/event-sink.ts). */
+export const LOG_CHANNEL = 'herald_log';
+
 /** The embedded Log: one `log_entries` row per append, all of a tick in one INSERT. */
 export function storeLog(db: Db): Log {
   return new GroupCommitLog(async (groups) => {
-    await db.query(`INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x`, [JSON.stringify(groups)]);
+    await db.query(
+      `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
+       SELECT pg_notify('${LOG_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM appended)`,
+      [JSON.stringify(groups)],
+    );
   });
 }

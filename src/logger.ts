@@ -17,7 +17,7 @@ function write(level: Level, msg: string, fields?: Record<string, unknown>): voi
   process.stderr.write(JSON.stringify(entry, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v)) + '\n');
 }
 
-export const log = {
+export const logger = {
   debug: (msg: string, f?: Record<string, unknown>) => write('debug', msg, f),
   info: (msg: string, f?: Record<string, unknown>) => write('info', msg, f),
   warn: (msg: string, f?: Record<string, unknown>) => write('warn', msg, f),

@@ -4,8 +4,8 @@
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { GroupCommitLog, type EventRecord, type Log } from './log.js';
-import { log } from '../log.js';
+import { GroupCommitLog, type EventRecord, type Log } from './event-log.js';
+import { logger } from '../logger.js';
 
 /** Names of one deployment's stream, subject and consumer; replicas of it share them. */
 export function streamNames(prefix: string) {
@@ -37,7 +37,7 @@ export async function ensureEventStream(nc: NatsConnection, names: StreamNames, 
   await jsm.consumers.add(names.stream, { durable_name: names.storeSink, ...consumer });
   if (analytics) await jsm.consumers.add(names.stream, { durable_name: names.analyticsSink, ...consumer });
   else if (await jsm.consumers.info(names.stream, names.analyticsSink).then(() => true, () => false)) {
-    log.warn('CLICKHOUSE_URL is unset: removing the ClickHouse sink consumer; events it had not read stay out of ClickHouse', { consumer: names.analyticsSink });
+    logger.warn('CLICKHOUSE_URL is unset: removing the ClickHouse sink consumer; events it had not read stay out of ClickHouse', { consumer: names.analyticsSink });
     await jsm.consumers.delete(names.stream, names.analyticsSink);
   }
 }

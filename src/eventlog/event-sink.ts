@@ -6,11 +6,12 @@
 // a person deleted meanwhile are dropped (their analytics copy stays); events of a person
 // merged away follow the redirect.
 import type { Db } from '../store/db.js';
+import type { Notifications } from '../store/pg.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer } from '@nats-io/jetstream';
 import type { StreamNames } from './jetstream.js';
-import type { EventRecord } from './log.js';
-import { log } from '../log.js';
+import type { EventRecord } from './event-log.js';
+import { logger } from '../logger.js';
 import type { AnalyticsStore } from '../analytics/clickhouse.js';
 
 const RECORD = 'r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
@@ -58,31 +59,34 @@ export interface Sink {
 }
 
 const FULL_BATCH_EVENTS = 500;
+const FETCH_EXPIRES_MS = 1000;
 const SMALL_BATCH_PAUSE_MS = 10;
+const MAX_BACKOFF_MS = 5000;
 
-/** Runs `step` (which returns how many events it moved) until stopped, pausing when idle. */
-function sinkLoop(name: string, idleMs: number, step: () => Promise<number>, drain: () => Promise<void>): Sink {
+/**
+ * Runs `step` (which returns how many events it moved) until stopped. When the Log is empty it
+ * awaits `idle()`, which returns when there may be work again (so an idle Herald costs nothing).
+ */
+function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise<void>, drain: () => Promise<void>): Sink {
   let stopped = false;
   let running: Promise<void> | undefined;
   const loop = async () => {
-    let backoff = idleMs;
+    let backoff = 50;
     while (!stopped) {
       try {
         const moved = await step();
-        backoff = idleMs;
+        backoff = 50;
         if (moved >= FULL_BATCH_EVENTS) continue;
         // A small batch: let more gather before the next statement (each has a fixed cost
         // that would otherwise delay the requests' own writes to the store).
-        if (moved > 0) {
-          await new Promise((r) => setTimeout(r, Math.min(idleMs, SMALL_BATCH_PAUSE_MS)));
-          continue;
-        }
+        if (moved > 0) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
+        else await idle();
       } catch (err) {
         // Nothing was taken off the log: retry with backoff until the store answers.
-        log.warn(`${name} failed; retrying`, { err, retryMs: backoff });
-        backoff = Math.min(backoff * 2, 5000);
+        logger.warn(`${name} failed; retrying`, { err, retryMs: backoff });
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
-      await new Promise((r) => setTimeout(r, backoff));
     }
   };
   return {
@@ -95,11 +99,15 @@ function sinkLoop(name: string, idleMs: number, step: () => Promise<number>, dra
   };
 }
 
-/** The sink of the embedded Log. `idleMs` bounds how far reads lag behind writes when quiet. */
-export function storeLogSink(db: Db, idleMs: number): Sink {
+/** How long the store sink sleeps without a notification: a backstop, should one be missed. */
+const IDLE_BACKSTOP_MS = 5000;
+
+/** The sink of the embedded Log; it sleeps until an append's NOTIFY (store/pg.ts `listen`). */
+export function storeLogSink(db: Db, appended: Notifications): Sink {
   const step = async () => (await db.query<{ events: number }>(FROM_STORE_LOG)).rows[0]!.events;
-  return sinkLoop('event sink', idleMs, step, async () => {
+  return sinkLoop('event sink', step, () => appended.wait(IDLE_BACKSTOP_MS), async () => {
     for (let i = 0; i < 1000; i++) if ((await step().catch(() => 0)) === 0) break;
+    await appended.close();
   });
 }
 
@@ -109,13 +117,14 @@ export function storeLogSink(db: Db, idleMs: number): Sink {
  * which `apply` must make harmless. While `apply` fails nothing is acknowledged; JetStream
  * keeps the messages and the sink retries with backoff.
  */
-function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string, consumerName: string, idleMs: number, apply: (records: EventRecord[]) => Promise<unknown>): Sink {
+function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string, consumerName: string, apply: (records: EventRecord[]) => Promise<unknown>): Sink {
   const js = jetstream(nc);
   // Looked up once (each lookup is a request to the server), again after a failed step.
   let consumer: Consumer | undefined;
   const step = async () => {
     consumer ??= await js.consumers.get(stream, consumerName);
-    const msgs = await consumer.fetch({ max_messages: 200, expires: Math.max(idleMs, 1000) });
+    // A long poll: an empty Log answers after `expires`, so the loop needs no pause of its own.
+    const msgs = await consumer.fetch({ max_messages: 200, expires: FETCH_EXPIRES_MS });
     const batch = [];
     for await (const m of msgs) {
       batch.push(m);
@@ -138,16 +147,16 @@ function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string
       consumer = undefined;
       throw err;
     });
-  return sinkLoop(label, idleMs, guarded, async () => {});
+  return sinkLoop(label, guarded, async () => {}, async () => {});
 }
 
 /** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */
-export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, idleMs: number, embeddedAnalytics: boolean): Sink {
+export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean): Sink {
   const sql = fromParam(embeddedAnalytics);
-  return jetStreamConsumerSink('jetstream sink', nc, names.stream, names.storeSink, idleMs, (records) => db.query(sql, [JSON.stringify(records)]));
+  return jetStreamConsumerSink('jetstream sink', nc, names.stream, names.storeSink, (records) => db.query(sql, [JSON.stringify(records)]));
 }
 
 /** The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. */
-export function clickHouseSink(analytics: AnalyticsStore, nc: NatsConnection, names: StreamNames, idleMs: number): Sink {
-  return jetStreamConsumerSink('clickhouse sink', nc, names.stream, names.analyticsSink, idleMs, (records) => analytics.write(records));
+export function clickHouseSink(analytics: AnalyticsStore, nc: NatsConnection, names: StreamNames): Sink {
+  return jetStreamConsumerSink('clickhouse sink', nc, names.stream, names.analyticsSink, (records) => analytics.write(records));
 }
