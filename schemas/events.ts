@@ -16,8 +16,8 @@ export const track = object(
   ['event'],
 );
 
-// The 100-entry ceiling is checked by the handler, which answers BATCH_TOO_LARGE.
-export const trackBatch = object({ events: { type: 'array', items: {} } }, ['events']);
+// Entries are checked one by one (a bad entry fails only itself); more than 100 is BATCH_TOO_LARGE.
+export const trackBatch = object({ events: { type: 'array', items: {}, maxItems: 100 } }, ['events']);
 
 const limit = { type: 'integer', minimum: 0, default: 50 };
 

@@ -1,3 +1,4 @@
+import type { SchemaRefusal } from '../src/routes.js';
 import { nonEmptyString, object, pagination, type Schema } from './common.js';
 
 const userId = nonEmptyString(255);
@@ -11,16 +12,34 @@ export const identify = object({
   external_id: userId,
   email,
   phone: { type: 'string', maxLength: 50 },
-  // Its 36-character limit is checked by the handler, which owes the exact message of INTERFACE 4.1.
-  anonymousId: { type: 'string', description: 'At most 36 characters' },
+  anonymousId: { type: 'string', maxLength: 36 },
   traits: { type: 'object' },
   timestamp: { type: 'string', format: 'date-time' },
 });
 
 export const personUpdate = object({ traits: { type: 'object' } }, ['traits']);
 
-// Entries are checked one by one (a bad entry fails only itself), so any item is accepted here.
-export const peopleBatch = object({ identify: { type: 'array', items: {} } }, ['identify']);
+/** INTERFACE 4.1 owes an exact message for a long anonymousId, and a failed identify. */
+export const identifyRefusals: readonly SchemaRefusal[] = [
+  { at: '/anonymousId', keyword: 'maxLength', code: 'VALIDATION_ERROR', message: 'Anonymous ID must be 36 characters or less' },
+];
+
+/** The external id in the path of a route that creates the person (device registration) is a userId. */
+export const userIdPath = object({ id: userId }, ['id']);
+
+// Entries are checked one by one (a bad entry fails only itself), so any item is accepted here;
+// more than 1,000 is BATCH_TOO_LARGE, and events belong to /track/batch.
+export const peopleBatch = object(
+  {
+    identify: { type: 'array', items: {}, maxItems: 1000 },
+    track: { not: {}, description: 'Refused: events go to POST /track/batch' },
+  },
+  ['identify'],
+);
+
+export const peopleBatchRefusals: readonly SchemaRefusal[] = [
+  { at: '/track', code: 'VALIDATION_ERROR', message: 'People batch takes only `identify` operations; send events to POST /track/batch' },
+];
 
 export const peopleList = object(pagination(50));
 

@@ -16,7 +16,7 @@ import { clickHouseAnalytics } from './analytics/clickhouse.js';
 import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
 import { createFront } from './http/front.js';
-import { errorReply, json, type Reply } from './http/reply.js';
+import { json, unavailable, type Reply } from './handlers/reply.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
 import { logger, setLogLevel } from './logger.js';
@@ -57,13 +57,12 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     bootstrap = { workspaceId, token: await signSessionToken(sessionAuth.secret, { sub: LOCAL_ADMIN }, 24 * 3600) };
   }
 
-  const unavailable = (why: string): Reply => ({ ...errorReply('key', 503, 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`), headers: { 'Retry-After': '1' } });
   const actors = new ActorHost({
     count: cfg.actors,
     script: new URL('../workers/actor.js', import.meta.url),
     store: store.link,
     requestTimeoutMs: cfg.requestTimeoutMs,
-    unavailable,
+    unavailable: (why) => unavailable('key', `Service unavailable: ${why}`),
   });
   await actors.start();
 
@@ -117,7 +116,8 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     usage,
     verifySession: sessionVerifier(sessionAuth),
     actors,
-    publicHandlers: { 'GET /healthz': health, 'GET /openapi.json': () => ({ status: 200, body: openapi }) },
+    health,
+    publicRoutes: { 'GET /openapi.json': () => ({ status: 200, body: openapi }) },
   });
 
   const app = uws.App();

@@ -2,7 +2,7 @@
 // so per-workspace state (rate-limit buckets and, later, caps and idempotency claims) has a
 // single writer. An actor that dies is replaced; its requests in flight answer 503.
 import { Worker } from 'node:worker_threads';
-import type { Reply } from '../http/reply.js';
+import type { Reply } from '../handlers/reply.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
 import type { StoreLink } from '../store/open.js';
 import { logger } from '../logger.js';

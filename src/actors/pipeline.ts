@@ -1,89 +1,117 @@
-// The actor side of a request: workspace rate limit, membership, JSON parse, schema
-// validation, then the route's handler; every failure in the route's error shape.
+// The actor side of a request, as named, ordered steps (the front has authenticated it and
+// applied the IP and user budgets). Each step answers, ending the request, or passes:
+//   workspace budget → membership → not implemented → parse → validate → handle.
+// Every failure is answered in the route's error shape.
 import type { Db } from '../store/db.js';
-import { ROUTES, errorShapeOf, type Route } from '../http/routes.js';
-import { errorReply, forbidden, fromError, invalidRequest, rateLimited, type Reply } from '../http/reply.js';
+import { memberRole } from '../store/workspaces.js';
+import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
+import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
+import type { Ctx, Handler } from '../handlers/context.js';
+import { check, compileBody, compileStrings } from '../handlers/validation.js';
+import { DomainError } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
-import type { Ctx, Handler, Role } from './context.js';
-import { compileValidators, fieldErrors } from './validation.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { LogUnavailable, type Log } from '../eventlog/event-log.js';
+import type { ValidateFunction } from 'ajv';
+
+interface Validators {
+  params?: ValidateFunction;
+  body?: ValidateFunction;
+  query?: ValidateFunction;
+}
+
+/** A request on its way through the steps. */
+interface InFlight {
+  req: ActorRequest;
+  route: Route;
+  shape: ErrorShape;
+  ctx: Ctx;
+}
+
+type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 
 const decoder = new TextDecoder();
 
 /** `buckets` holds the workspace budgets of the workspaces this actor owns. */
-export function createPipeline(db: Db, eventLog: Log, buckets: Buckets, handlers: Record<string, Handler>): (req: ActorRequest) => Promise<Reply> {
-  const routes = new Map<string, Route>(ROUTES.map((r) => [r.id, r]));
-  const validators = compileValidators(ROUTES);
-
-  async function roleIn(workspaceId: string, user: string): Promise<Role | null> {
-    if (!isUuid(workspaceId)) return null;
-    const r = await db.query<{ role: Role }>('SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [workspaceId, user]);
-    return r.rows[0]?.role ?? null;
-  }
-
+export function createPipeline(db: Db, events: Log, buckets: Buckets, handlers: Record<HandledRouteId, Handler>): (req: ActorRequest) => Promise<Reply> {
+  const routes = new Map<RouteId, Route>(ROUTES.map((r) => [r.id, r]));
+  const validators = new Map<RouteId, Validators>(
+    ROUTES.map((r) => [r.id, { params: r.params && compileStrings(r.params), body: r.body && compileBody(r.body), query: r.query && compileStrings(r.query) }]),
+  );
   // setImmediate runs after the reply's microtask has posted it to the front.
-  const defer = (task: () => Promise<void>) =>
-    setImmediate(() => void task().catch((err) => logger.error('deferred task failed', { err })));
+  const defer = (task: () => Promise<void>) => setImmediate(() => void task().catch((err) => logger.error('deferred task failed', { err })));
 
-  return async function handle(req: ActorRequest): Promise<Reply> {
+  /** Key routes spend the workspace's budget, owned by this actor. */
+  const workspaceBudget: Step = ({ req, route }) => {
+    if (req.principal.kind !== 'key' || route.auth !== 'key') return;
+    const refused = buckets.take(route.scope, req.principal.workspaceId);
+    return refused ? rateLimited(refused) : undefined;
+  };
+
+  /** Session routes on a workspace need the caller to be a member of it (403 otherwise, existence unrevealed). */
+  const membership: Step = async ({ req, ctx, shape }) => {
+    if (req.principal.kind !== 'session' || req.workspaceId === null) return;
+    ctx.role = isUuid(req.workspaceId) ? await memberRole(db, req.workspaceId, req.principal.user.sub) : null;
+    return ctx.role ? undefined : forbidden(shape);
+  };
+
+  /** After the budget and membership, so limits and access apply uniformly. */
+  const notImplemented: Step = ({ route, shape }) => (route.notImplemented ? errorReply(shape, 'NOT_IMPLEMENTED', route.notImplemented) : undefined);
+
+  /** JSON, holding only text the store can keep. */
+  const parse: Step = ({ req, ctx, shape }) => {
+    for (const [name, value] of Object.entries(req.params)) {
+      if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
+    }
+    ctx.query = Object.fromEntries(new URLSearchParams(req.query));
+    if (!req.body || req.body.length === 0) return;
+    const raw = decoder.decode(req.body);
+    try {
+      ctx.body = JSON.parse(raw);
+    } catch {
+      return invalidRequest(shape, 'Malformed JSON body', [{ field: 'body', message: 'is not valid JSON' }]);
+    }
+    const unstorable = unstorableText(raw, ctx.body);
+    if (unstorable) return invalidRequest(shape, 'Request body is invalid', [{ field: unstorable, message: 'contains U+0000 or an unpaired surrogate, which cannot be stored' }]);
+  };
+
+  /** The route's schemas, worded by its refusal rules. */
+  const validate: Step = ({ route, ctx }) => {
+    const v = validators.get(route.id)!;
+    if (v.params) check(v.params, ctx.params, 'path', route.refusals);
+    // No body at all reads as `{}`: required fields are then reported by name.
+    if (v.body) check(v.body, (ctx.body ??= {}), 'body', route.refusals);
+    if (v.query) check(v.query, ctx.query, 'query', route.refusals);
+    return undefined;
+  };
+
+  // Public routes never reach an actor, and 501 routes were answered above.
+  const handle: Step = ({ route, ctx }) => handlers[route.id as HandledRouteId](ctx);
+
+  const steps: Step[] = [workspaceBudget, membership, notImplemented, parse, validate, handle];
+
+  return async function run(req: ActorRequest): Promise<Reply> {
     const route = routes.get(req.route)!;
     const shape = errorShapeOf(route);
+    const p = req.principal;
+    const ctx: Ctx = {
+      db, events, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
+    };
     try {
-      const ctx: Ctx = { db, log: eventLog, route, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, user: null, role: null, key: null, ip: req.ip, defer };
-      const p = req.principal;
-      if (p?.kind === 'key' && route.auth === 'key') {
-        ctx.key = p;
-        const refused = buckets.take(route.scope, p.workspaceId);
-        if (refused) return rateLimited(refused);
-      } else if (p?.kind === 'session') {
-        ctx.user = p.user;
-        if (req.workspaceId !== null) {
-          ctx.role = await roleIn(req.workspaceId, p.user.sub);
-          if (!ctx.role) return forbidden(shape);
-        }
+      for (const step of steps) {
+        const reply = await step({ req, route, shape, ctx });
+        if (reply) return reply;
       }
-
-      // After the workspace budget and membership, so limits and access apply uniformly.
-      if (route.notImplemented) return errorReply(shape, 501, 'NOT_IMPLEMENTED', route.notImplemented);
-      const handler = handlers[route.id];
-      if (!handler) return errorReply(shape, 500, 'INTERNAL_ERROR', `No handler for ${route.id}`);
-
-      for (const [name, value] of Object.entries(req.params)) {
-        if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
-      }
-      if (req.body && req.body.length > 0) {
-        const raw = decoder.decode(req.body);
-        try {
-          ctx.body = JSON.parse(raw);
-        } catch {
-          return invalidRequest(shape, 'Malformed JSON body', [{ field: 'body', message: 'is not valid JSON' }]);
-        }
-        const unstorable = unstorableText(raw, ctx.body);
-        if (unstorable) return invalidRequest(shape, 'Request body is invalid', [{ field: unstorable, message: 'contains U+0000 or an unpaired surrogate, which cannot be stored' }]);
-      }
-      const v = validators.get(route.id)!;
-      // No body at all reads as `{}`: required fields are then reported by name.
-      if (v.body && ctx.body === undefined) ctx.body = {};
-      if (v.body && !v.body(ctx.body)) {
-        return invalidRequest(shape, 'Request body is invalid', fieldErrors(v.body.errors, 'body'));
-      }
-      ctx.query = Object.fromEntries(new URLSearchParams(req.query));
-      if (v.query && !v.query(ctx.query)) {
-        return invalidRequest(shape, 'Query parameters are invalid', fieldErrors(v.query.errors, 'query'));
-      }
-      return await handler(ctx);
+      throw new Error(`no step answered ${route.id}`);
     } catch (err) {
-      if (err instanceof LogUnavailable) {
-        return { ...errorReply(shape, 503, 'SERVICE_UNAVAILABLE', 'The event log is unavailable; nothing was recorded. Retry shortly.'), headers: { 'Retry-After': '1' } };
-      }
-      const known = fromError(shape, err);
-      if (known) return known;
+      if (err instanceof DomainError) return toReply(shape, err);
+      if (err instanceof LogUnavailable) return unavailable(shape, 'The event log is unavailable; nothing was recorded. Retry shortly.');
       logger.error('handler failed', { route: route.id, err });
-      return errorReply(shape, 500, 'INTERNAL_ERROR', 'Internal error');
+      return errorReply(shape, 'INTERNAL_ERROR', 'Internal error');
     }
   };
 }

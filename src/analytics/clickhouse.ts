@@ -4,7 +4,7 @@
 // query parameters (18.16 has no server-side binding), no TTL. Rows travel as JSONEachRow
 // data, never as SQL; the only values spliced into SQL are UUIDs and integers we check first.
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { EventRecord } from '../eventlog/event-log.js';
+import type { EventRecord } from '../domain/events.js';
 
 export const TABLE = 'analytics_events';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import { newWorkspaceId } from '../ids.js';
+import { createWorkspace, workspacesOf } from '../store/workspaces.js';
 import type { SessionAuthConfig } from './sessions.js';
 
 export const LOCAL_ADMIN = 'local-admin';
@@ -31,15 +31,7 @@ export function resolveSessionAuth(cfg: Config, create: boolean): (SessionAuthCo
 export async function ensureDefaultWorkspace(db: Db): Promise<string> {
   return db.tx(async (q) => {
     await q.query('SELECT pg_advisory_xact_lock(4242002)');
-    const found = await q.query<{ id: string }>(
-      `SELECT w.id FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
-       WHERE m.user_id = $1 AND m.role = 'owner' ORDER BY w.created_at LIMIT 1`,
-      [LOCAL_ADMIN],
-    );
-    if (found.rows[0]) return found.rows[0].id;
-    const id = newWorkspaceId();
-    await q.query(`INSERT INTO workspaces (id, name, settings) VALUES ($1, 'Default', $2::text::jsonb)`, [id, JSON.stringify({ timezone: 'UTC', send_policy: null })]);
-    await q.query(`INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`, [id, LOCAL_ADMIN]);
-    return id;
+    const [owned] = await workspacesOf(q, LOCAL_ADMIN, 'owner');
+    return (owned ?? (await createWorkspace(q, 'Default', LOCAL_ADMIN))).id;
   });
 }

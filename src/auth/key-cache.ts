@@ -2,8 +2,8 @@
 // Actors tell the front which prefixes to drop whenever a key changes.
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
+import { keyByPrefix } from '../store/api-keys.js';
 import { parseRange } from './ip-allowlist.js';
-import type { KeyType } from './permissions.js';
 
 export interface KeyRecord {
   id: string;
@@ -11,21 +11,9 @@ export interface KeyRecord {
   prefix: string;
   secretHash: string;
   permissions: string[];
-  keyType: KeyType;
   expiresAt: number | null;
   allowlist: string[];
   ranges: ReturnType<typeof parseRange>[];
-}
-
-interface KeyRow {
-  id: string;
-  workspace_id: string;
-  key_prefix: string;
-  secret_hash: string;
-  permissions: string[];
-  key_type: KeyType;
-  expires_at: Date | null;
-  ip_whitelist: string[];
 }
 
 export class KeyCache {
@@ -37,12 +25,7 @@ export class KeyCache {
       // fetch() shares one store lookup between concurrent misses; a delete() during a
       // lookup discards its result, so an invalidation cannot be overwritten by stale data.
       fetchMethod: async (prefix) => {
-        const r = await db.query<KeyRow>(
-          `SELECT id, workspace_id, key_prefix, secret_hash, permissions, key_type, expires_at, ip_whitelist
-           FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL`,
-          [prefix],
-        );
-        const k = r.rows[0];
+        const k = await keyByPrefix(db, prefix);
         if (!k) return undefined;
         return {
           id: k.id,
@@ -50,7 +33,6 @@ export class KeyCache {
           prefix: k.key_prefix,
           secretHash: k.secret_hash,
           permissions: k.permissions,
-          keyType: k.key_type,
           expiresAt: k.expires_at ? k.expires_at.getTime() : null,
           allowlist: k.ip_whitelist,
           ranges: k.ip_whitelist.map(parseRange),

@@ -1,5 +1,6 @@
 // The trait rules of INTERFACE 2.2 and DECISIONS §10, in one place: every write path
 // (identify, people create/upsert/update/batch) validates with traitProblems().
+import type { FieldError } from './errors.js';
 
 export const TRAIT_KEY = /^[a-zA-Z][a-zA-Z0-9_]*$/;
 export const RESERVED_TRAIT_KEYS = new Set(['id', 'workspace_id', 'user_id', 'anonymous_id', 'created_at', 'updated_at']);
@@ -8,13 +9,9 @@ export const LIMITS = { keyLength: 255, topLevelKeys: 1000, stringLength: 10_000
 /** Trait keys that also set the person's dedicated field of the same name. */
 export const DEDICATED_FIELDS = ['email', 'phone', 'first_name', 'last_name', 'timezone', 'locale'] as const;
 
-export interface TraitProblem {
-  field: string;
-  message: string;
-}
 
-export function traitProblems(traits: Record<string, unknown>): TraitProblem[] {
-  const problems: TraitProblem[] = [];
+export function traitProblems(traits: Record<string, unknown>): FieldError[] {
+  const problems: FieldError[] = [];
   const keys = Object.keys(traits);
   if (keys.length > LIMITS.topLevelKeys) problems.push({ field: 'traits', message: `has ${keys.length} keys; at most ${LIMITS.topLevelKeys}` });
   for (const key of keys) {
@@ -28,7 +25,7 @@ export function traitProblems(traits: Record<string, unknown>): TraitProblem[] {
   return problems;
 }
 
-function checkValue(v: unknown, field: string, depth: number, problems: TraitProblem[]): void {
+function checkValue(v: unknown, field: string, depth: number, problems: FieldError[]): void {
   if (typeof v === 'string') {
     if (v.length > LIMITS.stringLength) problems.push({ field, message: `string is longer than ${LIMITS.stringLength} characters` });
     return;
@@ -55,9 +52,9 @@ const FIELD_MAX: Record<(typeof DEDICATED_FIELDS)[number], number> = { email: 25
  * The dedicated person fields set by these traits (INTERFACE 2.2.6, DECISIONS §8): a string
  * sets the field, '' or null clears it, any other value leaves it alone.
  */
-export function dedicatedFields(traits: Record<string, unknown>): { fields: Record<string, string | null>; problems: TraitProblem[] } {
+export function dedicatedFields(traits: Record<string, unknown>): { fields: Record<string, string | null>; problems: FieldError[] } {
   const fields: Record<string, string | null> = {};
-  const problems: TraitProblem[] = [];
+  const problems: FieldError[] = [];
   for (const f of DEDICATED_FIELDS) {
     if (!(f in traits)) continue;
     const v = traits[f];

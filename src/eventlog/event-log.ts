@@ -3,18 +3,10 @@
 // Two implementations: the store's `log_entries` table (embedded default) and JetStream
 // (eventlog/jetstream.ts, with NATS_URL).
 import type { Db } from '../store/db.js';
+import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 
-export interface EventRecord {
-  id: string;
-  workspace_id: string;
-  person_id: string;
-  external_id: string;
-  type: string;
-  parameters: Record<string, unknown>;
-  created_at: string;
-}
 
 export interface Log {
   /** Resolves once `records` are durable; rejects with LogUnavailable when they are not. */

@@ -10,7 +10,7 @@ import type { Notifications } from '../store/pg.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer } from '@nats-io/jetstream';
 import type { StreamNames } from './jetstream.js';
-import type { EventRecord } from './event-log.js';
+import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
 import type { AnalyticsStore } from '../analytics/clickhouse.js';
 

@@ -4,7 +4,8 @@
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { GroupCommitLog, type EventRecord, type Log } from './event-log.js';
+import { GroupCommitLog, type Log } from './event-log.js';
+import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
 
 /** Names of one deployment's stream, subject and consumer; replicas of it share them. */

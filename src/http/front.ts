@@ -1,11 +1,15 @@
-// The front, on the main thread: route, size limit, authentication, per-IP and per-user
-// buckets, then one hop to the workspace's actor. It never parses request bodies; actors do.
+// The front, on the main thread. Every request goes through these named steps, in order;
+// a step that answers ends the request:
+//   edge budget → health → route → body size → read body → authenticate (key: allowlist,
+//   workspace match, permission; session: user budget, workspace) → dispatch to the actor.
+// It never parses request bodies; actors do.
 import type { HttpRequest, HttpResponse } from './uws.js';
 import type { Config } from '../config.js';
 import { Router } from './router.js';
-import { ROUTES, errorShapeOf, type Route } from './routes.js';
-import { errorReply, forbidden, rateLimited, unauthorized, type Reply } from './reply.js';
-import { preflight, write } from './respond.js';
+import { preflight, write } from './write-reply.js';
+import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
+import { errorReply, forbidden, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
+import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
 import { Buckets } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
@@ -16,10 +20,7 @@ import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js'
 import { grants } from '../auth/permissions.js';
 import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
 import type { ActorHost } from '../actors/host.js';
-import type { ActorRequest } from '../actors/protocol.js';
 import { logger } from '../logger.js';
-
-export const API_PREFIX = '/api/v1';
 
 export interface FrontDeps {
   cfg: Config;
@@ -30,8 +31,9 @@ export interface FrontDeps {
   usage: UsageRecorder;
   verifySession: SessionVerifier;
   actors: ActorHost;
-  /** Public routes the front answers itself (health, OpenAPI). */
-  publicHandlers: Record<string, () => Promise<Reply> | Reply>;
+  /** Answered by the front itself: `/healthz` and the public routes of the table (OpenAPI). */
+  health: () => Promise<Reply>;
+  publicRoutes: Partial<Record<Route['id'], () => Reply>>;
 }
 
 interface Incoming {
@@ -42,6 +44,13 @@ interface Incoming {
   workspaceHeader: string;
   ip: string;
   aborted: boolean;
+}
+
+/** Who a request acts as, and on which actor it runs. */
+interface Caller {
+  principal: KeyPrincipal | SessionPrincipal;
+  workspaceId: string | null;
+  shard: string;
 }
 
 /** Never written: `finish` drops replies to aborted requests. */
@@ -63,7 +72,7 @@ export function createFront(deps: FrontDeps) {
     else res.cork(() => write(res, reply, cors));
   }
 
-  /** The uWS handler for every request. */
+  /** The uWS handler for every request: the synchronous steps, then `process`. */
   function onRequest(res: HttpResponse, req: HttpRequest): void {
     inFlight++;
     const inc: Incoming = {
@@ -81,23 +90,26 @@ export function createFront(deps: FrontDeps) {
     const contentLength = Number(req.getHeader('content-length') || 0);
     const chunked = req.getHeader('transfer-encoding') !== '';
 
+    // edge budget
     const edge = buckets.take('edge', inc.ip);
     if (edge) return finish(res, inc, rateLimited(edge), false, true);
-
+    // health
     if (inc.url === '/healthz' && inc.method === 'GET') {
-      void Promise.resolve(deps.publicHandlers['GET /healthz']!()).then((r) => finish(res, inc, r, false, false));
+      void deps.health().then((r) => finish(res, inc, r, false, false));
       return;
     }
+    // route
     const m = router.match(inc.method, inc.url);
-    if (m.kind === 'none') return finish(res, inc, errorReply('key', 404, 'NOT_FOUND', `No route for ${inc.method} ${inc.url}`), false, true);
+    if (m.kind === 'none') return finish(res, inc, errorReply('key', 'NOT_FOUND', `No route for ${inc.method} ${inc.url}`), false, true);
     if (m.kind === 'method') {
-      const cors = m.route.auth === 'key' && m.route.cors === true;
+      const cors = isCors(m.route);
       if (inc.method === 'OPTIONS' && cors) return finish(res, inc, preflight(m.allowed), false, true);
-      const r = errorReply(errorShapeOf(m.route), 405, 'METHOD_NOT_ALLOWED', `${inc.method} is not allowed on ${inc.url}; use ${m.allowed.join(', ')}`);
+      const r = errorReply(errorShapeOf(m.route), 'METHOD_NOT_ALLOWED', `${inc.method} is not allowed on ${inc.url}; use ${m.allowed.join(', ')}`);
       return finish(res, inc, { ...r, headers: { Allow: m.allowed.join(', ') } }, cors, true);
     }
     const { route, params } = m;
-    const cors = route.auth === 'key' && route.cors === true;
+    const cors = isCors(route);
+    // body size, then read body
     const limit = route.maxBody ?? cfg.maxBodyBytes;
     if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
     if (contentLength === 0 && !chunked) {
@@ -110,55 +122,65 @@ export function createFront(deps: FrontDeps) {
     });
   }
 
+  /** authenticate → dispatch. */
   async function process(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null): Promise<Reply> {
     try {
-      const shape = errorShapeOf(route);
-      if (route.auth === 'public') {
-        const refused = buckets.take('ip-public', inc.ip);
-        if (refused) return rateLimited(refused);
-        return await deps.publicHandlers[route.id]!();
-      }
-      const token = bearer(inc.authorization);
-      let base: Omit<ActorRequest, 'id'>;
-      let shard: string;
-      if (route.auth === 'key') {
-        const auth = await authenticateKey(token);
-        if (!auth.ok) return failedAuth(inc, unauthorized(shape, auth.details));
-        const key = auth.key;
-        deps.usage.record(key.id, route.id);
-        if (key.allowlist.length > 0 && !inRanges(inc.ip, key.ranges)) {
-          if (allowlistEnforced) return forbidden(shape, 'Client IP is not in the key allowlist');
-          warnAllowlist(key, inc.ip);
-        }
-        if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
-        if (!grants(key.permissions, route.permissions)) return forbidden(shape);
-        shard = key.workspaceId;
-        base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: key.workspaceId, principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions } };
-      } else {
-        if (token && looksLikeApiKey(token)) return forbidden(shape);
-        const user = token ? await deps.verifySession(token) : null;
-        if (!user) return failedAuth(inc, unauthorized(shape, token ? 'Session token failed verification' : 'Missing Authorization: Bearer <SESSION_TOKEN> header'));
-        const refused = buckets.take('user-dashboard', user.sub);
-        if (refused) return rateLimited(refused);
-        let workspaceId: string | null = null;
-        if (route.workspace === 'path') workspaceId = params.workspaceId!;
-        if (route.workspace === 'header') {
-          workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
-          if (!workspaceId) return errorReply(shape, 400, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
-        }
-        shard = workspaceId ?? user.sub;
-        base = { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId, principal: { kind: 'session', user } };
-      }
-      // The client has gone (e.g. timed out under overload): nobody will read the answer, so
-      // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
-      if (inc.aborted) return CLIENT_GONE;
-      const reply = await deps.actors.dispatch(shard, base);
-      if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
-      return reply;
+      if (route.auth === 'public') return publicRoute(inc, route);
+      const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
+      if ('status' in caller) return caller;
+      return await dispatch(inc, route, params, body, caller);
     } catch (err) {
       logger.error('front failed', { route: route.id, err });
-      return errorReply(errorShapeOf(route), 500, 'INTERNAL_ERROR', 'Internal error');
+      return errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'Internal error');
     }
+  }
+
+  function publicRoute(inc: Incoming, route: Route): Reply {
+    const refused = buckets.take('ip-public', inc.ip);
+    return refused ? rateLimited(refused) : deps.publicRoutes[route.id]!();
+  }
+
+  /** authenticate the key → allowlist → workspace match → permission. */
+  async function keyCaller(inc: Incoming, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>): Promise<Caller | Reply> {
+    const shape = errorShapeOf(route);
+    const auth = await authenticateKey(bearer(inc.authorization));
+    if (!auth.ok) return failedAuth(inc, unauthorized(shape, auth.details));
+    const key = auth.key;
+    deps.usage.record(key.id, route.id);
+    if (key.allowlist.length > 0 && !inRanges(inc.ip, key.ranges)) {
+      if (allowlistEnforced) return forbidden(shape, 'Client IP is not in the key allowlist');
+      warnAllowlist(key, inc.ip);
+    }
+    if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
+    if (!grants(key.permissions, route.permissions)) return forbidden(shape);
+    return { principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions }, workspaceId: key.workspaceId, shard: key.workspaceId };
+  }
+
+  /** verify the session token → user budget → the workspace it acts on (membership is the actor's step). */
+  async function sessionCaller(inc: Incoming, route: Extract<Route, { auth: 'session' }>, params: Record<string, string>): Promise<Caller | Reply> {
+    const shape = errorShapeOf(route);
+    const token = bearer(inc.authorization);
+    if (token && looksLikeApiKey(token)) return forbidden(shape);
+    const user = token ? await deps.verifySession(token) : null;
+    if (!user) return failedAuth(inc, unauthorized(shape, token ? 'Session token failed verification' : 'Missing Authorization: Bearer <SESSION_TOKEN> header'));
+    const refused = buckets.take('user-dashboard', user.sub);
+    if (refused) return rateLimited(refused);
+    let workspaceId: string | null = null;
+    if (route.workspace === 'path') workspaceId = params.workspaceId!;
+    if (route.workspace === 'header') {
+      workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
+      if (!workspaceId) return errorReply(shape, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
+    }
+    return { principal: { kind: 'session', user }, workspaceId, shard: workspaceId ?? user.sub };
+  }
+
+  async function dispatch(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null, caller: Caller): Promise<Reply> {
+    // The client has gone (e.g. timed out under overload): nobody will read the answer, so
+    // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
+    if (inc.aborted) return CLIENT_GONE;
+    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
+    if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
+    return reply;
   }
 
   async function authenticateKey(token: string): Promise<{ ok: true; key: KeyRecord } | { ok: false; details: string }> {
@@ -188,13 +210,15 @@ export function createFront(deps: FrontDeps) {
   return { onRequest, inFlight: () => inFlight };
 }
 
+const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
+
 /** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */
 function bearer(header: string): string {
   return header.length > 7 && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : '';
 }
 
 function tooLarge(route: Route, limit: number): Reply {
-  return errorReply(errorShapeOf(route), 413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
+  return errorReply(errorShapeOf(route), 'PAYLOAD_TOO_LARGE', `Request body exceeds ${limit} bytes`);
 }
 
 /** Collects the body into one buffer it owns (transferable); null once it exceeds `limit`. */
@@ -222,4 +246,3 @@ function readBody(res: HttpResponse, limit: number, done: (body: Uint8Array | nu
     done(body);
   });
 }
-

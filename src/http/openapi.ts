@@ -1,11 +1,10 @@
 // The OpenAPI 3.0 description, built from the route table and the same schemas ajv uses.
-import { ROUTES, type Route } from './routes.js';
-import { ERROR_CODES } from './reply.js';
+import { API_PREFIX, ROUTES, type Route } from '../routes.js';
+import { ERRORS } from '../domain/errors.js';
 import { VERSION } from '../version.js';
-import { API_PREFIX } from './front.js';
 import type { Schema } from '../../schemas/common.js';
 
-const errorBody: Schema = { type: 'object', additionalProperties: true, description: `Error body; codes: ${ERROR_CODES.join(', ')}` };
+const errorBody: Schema = { type: 'object', additionalProperties: true, description: `Error body; codes: ${Object.keys(ERRORS).join(', ')}` };
 const anyBody: Schema = { type: 'object', additionalProperties: true };
 
 function operation(r: Route): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // Matches a method and a path against the route table. Static segments beat parameters
 // (`/people/search` before `/people/{id}`); a path that exists under other methods is a 405.
-import type { Method, Route } from './routes.js';
+import type { Method, Route } from '../routes.js';
 
 interface Compiled {
   route: Route;

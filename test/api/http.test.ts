@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
-import { ROUTES } from '../../src/http/routes.js';
+import { ROUTES } from '../../src/routes.js';
 
 const MB = 1024 * 1024;
 

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startServer, newWorkspace, newKey, eventually, type Res, type TestServer } from '../helpers/server.js';
 import { FORBIDDEN, INERT, ROUTE_PERMISSIONS } from '../helpers/assert.js';
-import { ROUTES, type Route } from '../../src/http/routes.js';
+import { ROUTES, type Route } from '../../src/routes.js';
 
 const OPEN_LIMITS = 'ip-public=100000:100000,edge=100000:100000';
 // One server per distinct environment: the default (allowlist only warned about), enforcement

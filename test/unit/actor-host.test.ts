@@ -2,7 +2,7 @@
 import t from 'tap';
 import { ActorHost, shardOf, type ActorHostOptions } from '../../src/actors/host.js';
 import type { ActorRequest } from '../../src/actors/protocol.js';
-import type { Reply } from '../../src/http/reply.js';
+import type { Reply } from '../../src/handlers/reply.js';
 
 const SCRIPT = new URL('../fixtures/echo-actor.mjs', import.meta.url);
 

@@ -1,7 +1,7 @@
 // The router over the real route table, under /api/v1.
 import t from 'tap';
 import { Router, type Match } from '../../src/http/router.js';
-import { ROUTES } from '../../src/http/routes.js';
+import { ROUTES } from '../../src/routes.js';
 
 const router = new Router(ROUTES, '/api/v1');
 const m = (method: string, path: string): Match => router.match(method, path);

@@ -1,6 +1,6 @@
 // Turns a schema-valid identify body (identify, people create/upsert, each batch entry) into
-// what the store writes, applying the identifier-alias, anonymousId and trait rules.
-import { HttpError, InvalidRequest } from '../http/reply.js';
+// what the store writes, applying the identifier-alias and trait rules.
+import { DomainError, fieldProblems } from './errors.js';
 import { dedicatedFields, traitProblems } from './traits.js';
 
 export interface IdentifyBody {
@@ -23,35 +23,25 @@ export interface IdentifyInput {
   seenAt: string;
 }
 
-export const USER_ID_MAX = 255;
-
-/** A userId taken from the path, where no schema bounds it. */
-export function checkPathUserId(id: string): string {
-  if (id.length > USER_ID_MAX) throw new InvalidRequest(`userId must be at most ${USER_ID_MAX} characters`, [{ field: 'userId', message: `must NOT have more than ${USER_ID_MAX} characters` }]);
-  return id;
-}
-
 /** The one identifier among the aliases `userId`, `user_id`, `external_id`. */
 export function resolveUserId(body: { userId?: string; user_id?: string; external_id?: string }): string {
   const given = [body.userId, body.user_id, body.external_id].filter((v): v is string => v !== undefined);
-  if (given.length === 0) throw new InvalidRequest('userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
-  if (given.some((v) => v !== given[0])) throw new HttpError(400, 'IDENTIFIER_CONFLICT', 'userId, user_id and external_id name one identifier; the values sent disagree');
+  if (given.length === 0) throw new DomainError('VALIDATION_ERROR', 'userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
+  if (given.some((v) => v !== given[0])) throw new DomainError('IDENTIFIER_CONFLICT', 'userId, user_id and external_id name one identifier; the values sent disagree');
   return given[0]!;
 }
 
+/** Checks traits (INTERFACE 2.2) and returns the dedicated person fields they set. */
 export function checkTraits(traits: Record<string, unknown>): Record<string, string | null> {
   const problems = traitProblems(traits);
-  const { fields, problems: fieldProblems } = dedicatedFields(traits);
-  problems.push(...fieldProblems);
-  if (problems.length > 0) throw new HttpError(400, 'INVALID_TRAITS', `Invalid traits: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  const { fields, problems: fieldLengthProblems } = dedicatedFields(traits);
+  problems.push(...fieldLengthProblems);
+  if (problems.length > 0) throw fieldProblems('INVALID_TRAITS', 'Invalid traits', problems);
   return fields;
 }
 
 export function identifyInput(body: IdentifyBody): IdentifyInput {
   const userId = resolveUserId(body);
-  if (body.anonymousId !== undefined && body.anonymousId.length > 36) {
-    throw new HttpError(400, 'VALIDATION_ERROR', 'Anonymous ID must be 36 characters or less');
-  }
   const traits = body.traits ?? {};
   const fields = checkTraits(traits);
   // Top-level email and phone win over the same keys in traits.

@@ -1,9 +1,32 @@
 // SQL for people, shared by every route that writes or reads them.
-import type { Queryable } from '../store/db.js';
+import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
-import { DEDICATED_FIELDS } from './traits.js';
-import { PERSON_COLUMNS, type PersonRow } from './person.js';
-import type { IdentifyInput } from './identify-input.js';
+import { DEDICATED_FIELDS } from '../domain/traits.js';
+import type { IdentifyInput } from '../domain/identify.js';
+
+export interface PersonRow {
+  id: string;
+  workspace_id: string;
+  external_id: string;
+  email: string | null;
+  phone: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  avatar_url: string | null;
+  timezone: string | null;
+  locale: string | null;
+  status: 'active' | 'unsubscribed' | 'bounced' | 'suppressed';
+  unsubscribed_at: Date | null;
+  unsubscribe_reason: string | null;
+  traits: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+  first_seen_at: Date;
+  last_seen_at: Date;
+}
+
+export const PERSON_COLUMNS =
+  'id, workspace_id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status, unsubscribed_at, unsubscribe_reason, traits, created_at, updated_at, first_seen_at, last_seen_at';
 
 const RETURNING = `RETURNING ${PERSON_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}`;
 // Each dedicated field takes the value sent when its key is present in $4, else keeps its own.
@@ -92,4 +115,41 @@ export async function listPeople(
     [...params, opts.limit, opts.offset],
   );
   return { people: page.rows, total: total.rows[0]!.n };
+}
+
+export interface PeopleStats {
+  total: number;
+  active: number;
+  unsubscribed: number;
+  bounced: number;
+  suppressed: number;
+  /** Created in the last 7 days. */
+  recent: number;
+}
+
+export async function peopleStats(q: Queryable, workspaceId: string): Promise<PeopleStats> {
+  const r = await q.query<PeopleStats>(
+    `SELECT count(*)::int AS total,
+            count(*) FILTER (WHERE status = 'active')::int AS active,
+            count(*) FILTER (WHERE status = 'unsubscribed')::int AS unsubscribed,
+            count(*) FILTER (WHERE status = 'bounced')::int AS bounced,
+            count(*) FILTER (WHERE status = 'suppressed')::int AS suppressed,
+            count(*) FILTER (WHERE created_at > now() - interval '7 days')::int AS recent
+     FROM people WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  return r.rows[0]!;
+}
+
+/** Sets consent (DECISIONS §3): `unsubscribed` stamps the time; back to `active` clears both consent fields. */
+export async function setConsent(q: Queryable, personId: string, status: PersonRow['status'], reason: string | undefined): Promise<PersonRow> {
+  const r = await q.query<PersonRow>(
+    `UPDATE people SET status = $2,
+       unsubscribed_at = CASE WHEN $2 = 'active' THEN NULL WHEN $2 = 'unsubscribed' AND status <> 'unsubscribed' THEN now() ELSE unsubscribed_at END,
+       unsubscribe_reason = CASE WHEN $2 = 'active' THEN NULL ELSE COALESCE($3, unsubscribe_reason) END,
+       updated_at = now()
+     WHERE id = $1 RETURNING ${PERSON_COLUMNS}`,
+    [personId, status, reason ?? null],
+  );
+  return r.rows[0]!;
 }

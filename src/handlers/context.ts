@@ -1,17 +1,28 @@
-// What an actor handler receives and answers.
+// What a handler receives and answers. The actor pipeline (actors/pipeline.ts) has already
+// authenticated, limited, parsed and validated the request when it builds a Ctx.
 import type { Db } from '../store/db.js';
 import type { Log } from '../eventlog/event-log.js';
-import type { Route } from '../http/routes.js';
-import type { Reply } from '../http/reply.js';
-import type { KeyPrincipal } from './protocol.js';
+import type { HandledRouteId } from '../routes.js';
+import type { Reply } from './reply.js';
 import type { SessionUser } from '../auth/sessions.js';
+import type { Role } from '../domain/roles.js';
 
-export type Role = 'owner' | 'admin' | 'member';
+export interface KeyPrincipal {
+  kind: 'key';
+  keyId: string;
+  workspaceId: string;
+  permissions: string[];
+}
+
+export interface SessionPrincipal {
+  kind: 'session';
+  user: SessionUser;
+}
 
 export interface Ctx {
   db: Db;
-  log: Log;
-  route: Route;
+  /** The event Log: facts appended here are acknowledged once durable. */
+  events: Log;
   params: Record<string, string>;
   query: Record<string, unknown>;
   // Validated against the route's schema before the handler runs.
@@ -28,3 +39,6 @@ export interface Ctx {
 }
 
 export type Handler = (ctx: Ctx) => Promise<Reply>;
+
+/** A resource module's handlers, by route id. */
+export type Handlers = Partial<Record<HandledRouteId, Handler>>;

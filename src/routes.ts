@@ -1,16 +1,36 @@
-// Every route Herald serves under /api/v1, declared once: the front routes, authenticates
-// and limits from this table, the actors look up handlers by `id`, and the OpenAPI document
-// is built from it.
-import type { Scope } from '../ratelimit/limits.js';
-import type { ErrorShape } from './reply.js';
-import type { Schema } from '../../schemas/common.js';
-import * as ws from '../../schemas/workspaces.js';
-import * as keys from '../../schemas/api-keys.js';
-import * as people from '../../schemas/people.js';
-import * as devices from '../../schemas/devices.js';
-import * as events from '../../schemas/events.js';
+// Every route Herald serves under /api/v1, declared once: the front routes, authenticates and
+// limits from this table, the actors validate against its schemas and find the handler by its
+// typed id (a served route without a handler does not compile), and the OpenAPI document is
+// built from it.
+import type { Scope } from './ratelimit/limits.js';
+import type { ErrorCode } from './domain/errors.js';
+import type { Schema } from '../schemas/common.js';
+import * as ws from '../schemas/workspaces.js';
+import * as keys from '../schemas/api-keys.js';
+import * as people from '../schemas/people.js';
+import * as devices from '../schemas/devices.js';
+import * as events from '../schemas/events.js';
+
+/** Where the routes below are served. */
+export const API_PREFIX = '/api/v1';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Which error bodies a route answers with (DECISIONS §4). */
+export type ErrorShape = 'key' | 'session' | 'flat';
+
+/**
+ * How a route words a schema failure: the first rule whose `at` prefixes the failing instance
+ * path (and whose `keyword` matches, if given) applies. With `code`, the failure is answered
+ * as that documented error (e.g. BATCH_TOO_LARGE) in the route's error shape; without, it stays
+ * a schema failure whose detail for that field reads `message`.
+ */
+export interface SchemaRefusal {
+  at: string;
+  keyword?: string;
+  code?: ErrorCode;
+  message?: string;
+}
 
 interface Common {
   method: Method;
@@ -18,6 +38,9 @@ interface Common {
   summary: string;
   body?: Schema;
   query?: Schema;
+  /** Path parameters, as strings. */
+  params?: Schema;
+  refusals?: readonly SchemaRefusal[];
   /** Largest accepted body in bytes; default HERALD_MAX_BODY_BYTES. */
   maxBody?: number;
   /** Answered 501 after authentication: the interface defines the route, Herald does not serve it. */
@@ -27,7 +50,7 @@ interface Common {
 export interface KeyRoute extends Common {
   auth: 'key';
   /** Any one of these opens the route (`*` opens every route). */
-  permissions: string[];
+  permissions: readonly string[];
   scope: Extract<Scope, 'ws-ingest' | 'ws-devices' | 'ws-reads'>;
   /** Callable from browsers with a public key. */
   cors?: boolean;
@@ -45,22 +68,22 @@ export interface PublicRoute extends Common {
 }
 
 export type RouteDef = KeyRoute | SessionRoute | PublicRoute;
-export type Route = RouteDef & { id: string };
 
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const LATER = 'This route is defined by the interface and not served by this Herald version yet';
+const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
-const defs: RouteDef[] = [
+const defs = [
   { method: 'GET', path: '/openapi.json', auth: 'public', summary: 'This OpenAPI description' },
 
   // Ingestion and people (key).
-  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, body: people.identify, summary: 'Identify a person' },
+  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, body: people.identify, refusals: people.identifyRefusals, summary: 'Identify a person' },
   { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.track, summary: 'Track an event' },
-  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.trackBatch, summary: 'Track up to 100 events' },
-  { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create a person' },
-  { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, summary: 'Create or update a person' },
-  { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.peopleBatch, summary: 'Identify up to 1,000 people' },
+  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.trackBatch, refusals: [BATCH_TOO_LARGE('/events', '100 events')], summary: 'Track up to 100 events' },
+  { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, refusals: people.identifyRefusals, summary: 'Create a person' },
+  { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, refusals: people.identifyRefusals, summary: 'Create or update a person' },
+  { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.peopleBatch, refusals: [BATCH_TOO_LARGE('/identify', '1,000 operations'), ...people.peopleBatchRefusals], summary: 'Identify up to 1,000 people' },
   { method: 'GET', path: '/people', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', query: people.peopleList, summary: 'List people' },
   { method: 'GET', path: '/people/search', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', query: people.peopleSearch, summary: 'Search people' },
   { method: 'GET', path: '/people/{id}', auth: 'key', permissions: ['people:read'], scope: 'ws-reads', summary: 'Get a person by userId' },
@@ -70,7 +93,7 @@ const defs: RouteDef[] = [
   { method: 'GET', path: '/events/search', auth: 'key', permissions: ['events:read'], scope: 'ws-reads', query: events.eventSearch, summary: 'Events by name' },
 
   // Devices (key).
-  { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceRegister, summary: 'Register a device token' },
+  { method: 'POST', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, params: people.userIdPath, body: devices.deviceRegister, refusals: devices.deviceRegisterRefusals, summary: 'Register a device token' },
   { method: 'GET', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:read', 'devices:write'], scope: 'ws-reads', summary: "A person's devices" },
   { method: 'DELETE', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceUnregister, query: devices.deviceUnregisterQuery, summary: 'Unregister a device token' },
 
@@ -91,7 +114,7 @@ const defs: RouteDef[] = [
   { method: 'POST', path: '/workspaces', auth: 'session', workspace: 'none', body: ws.workspaceCreate, summary: 'Create a workspace' },
   { method: 'GET', path: '/workspaces', auth: 'session', workspace: 'none', summary: "The caller's workspaces" },
   { method: 'GET', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', summary: 'Get a workspace' },
-  { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, summary: 'Update name and settings (send policy)' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, refusals: ws.workspaceUpdateRefusals, summary: 'Update name and settings (send policy)' },
   { method: 'POST', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', body: ws.memberAdd, summary: 'Add a member' },
   { method: 'DELETE', path: '/workspaces/{workspaceId}/members/{userId}', auth: 'session', workspace: 'path', summary: 'Remove a member' },
 
@@ -104,18 +127,30 @@ const defs: RouteDef[] = [
   { method: 'POST', path: `${KEYS}/{keyId}/refresh`, auth: 'session', workspace: 'path', summary: 'Replace the secret of an API key' },
   { method: 'GET', path: `${KEYS}/{keyId}/usage`, auth: 'session', workspace: 'path', summary: 'Usage statistics of an API key' },
 
-  // Dashboard routes of later issues (session).
-  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'Create a campaign', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
-  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
+  // Dashboard people (session).
   { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.personEvents, summary: "A person's events" },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
-];
 
-export const ROUTES: Route[] = defs.map((d) => ({ ...d, id: `${d.method} ${d.path}` }));
+  // Campaign authoring (session), a later issue.
+  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'Create a campaign', notImplemented: LATER },
+  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
+  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
+  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
+] as const satisfies readonly RouteDef[];
+
+type Def = (typeof defs)[number];
+type IdOf<D> = D extends { method: infer M extends string; path: infer P extends string } ? `${M} ${P}` : never;
+
+/** `"<METHOD> <path>"` of every route. */
+export type RouteId = IdOf<Def>;
+/** The routes an actor answers with a handler (not the public ones the front answers, nor the 501s). */
+export type HandledRouteId = IdOf<Exclude<Def, { notImplemented: string } | { auth: 'public' }>>;
+
+export type Route = RouteDef & { id: RouteId };
+
+export const ROUTES: readonly Route[] = defs.map((d) => ({ ...(d as RouteDef), id: `${d.method} ${d.path}` as RouteId }));
 
 export function errorShapeOf(route: Route): ErrorShape {
   if (route.auth === 'session') return 'session';

@@ -1,25 +1,69 @@
 // People on the key surface (INTERFACE 4.1 identify, 4.2) and on the dashboard (4.7,
 // DECISIONS §3 consent). Person writes commit in the store before the response.
-import type { Ctx, Handler } from '../actors/context.js';
-import { HttpError, InvalidRequest, json } from '../http/reply.js';
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { check, compileBody } from './validation.js';
+import { DomainError } from '../domain/errors.js';
+import { checkTraits, identifyInput, type IdentifyBody } from '../domain/identify.js';
+import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
-import { checkTraits, identifyInput, type IdentifyBody } from './identify-input.js';
-import { dashboardPerson, keyPerson, trimmedPerson, type PersonRow } from './person.js';
-import { deletePerson, findPerson, findPersonById, listPeople, updateTraits, upsertPerson } from './people-store.js';
-import { runMerge, scheduleMerge } from './merges.js';
-import { personIds } from './person-cache.js';
-import { compileBody, fieldErrors } from '../actors/validation.js';
+import { deletePerson, findPerson, findPersonById, listPeople, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/people.js';
+import { runMerge, scheduleMerge } from '../store/merges.js';
+import { personIds } from '../store/person-cache.js';
 import * as schemas from '../../schemas/people.js';
 
-export const KEY_PAGE_MAX = 500;
-export const DASHBOARD_PAGE_MAX = 100;
-export const BATCH_MAX = 1000;
+/** `limit` above these is silently reduced (DECISIONS §8). */
+const KEY_PAGE_MAX = 500;
+const DASHBOARD_PAGE_MAX = 100;
+
+/** The person on the key surface (INTERFACE 2.1). */
+function keyPerson(p: PersonRow) {
+  return {
+    id: p.id,
+    workspace_id: p.workspace_id,
+    userId: p.external_id,
+    email: p.email,
+    phone: p.phone,
+    traits: p.traits,
+    status: p.status,
+    ...(p.unsubscribed_at ? { unsubscribed_at: iso(p.unsubscribed_at) } : {}),
+    ...(p.unsubscribe_reason ? { unsubscribe_reason: p.unsubscribe_reason } : {}),
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+  };
+}
+
+/** The person on the dashboard surface (INTERFACE 2.3). */
+function dashboardPerson(p: PersonRow) {
+  return {
+    id: p.id,
+    workspace_id: p.workspace_id,
+    external_id: p.external_id,
+    email: p.email,
+    phone: p.phone,
+    first_name: p.first_name,
+    last_name: p.last_name,
+    avatar_url: p.avatar_url,
+    timezone: p.timezone,
+    locale: p.locale,
+    status: p.status,
+    unsubscribed_at: iso(p.unsubscribed_at),
+    unsubscribe_reason: p.unsubscribe_reason,
+    attributes: p.traits,
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+    first_seen_at: iso(p.first_seen_at),
+    last_seen_at: iso(p.last_seen_at),
+  };
+}
 
 /** The person echo a key is entitled to: full with people:read, else the trimmed three fields. */
 function echo(ctx: Ctx, p: PersonRow) {
-  return grants(ctx.key!.permissions, ['people:read']) ? keyPerson(p) : trimmedPerson(p);
+  return grants(ctx.key!.permissions, ['people:read']) ? keyPerson(p) : { id: p.id, workspace_id: p.workspace_id, userId: p.external_id };
 }
+
+export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
 async function identifyOne(ctx: Ctx, body: IdentifyBody): Promise<PersonRow> {
   const input = identifyInput(body);
@@ -34,38 +78,46 @@ async function identifyOne(ctx: Ctx, body: IdentifyBody): Promise<PersonRow> {
   return person;
 }
 
-const checkEntry = compileBody(schemas.identify);
-
-/** A batch entry is checked against the identify schema on its own, failing only itself. */
-function validateIdentifyEntry(entry: unknown): IdentifyBody {
-  if (!checkEntry(entry)) throw new InvalidRequest(fieldErrors(checkEntry.errors, 'entry').map((e) => `${e.field} ${e.message}`).join('; '), []);
-  return entry as IdentifyBody;
-}
-
 const identify: Handler = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, ctx.body)) });
 
 const upsert: Handler = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, ctx.body)) });
 
-function notFound(id: string): HttpError {
-  return new HttpError(404, 'PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
-}
+const checkIdentifyEntry = compileBody(schemas.identify);
+
+const batch: Handler = async (ctx) => {
+  const entries = ctx.body.identify as unknown[];
+  const results = [];
+  for (const [index, entry] of entries.entries()) {
+    try {
+      // Each entry is checked on its own and fails only itself.
+      check(checkIdentifyEntry, entry, 'entry', schemas.identifyRefusals);
+      const person = await identifyOne(ctx, entry as IdentifyBody);
+      // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
+      results.push({ type: 'identify', index, success: true, data: keyPerson(person) });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      results.push({ type: 'identify', index, success: false, error: err.message });
+    }
+  }
+  return json(200, { success: true, results, total: entries.length });
+};
 
 const get: Handler = async (ctx) => {
   const p = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
-  if (!p) throw notFound(ctx.params.id!);
+  if (!p) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, person: keyPerson(p) });
 };
 
 const update: Handler = async (ctx) => {
   const traits = ctx.body.traits as Record<string, unknown>;
   const fields = checkTraits(traits);
-  if (!(await updateTraits(ctx.db, ctx.workspaceId!, ctx.params.id!, traits, fields))) throw notFound(ctx.params.id!);
+  if (!(await updateTraits(ctx.db, ctx.workspaceId!, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person updated' });
 };
 
 const remove: Handler = async (ctx) => {
   personIds.forget(ctx.workspaceId!, ctx.params.id!);
-  if (!(await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!))) throw notFound(ctx.params.id!);
+  if (!(await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!))) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
 
@@ -87,24 +139,6 @@ const search: Handler = async (ctx) => {
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
 };
 
-const batch: Handler = async (ctx) => {
-  if ('track' in ctx.body) throw new HttpError(400, 'VALIDATION_ERROR', 'People batch takes only `identify` operations; send events to POST /track/batch');
-  const entries = ctx.body.identify as unknown[];
-  if (entries.length > BATCH_MAX) throw new HttpError(400, 'BATCH_TOO_LARGE', `At most ${BATCH_MAX} operations per batch; got ${entries.length}`);
-  const results = [];
-  for (const [index, entry] of entries.entries()) {
-    try {
-      const person = await identifyOne(ctx, validateIdentifyEntry(entry));
-      // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
-      results.push({ type: 'identify', index, success: true, data: keyPerson(person) });
-    } catch (err) {
-      if (!(err instanceof HttpError || err instanceof InvalidRequest)) throw err;
-      results.push({ type: 'identify', index, success: false, error: err.message });
-    }
-  }
-  return json(200, { success: true, results, total: entries.length });
-};
-
 // Dashboard (session) routes; people are addressed by UUID there.
 
 const dashboardList: Handler = async (ctx) => {
@@ -116,43 +150,23 @@ const dashboardList: Handler = async (ctx) => {
   return json(200, { success: true, people: r.people.map(dashboardPerson), total: r.total, limit, offset });
 };
 
-const stats: Handler = async (ctx) => {
-  const r = await ctx.db.query<Record<string, number>>(
-    `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE status = 'active')::int AS active,
-            count(*) FILTER (WHERE status = 'unsubscribed')::int AS unsubscribed,
-            count(*) FILTER (WHERE status = 'bounced')::int AS bounced,
-            count(*) FILTER (WHERE status = 'suppressed')::int AS suppressed,
-            count(*) FILTER (WHERE created_at > now() - interval '7 days')::int AS recent
-     FROM people WHERE workspace_id = $1`,
-    [ctx.workspaceId],
-  );
-  return json(200, { success: true, ...r.rows[0] });
-};
+const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId!)) });
 
+/** The dashboard's person, by UUID in the `personId` path segment. */
 export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
-  if (!p) throw new HttpError(404, 'PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
+  if (!p) throw new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
   return p;
 }
 
-const setConsent: Handler = async (ctx) => {
+const consent: Handler = async (ctx) => {
   const p = await personByUuid(ctx);
   const { status, unsubscribe_reason } = ctx.body as { status: PersonRow['status']; unsubscribe_reason?: string };
-  // unsubscribed stamps the time; back to active clears both consent fields.
-  const r = await ctx.db.query<PersonRow>(
-    `UPDATE people SET status = $2,
-       unsubscribed_at = CASE WHEN $2 = 'active' THEN NULL WHEN $2 = 'unsubscribed' AND status <> 'unsubscribed' THEN now() ELSE unsubscribed_at END,
-       unsubscribe_reason = CASE WHEN $2 = 'active' THEN NULL ELSE COALESCE($3, unsubscribe_reason) END,
-       updated_at = now()
-     WHERE id = $1 RETURNING *`,
-    [p.id, status, unsubscribe_reason ?? null],
-  );
-  return json(200, { success: true, data: { person: dashboardPerson(r.rows[0]!) } });
+  return json(200, { success: true, data: { person: dashboardPerson(await setConsent(ctx.db, p.id, status, unsubscribe_reason)) } });
 };
 
-export const peopleHandlers: Record<string, Handler> = {
+export const peopleHandlers = {
   'POST /identify': identify,
   'POST /people': upsert,
   'POST /people/upsert': upsert,
@@ -164,5 +178,5 @@ export const peopleHandlers: Record<string, Handler> = {
   'DELETE /people/{id}': remove,
   'GET /workspaces/{workspaceId}/people': dashboardList,
   'GET /workspaces/{workspaceId}/people/stats': stats,
-  'PATCH /workspaces/{workspaceId}/people/{personId}': setConsent,
-};
+  'PATCH /workspaces/{workspaceId}/people/{personId}': consent,
+} satisfies Handlers;

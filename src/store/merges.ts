@@ -2,9 +2,9 @@
 // folded into the identified person after the response: devices (and, with event storage,
 // events) move over, traits merge with the identified person's values winning, the anonymous
 // person is deleted. Pending merges are stored rows, so a restart resumes them.
-import type { Db, Queryable } from '../store/db.js';
+import type { Db, Queryable } from './db.js';
 import { newId } from '../ids.js';
-import { DEDICATED_FIELDS } from './traits.js';
+import { DEDICATED_FIELDS } from '../domain/traits.js';
 import { logger } from '../logger.js';
 import { personIds } from './person-cache.js';
 

@@ -2,9 +2,9 @@
 // The actor's cache answers known people; the misses of one tick, from every request and
 // workspace, are found or created by one statement (one store round trip instead of two per
 // person), which is what ingestion with many new people is bound by.
-import type { Db } from '../store/db.js';
+import type { Db } from './db.js';
 import { newId } from '../ids.js';
-import { ensurePerson } from './people-store.js';
+import { ensurePerson } from './people.js';
 import { personIds } from './person-cache.js';
 import { Batcher } from '../util/batcher.js';
 

@@ -1,6 +1,6 @@
 // Writing a Reply to a uWS response, with CORS headers for routes browsers may call.
 import type { HttpResponse } from './uws.js';
-import type { Reply } from './reply.js';
+import type { Reply } from '../handlers/reply.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 207: 'Multi-Status', 400: 'Bad Request', 401: 'Unauthorized',

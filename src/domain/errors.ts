@@ -1,0 +1,45 @@
+// Every error code Herald answers with and its HTTP status, in one catalog (DECISIONS §4).
+// Domain rules throw DomainError; one mapper (handlers/reply.ts `toReply`) renders it in the
+// error shape of the route that failed.
+
+export const ERRORS = {
+  VALIDATION_ERROR: 400,
+  INVALID_TRAITS: 400,
+  IDENTIFIER_CONFLICT: 400,
+  BATCH_TOO_LARGE: 400,
+  INVALID_SEND_POLICY: 400,
+  PUBLIC_KEY_PERMISSION: 400,
+  /** Rendered as the fixed 403 body, which carries no code. */
+  FORBIDDEN: 403,
+  PERSON_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** A field and what is wrong with it, as listed in `details`. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Field errors (a VALIDATION_ERROR with them renders like a schema failure) or any detail object. */
+    readonly details?: FieldError[] | Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** `code` with a message naming the fields: the usual way a rule reports several problems. */
+export function fieldProblems(code: ErrorCode, what: string, problems: FieldError[]): DomainError {
+  return new DomainError(code, `${what}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+}

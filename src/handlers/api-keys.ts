@@ -1,0 +1,153 @@
+// API key management (INTERFACE 2.6, 4.8, 5.1; DECISIONS §3, §8, §10). Session routes; the
+// pipeline has checked membership. Every change to a key tells the front to drop its cached
+// credential before the response leaves, so a revoked or refreshed secret stops at once.
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json, type Reply } from './reply.js';
+import { requireManager } from './workspaces.js';
+import { DomainError } from '../domain/errors.js';
+import { iso } from '../domain/time.js';
+import { isUuid } from '../ids.js';
+import { checkKeyPermissions, type KeyType } from '../auth/permissions.js';
+import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
+import { malformedEntries } from '../auth/ip-allowlist.js';
+import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from '../store/api-keys.js';
+import type { Queryable } from '../store/db.js';
+
+const STORE_WARNING = 'Store this key now: only its prefix is kept readable, the secret cannot be shown again.';
+
+function present(k: KeyRow) {
+  return {
+    id: k.id,
+    key_prefix: k.key_prefix,
+    name: k.name,
+    description: k.description,
+    permissions: k.permissions,
+    key_type: k.key_type,
+    environment: k.environment,
+    expires_at: iso(k.expires_at),
+    ip_whitelist: k.ip_whitelist,
+    created_at: iso(k.created_at),
+    last_used_at: iso(k.last_used_at),
+  };
+}
+
+function withSecret(k: KeyRow, secret: string) {
+  return { id: k.id, key_prefix: k.key_prefix, key: `${k.key_prefix}.${secret}`, permissions: k.permissions, key_type: k.key_type };
+}
+
+function permissionsOrThrow(keyType: KeyType, asked: string[] | undefined): string[] {
+  const check = checkKeyPermissions(keyType, asked);
+  if (!check.ok) throw new DomainError(check.code, check.message, check.details);
+  return check.permissions;
+}
+
+function futureOrThrow(expiresAt: string | null | undefined): void {
+  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
+    throw new DomainError('VALIDATION_ERROR', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
+  }
+}
+
+/** Entries that can never match are stored (INTERFACE 5.1.5) but called out. */
+function allowlistWarning(entries: string[] | undefined): string | undefined {
+  const bad = malformedEntries(entries ?? []);
+  return bad.length ? `These ip_whitelist entries are not IPs or CIDR blocks and will never match: ${bad.join(', ')}` : undefined;
+}
+
+async function loadKey(q: Queryable, ctx: Ctx, lock = false): Promise<KeyRow> {
+  const id = ctx.params.keyId!;
+  const key = isUuid(id) ? await findKey(q, ctx.workspaceId!, id, lock) : null;
+  if (!key) throw new DomainError('NOT_FOUND', 'API key not found');
+  return key;
+}
+
+function invalidating(reply: Reply, prefix: string): Reply {
+  return { ...reply, invalidateKeys: [prefix] };
+}
+
+const create: Handler = async (ctx) => {
+  requireManager(ctx);
+  const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: 'live' | 'test'; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
+  const keyType = b.key_type ?? 'secret';
+  const permissions = permissionsOrThrow(keyType, b.permissions);
+  futureOrThrow(b.expires_at);
+  const secret = newSecret();
+  const key = await insertKey(
+    ctx.db,
+    {
+      workspaceId: ctx.workspaceId!, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
+      environment: b.environment ?? 'live', expiresAt: b.expires_at ?? null, ipWhitelist: b.ip_whitelist ?? [], createdBy: ctx.user!.sub,
+    },
+    () => newPrefix(ctx.workspaceId!, keyType),
+  );
+  const warning = [STORE_WARNING, allowlistWarning(b.ip_whitelist)].filter(Boolean).join(' ');
+  return json(201, { success: true, api_key: { ...present(key), ...withSecret(key, secret) }, warning });
+};
+
+const list: Handler = async (ctx) => {
+  const keys = (await keysOf(ctx.db, ctx.workspaceId!)).map(present);
+  return json(200, { success: true, api_keys: keys, total: keys.length });
+};
+
+const get: Handler = async (ctx) => json(200, { success: true, api_key: present(await loadKey(ctx.db, ctx)) });
+
+const update: Handler = async (ctx) => {
+  requireManager(ctx);
+  const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: 'live' | 'test'; expires_at?: string | null; ip_whitelist?: string[] };
+  futureOrThrow(b.expires_at);
+  const key = await ctx.db.tx(async (q) => {
+    const current = await loadKey(q, ctx, true);
+    return saveKey(q, {
+      ...current,
+      name: b.name ?? current.name,
+      description: b.description ?? current.description,
+      permissions: b.permissions === undefined ? current.permissions : permissionsOrThrow(current.key_type, b.permissions),
+      environment: b.environment ?? current.environment,
+      // omitted: unchanged; null: cleared
+      expires_at: b.expires_at === undefined ? current.expires_at : b.expires_at === null ? null : new Date(b.expires_at),
+      ip_whitelist: b.ip_whitelist ?? current.ip_whitelist,
+    });
+  });
+  const warning = allowlistWarning(b.ip_whitelist);
+  return invalidating(json(200, { success: true, api_key: present(key), ...(warning ? { warning } : {}) }), key.key_prefix);
+};
+
+const revoke: Handler = async (ctx) => {
+  requireManager(ctx);
+  const key = await loadKey(ctx.db, ctx);
+  await revokeKey(ctx.db, key.id);
+  return invalidating(json(200, { success: true, message: `API key ${key.key_prefix} revoked` }), key.key_prefix);
+};
+
+const refresh: Handler = async (ctx) => {
+  requireManager(ctx);
+  const key = await loadKey(ctx.db, ctx);
+  const secret = newSecret();
+  await replaceSecret(ctx.db, key.id, hashSecret(secret));
+  return invalidating(json(200, { success: true, api_key: withSecret(key, secret), warning: STORE_WARNING }), key.key_prefix);
+};
+
+const usage: Handler = async (ctx) => {
+  const key = await loadKey(ctx.db, ctx);
+  const byDay = new Map<string, number>();
+  const byRoute: Record<string, number> = {};
+  let total = 0;
+  for (const r of await keyUsage(ctx.db, key.id)) {
+    byDay.set(r.date, (byDay.get(r.date) ?? 0) + r.requests);
+    byRoute[r.route] = (byRoute[r.route] ?? 0) + r.requests;
+    total += r.requests;
+  }
+  return json(200, {
+    success: true,
+    usage: { key_id: key.id, total_requests: total, last_used_at: iso(key.last_used_at), by_day: [...byDay].map(([date, requests]) => ({ date, requests })), by_route: byRoute },
+  });
+};
+
+export const apiKeyHandlers = {
+  'POST /workspaces/{workspaceId}/api-keys': create,
+  'GET /workspaces/{workspaceId}/api-keys': list,
+  'GET /workspaces/{workspaceId}/api-keys/{keyId}': get,
+  'PUT /workspaces/{workspaceId}/api-keys/{keyId}': update,
+  'DELETE /workspaces/{workspaceId}/api-keys/{keyId}': revoke,
+  'POST /workspaces/{workspaceId}/api-keys/{keyId}/refresh': refresh,
+  'GET /workspaces/{workspaceId}/api-keys/{keyId}/usage': usage,
+} satisfies Handlers;

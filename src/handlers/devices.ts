@@ -1,0 +1,51 @@
+// Device push tokens (INTERFACE 2.5, 4.4; DECISIONS §3, §10), addressed by the person's
+// external id. Registration creates an unknown person. What the body may hold (token length,
+// platforms, refused fields, subscription objects) is the schema's: schemas/devices.ts.
+import type { Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { personNotFound } from './people.js';
+import { DomainError } from '../domain/errors.js';
+import { iso } from '../domain/time.js';
+import { ensurePerson, findPerson } from '../store/people.js';
+import { deactivateDevice, devicesOf, registerDevice, type DeviceInput, type DeviceRow } from '../store/devices.js';
+
+const present = (d: DeviceRow) => ({
+  ...d,
+  last_used_at: iso(d.last_used_at),
+  created_at: iso(d.created_at),
+  updated_at: iso(d.updated_at),
+});
+
+const register: Handler = async (ctx) => {
+  const ws = ctx.workspaceId!;
+  const { device, personCreated } = await ctx.db.tx(async (q) => {
+    const { person, created } = await ensurePerson(q, ws, ctx.params.id!);
+    return { device: await registerDevice(q, ws, person.id, ctx.body as DeviceInput), personCreated: created };
+  });
+  return json(device.created ? 201 : 200, {
+    success: true,
+    device_id: device.id,
+    message: device.created ? 'Device registered' : 'Device updated',
+    ...(personCreated ? { person_created: true } : {}),
+  });
+};
+
+const list: Handler = async (ctx) => {
+  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  if (!person) throw personNotFound(ctx.params.id!);
+  const devices = (await devicesOf(ctx.db, person.id)).map(present);
+  return json(200, { success: true, devices, count: devices.length });
+};
+
+const unregister: Handler = async (ctx) => {
+  const token = (ctx.body?.token ?? ctx.query.token) as string | undefined;
+  if (!token) throw new DomainError('VALIDATION_ERROR', 'token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
+  if (!(await deactivateDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
+  return json(200, { success: true, message: 'Device unregistered' });
+};
+
+export const deviceHandlers = {
+  'POST /people/{id}/devices': register,
+  'GET /people/{id}/devices': list,
+  'DELETE /people/{id}/devices': unregister,
+} satisfies Handlers;

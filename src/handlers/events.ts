@@ -1,0 +1,126 @@
+// Events (INTERFACE 4.1 track, 4.3 reads, 4.7 dashboard events; DECISIONS §3, §10). A track
+// is acknowledged once its events are durable on the Log; the sink makes them readable
+// shortly after (eventlog/event-sink.ts).
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { check, compileBody } from './validation.js';
+import { personByUuid, personNotFound } from './people.js';
+import { DomainError } from '../domain/errors.js';
+import { eventTime, type EventRecord } from '../domain/events.js';
+import { resolveUserId } from '../domain/identify.js';
+import { iso } from '../domain/time.js';
+import { newId } from '../ids.js';
+import { findPerson } from '../store/people.js';
+import { resolvePerson } from '../store/person-resolver.js';
+import { eventsOf, searchEvents, type EventRow } from '../store/events.js';
+import * as schemas from '../../schemas/events.js';
+
+/** `limit` above this is silently reduced (DECISIONS §8). */
+const READ_MAX = 500;
+
+interface TrackBody {
+  event: string;
+  external_id?: string;
+  userId?: string;
+  user_id?: string;
+  parameters?: Record<string, unknown>;
+  properties?: Record<string, unknown>;
+  timestamp?: string;
+}
+
+/** The entry's event, for its person (from the actor's cache, or found or created in the store). */
+async function recordFor(ctx: Ctx, body: TrackBody): Promise<{ record: EventRecord; personCreated: boolean }> {
+  const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
+  const createdAt = eventTime(body.timestamp); // before the person: a refused event creates no one
+  const person = await resolvePerson(ctx.db, ctx.workspaceId!, externalId);
+  return {
+    personCreated: person.created,
+    record: {
+      id: newId(),
+      workspace_id: ctx.workspaceId!,
+      person_id: person.id,
+      external_id: externalId,
+      type: body.event,
+      parameters: body.parameters ?? body.properties ?? {},
+      created_at: createdAt,
+    },
+  };
+}
+
+const track: Handler = async (ctx) => {
+  const { record, personCreated } = await recordFor(ctx, ctx.body);
+  await ctx.events.appendEvents([record]);
+  return json(201, {
+    success: true,
+    data: {
+      event_id: record.id,
+      person_id: record.person_id,
+      event: record.type,
+      parameters: record.parameters,
+      timestamp: record.created_at,
+      processed_at: new Date().toISOString(),
+      status: 'processed',
+      ...(personCreated ? { person_created: true } : {}),
+    },
+  });
+};
+
+const checkTrackEntry = compileBody(schemas.track);
+
+const trackBatch: Handler = async (ctx) => {
+  const entries = ctx.body.events as unknown[];
+  // Every entry's person is resolved at once, so the batch's unknown people cost one statement.
+  const outcomes = await Promise.allSettled(
+    entries.map(async (entry) => {
+      check(checkTrackEntry, entry, 'entry');
+      return recordFor(ctx, entry as TrackBody);
+    }),
+  );
+  const records: EventRecord[] = [];
+  const results = [];
+  const errors = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.status === 'fulfilled') {
+      const { record, personCreated } = outcome.value;
+      records.push(record);
+      results.push({ index, event_id: record.id, person_id: record.person_id, event: record.type, status: 'processed', ...(personCreated ? { person_created: true } : {}) });
+    } else {
+      if (!(outcome.reason instanceof DomainError)) throw outcome.reason;
+      errors.push({ index, error: outcome.reason.message });
+    }
+  }
+  // One append for the whole batch: all of it is durable, or the request fails.
+  if (records.length > 0) await ctx.events.appendEvents(records);
+  const body = { success: errors.length === 0, processed: records.length, total: entries.length, results };
+  return errors.length === 0 ? json(201, body) : json(207, { ...body, errors });
+};
+
+const presentEvent = (e: EventRow) => ({ ...e, created_at: iso(e.created_at) });
+const readLimit = (ctx: Ctx) => Math.min(ctx.query.limit as number, READ_MAX);
+
+const personEvents: Handler = async (ctx) => {
+  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  if (!person) throw personNotFound(ctx.params.id!);
+  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), false)).map(presentEvent);
+  return json(200, { success: true, person_id: person.external_id, events, total: events.length });
+};
+
+const search: Handler = async (ctx) => {
+  const limit = readLimit(ctx);
+  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, (ctx.query.since as string | undefined) ?? null, limit)).map(presentEvent);
+  return json(200, { success: true, events, total: events.length, limit });
+};
+
+const dashboardEvents: Handler = async (ctx) => {
+  const person = await personByUuid(ctx);
+  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true)).map(presentEvent);
+  return json(200, { success: true, person_id: person.id, events, total: events.length });
+};
+
+export const eventHandlers = {
+  'POST /track': track,
+  'POST /track/batch': trackBatch,
+  'GET /people/{id}/events': personEvents,
+  'GET /events/search': search,
+  'GET /workspaces/{workspaceId}/people/{personId}/events': dashboardEvents,
+} satisfies Handlers;

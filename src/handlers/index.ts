@@ -1,0 +1,11 @@
+// Route id → handler, for every route an actor answers. Typed against the route table: a
+// served route without a handler, or a handler for no route, does not compile.
+import type { HandledRouteId } from '../routes.js';
+import type { Handler } from './context.js';
+import { workspaceHandlers } from './workspaces.js';
+import { apiKeyHandlers } from './api-keys.js';
+import { peopleHandlers } from './people.js';
+import { deviceHandlers } from './devices.js';
+import { eventHandlers } from './events.js';
+
+export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers };

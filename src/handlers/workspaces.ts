@@ -1,0 +1,79 @@
+// Workspaces and membership (DECISIONS §2). Every route here is session-authenticated; the
+// pipeline has already checked that the caller is a member of the workspace in the path.
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { DomainError, fieldProblems } from '../domain/errors.js';
+import { canManage, type Role } from '../domain/roles.js';
+import { sendPolicyConflicts, type SendPolicyFields } from '../domain/send-policy.js';
+import { iso } from '../domain/time.js';
+import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
+
+function present(w: WorkspaceRow) {
+  return { id: w.id, name: w.name, settings: { ...DEFAULT_SETTINGS, ...w.settings }, created_at: iso(w.created_at), updated_at: iso(w.updated_at) };
+}
+
+const presentMember = (m: MemberRow) => ({ workspace_id: m.workspace_id, user_id: m.user_id, role: m.role, created_at: iso(m.created_at) });
+
+/** Owners and admins manage the workspace, its members and its keys. */
+export function requireManager(ctx: Ctx): void {
+  if (!canManage(ctx.role)) throw new DomainError('FORBIDDEN', 'Only owners and admins manage the workspace');
+}
+
+const create: Handler = async (ctx) => {
+  const workspace = await ctx.db.tx((q) => createWorkspace(q, ctx.body.name, ctx.user!.sub));
+  return json(201, { success: true, data: { workspace: present(workspace) } });
+};
+
+const list: Handler = async (ctx) => {
+  const workspaces = (await workspacesOf(ctx.db, ctx.user!.sub)).map(present);
+  return json(200, { success: true, workspaces, total: workspaces.length });
+};
+
+const get: Handler = async (ctx) => json(200, { success: true, data: { workspace: present((await loadWorkspace(ctx.db, ctx.workspaceId!))!) } });
+
+const update: Handler = async (ctx) => {
+  requireManager(ctx);
+  const { name, settings } = ctx.body as { name?: string; settings?: { timezone?: string; send_policy?: SendPolicyFields | null } };
+  if (settings?.send_policy !== undefined) {
+    const problems = sendPolicyConflicts(settings.send_policy);
+    if (problems.length > 0) throw fieldProblems('INVALID_SEND_POLICY', 'Invalid send policy', problems);
+  }
+  const workspace = await ctx.db.tx(async (q) => {
+    const current = (await loadWorkspace(q, ctx.workspaceId!, true))!;
+    // Settings merge key by key; send_policy, one of those keys, is replaced whole.
+    await saveWorkspace(q, ctx.workspaceId!, name, { ...DEFAULT_SETTINGS, ...current.settings, ...(settings ?? {}) });
+    return (await loadWorkspace(q, ctx.workspaceId!))!;
+  });
+  return json(200, { success: true, data: { workspace: present(workspace) } });
+};
+
+const addMember: Handler = async (ctx) => {
+  requireManager(ctx);
+  const { user_id, role } = ctx.body as { user_id: string; role: Exclude<Role, 'owner'> };
+  return ctx.db.tx(async (q) => {
+    const existing = await memberRole(q, ctx.workspaceId!, user_id, true);
+    if (existing === 'owner') throw new DomainError('VALIDATION_ERROR', "The owner's role cannot be changed");
+    const member = await putMember(q, ctx.workspaceId!, user_id, role);
+    return json(existing ? 200 : 201, { success: true, data: { member: presentMember(member) } });
+  });
+};
+
+const removeMember: Handler = async (ctx) => {
+  const target = ctx.params.userId!;
+  // Owners and admins remove anyone but the owner; any member may leave.
+  if (target !== ctx.user!.sub) requireManager(ctx);
+  const role = await memberRole(ctx.db, ctx.workspaceId!, target);
+  if (!role) throw new DomainError('NOT_FOUND', `User ${target} is not a member of this workspace`);
+  if (role === 'owner') throw new DomainError('VALIDATION_ERROR', 'The owner cannot be removed from the workspace');
+  await deleteMember(ctx.db, ctx.workspaceId!, target);
+  return json(200, { success: true, message: `Removed ${target} from the workspace` });
+};
+
+export const workspaceHandlers = {
+  'POST /workspaces': create,
+  'GET /workspaces': list,
+  'GET /workspaces/{workspaceId}': get,
+  'PUT /workspaces/{workspaceId}': update,
+  'POST /workspaces/{workspaceId}/members': addMember,
+  'DELETE /workspaces/{workspaceId}/members/{userId}': removeMember,
+} satisfies Handlers;

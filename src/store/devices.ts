@@ -1,0 +1,67 @@
+// Device push tokens; a token is unique in a workspace.
+import type { Queryable } from './db.js';
+import { newId } from '../ids.js';
+
+export interface DeviceRow {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  device_token: string;
+  platform: string;
+  device_name: string | null;
+  device_model: string | null;
+  os_version: string | null;
+  app_version: string | null;
+  is_active: boolean;
+  is_valid: boolean;
+  last_used_at: Date;
+  registration_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeviceInput {
+  token: string;
+  platform: string;
+  device_name?: string;
+  device_model?: string;
+  os_version?: string;
+  app_version?: string;
+}
+
+/** Registers the token for the person; a known token is updated, re-activated and moved to this person. */
+export async function registerDevice(q: Queryable, workspaceId: string, personId: string, d: DeviceInput): Promise<{ id: string; created: boolean }> {
+  const r = await q.query<{ id: string; created: boolean }>(
+    `INSERT INTO devices AS d (id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (workspace_id, device_token) DO UPDATE SET
+       person_id = EXCLUDED.person_id, platform = EXCLUDED.platform,
+       device_name = COALESCE(EXCLUDED.device_name, d.device_name), device_model = COALESCE(EXCLUDED.device_model, d.device_model),
+       os_version = COALESCE(EXCLUDED.os_version, d.os_version), app_version = COALESCE(EXCLUDED.app_version, d.app_version),
+       is_active = true, is_valid = true, last_used_at = now(), registration_count = d.registration_count + 1, updated_at = now()
+     RETURNING d.id, (xmax = 0) AS created`,
+    [newId(), workspaceId, personId, d.token, d.platform, d.device_name ?? null, d.device_model ?? null, d.os_version ?? null, d.app_version ?? null],
+  );
+  return r.rows[0]!;
+}
+
+/** The person's devices, most recently used first. */
+export async function devicesOf(q: Queryable, personId: string): Promise<DeviceRow[]> {
+  const r = await q.query<DeviceRow>(
+    `SELECT id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version, is_active, is_valid,
+            last_used_at, registration_count, created_at, updated_at
+     FROM devices WHERE person_id = $1 ORDER BY last_used_at DESC, created_at DESC`,
+    [personId],
+  );
+  return r.rows;
+}
+
+/** Marks the person's device inactive; false when the person has no such token. */
+export async function deactivateDevice(q: Queryable, workspaceId: string, externalId: string, token: string): Promise<boolean> {
+  const r = await q.query(
+    `UPDATE devices d SET is_active = false, updated_at = now() FROM people p
+     WHERE p.workspace_id = $1 AND p.external_id = $2 AND d.person_id = p.id AND d.device_token = $3`,
+    [workspaceId, externalId, token],
+  );
+  return r.rowCount > 0;
+}

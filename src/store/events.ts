@@ -1,0 +1,32 @@
+// Event reads: the `events` table the sink fills (eventlog/event-sink.ts).
+import type { Queryable } from './db.js';
+
+export interface EventRow {
+  id: string;
+  type: string;
+  parameters: Record<string, unknown>;
+  created_at: Date;
+  person_id?: string;
+  external_id?: string;
+}
+
+/** A person's events, newest first. */
+export async function eventsOf(q: Queryable, personId: string, limit: number, withPersonId: boolean): Promise<EventRow[]> {
+  const r = await q.query<EventRow>(
+    `SELECT id, type, parameters, created_at${withPersonId ? ', person_id' : ''} FROM events
+     WHERE person_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [personId, limit],
+  );
+  return r.rows;
+}
+
+/** A workspace's events of one name, at or after `since`, newest first, with the person's external id. */
+export async function searchEvents(q: Queryable, workspaceId: string, type: string, since: string | null, limit: number): Promise<EventRow[]> {
+  const r = await q.query<EventRow>(
+    `SELECT e.id, e.type, e.parameters, e.created_at, p.external_id FROM events e JOIN people p ON p.id = e.person_id
+     WHERE e.workspace_id = $1 AND e.type = $2 AND ($3::timestamptz IS NULL OR e.created_at >= $3::timestamptz)
+     ORDER BY e.created_at DESC, e.id DESC LIMIT $4`,
+    [workspaceId, type, since, limit],
+  );
+  return r.rows;
+}
