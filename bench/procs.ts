@@ -2,6 +2,7 @@
 // them, and how it makes sure none outlives it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
@@ -231,6 +232,9 @@ export interface ProcSample {
   t_s: number;
   rss_mb: number;
   cpu_s: number;
+  /** The embedded PostgreSQL, when Herald runs one. */
+  pg_pss_mb?: number;
+  pg_cpu_s?: number;
 }
 
 export function sampleProc(pid: number, t0: number): ProcSample | null {
@@ -266,6 +270,49 @@ export function threadTicks(pid: number): Map<number, number> {
 }
 
 /** Samples a process once a second until stopped; `mark` records a named sample now. */
+/** The processes of the embedded PostgreSQL whose data dir is `pgDir`: the postmaster and its children. */
+function postgresPids(pgDir: string): number[] {
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return [];
+  }
+  const pids = [postmaster];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+/**
+ * PSS (shared buffers counted once, not once per backend) and CPU seconds of the embedded
+ * PostgreSQL, including backends that have exited (the postmaster's cutime/cstime).
+ */
+export function samplePostgres(pgDir: string): { pss_mb: number; cpu_s: number } | null {
+  const pids = postgresPids(pgDir);
+  if (pids.length === 0) return null;
+  let kb = 0;
+  let ticks = 0;
+  for (const [i, pid] of pids.entries()) {
+    try {
+      kb += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]) + (i === 0 ? Number(fields[13]) + Number(fields[14]) : 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { pss_mb: round(kb / 1024, 1), cpu_s: round(ticks / CLK_TCK, 2) };
+}
+
 export class Sampler {
   readonly samples: ProcSample[] = [];
   readonly marks: Record<string, ProcSample | null> = {};
@@ -273,16 +320,27 @@ export class Sampler {
   private readonly t0 = Date.now();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pid: number) {
+  /** `pgDir`: the embedded PostgreSQL's data dir, sampled beside Herald (null with DATABASE_URL). */
+  constructor(private readonly pid: number, private readonly pgDir: string | null = null) {
     this.take();
     this.timer = setInterval(() => this.take(), 1000);
   }
 
   private take(): ProcSample | null {
     const s = sampleProc(this.pid, this.t0);
+    const pg = this.pgDir ? samplePostgres(this.pgDir) : null;
+    if (s && pg) Object.assign(s, { pg_pss_mb: pg.pss_mb, pg_cpu_s: pg.cpu_s });
     // Bounded: at most one sample a second for the run's bounded length, capped anyway.
     if (s && this.samples.length < 100_000) this.samples.push(s);
     return s;
+  }
+
+  /** Largest PostgreSQL PSS between two marks (inclusive). */
+  maxPgPss(from: string, to: string): number | null {
+    const a = this.marks[from]?.t_s ?? 0;
+    const b = this.marks[to]?.t_s ?? Infinity;
+    const xs = this.samples.filter((s) => s.t_s >= a && s.t_s <= b && s.pg_pss_mb !== undefined).map((s) => s.pg_pss_mb!);
+    return xs.length ? Math.max(...xs) : null;
   }
 
   mark(name: string): void {

@@ -234,7 +234,7 @@ async function main(): Promise<number> {
       if (!base) {
         dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
         secret ??= randomBytes(24).toString('hex');
-        log(`starting Herald (${production.postgres ? 'Postgres' : 'embedded PGlite'}${production.nats ? ', NATS' : ''}${production.clickhouse ? ', ClickHouse' : ''}) in ${dataDir}`);
+        log(`starting Herald (${production.postgres ? 'Postgres' : 'embedded PostgreSQL'}${production.nats ? ', NATS' : ''}${production.clickhouse ? ', ClickHouse' : ''}) in ${dataDir}`);
         herald = await startHerald({
           ...process.env,
           HERALD_HOST: '127.0.0.1',
@@ -302,7 +302,7 @@ async function main(): Promise<number> {
     let shutdown: Awaited<ReturnType<typeof stopChild>> | undefined;
     let loadEnd = 0;
     if (opt.scenario !== 'floor') {
-      if (herald) sampler = new Sampler(herald.pid);
+      if (herald) sampler = new Sampler(herald.pid, production.postgres || !dataDir ? null : join(dataDir, 'pg'));
       sampler?.mark('setup');
       heraldResult = await measure('herald', base!, () => sampler?.mark('start'));
       loadEnd = Date.now();
@@ -332,6 +332,13 @@ async function main(): Promise<number> {
       sampler?.marks.start && sampler.marks.end && heraldResult
         ? { server_cpu_s: round(sampler.marks.end.cpu_s - sampler.marks.start.cpu_s, 2), server_cores_used: round((sampler.marks.end.cpu_s - sampler.marks.start.cpu_s) / Math.max(0.001, sampler.marks.end.t_s - sampler.marks.start.t_s), 2), threads: sampler.threadCpu('start', 'end') }
         : undefined;
+    const pg =
+      sampler?.marks.start?.pg_cpu_s !== undefined && sampler.marks.end?.pg_cpu_s !== undefined
+        ? {
+            pss_mb: { start: sampler.marks.start.pg_pss_mb ?? null, max: sampler.maxPgPss('start', 'end'), end: sampler.marks.end.pg_pss_mb ?? null },
+            cores_used: round((sampler.marks.end.pg_cpu_s - sampler.marks.start.pg_cpu_s) / Math.max(0.001, sampler.marks.end.t_s - sampler.marks.start.t_s), 2),
+          }
+        : undefined;
     const ratio = heraldResult ? { requests_per_s: round(heraldResult.requests_per_s / Math.max(1, floorResult.requests_per_s), 3), events_per_s: round(heraldResult.events_per_s / Math.max(1, floorResult.events_per_s), 3) } : undefined;
     const rows: Row[] = [{ name: 'floor (bare uWS)', load: floorResult }];
     if (heraldResult) rows.push({ name: 'herald', load: heraldResult, rss, ratio: ratio!.requests_per_s });
@@ -345,6 +352,7 @@ async function main(): Promise<number> {
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null },
       floor: floorResult,
       herald: heraldResult ? { ...heraldResult, rss_mb: rss ?? null, cpu: cpu ?? null, rss_samples: sampler?.samples ?? [] } : null,
+      embedded_postgres: pg ?? null,
       ratio_to_floor: ratio ?? null,
       sink_lag: lag ?? null,
       herald_log: herald ? herald.logged : null,
@@ -363,6 +371,7 @@ async function main(): Promise<number> {
     if (cpu) lines.push(`server CPU: ${fmt(cpu.server_cpu_s, 1)} s over the measured phase (${fmt(cpu.server_cores_used, 2)} cores); load generator ${fmt(heraldResult!.loadgen_cpu_s, 1)} s`);
     if (cpu?.threads.length) lines.push(`server threads, busiest first (cores): ${cpu.threads.slice(0, 6).map((t) => `${t.main ? 'main' : t.tid} ${fmt(t.cores, 2)}`).join(', ')}`);
     if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end, ${fmt(rss.after_drain)} after the sink drained`);
+    if (pg) lines.push(`embedded PostgreSQL: ${fmt(pg.cores_used, 2)} cores over the measured phase; PSS ${fmt(pg.pss_mb.start)} MB at start, ${fmt(pg.pss_mb.max)} max, ${fmt(pg.pss_mb.end)} at end`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {
       if (r.load.skipped > 0) lines.push(`${r.name}: ${fmt(r.load.skipped)} requests not sent at their time because ${opt.connections * 16} were already waiting`);

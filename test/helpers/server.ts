@@ -1,6 +1,6 @@
 // Starts a real Herald (the compiled server, as `npm start` runs it) on a random port with
 // its own data dir, and talks to it over HTTP. With DATABASE_URL set in the environment the
-// server uses that Postgres; otherwise the embedded PGlite.
+// server uses that Postgres; otherwise the PostgreSQL it runs itself (embedded default).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,6 +147,16 @@ export async function newKey(s: TestServer, ws: { id: string; token: string }, b
   const r = await s.req('POST', `/workspaces/${ws.id}/api-keys`, { token: ws.token, body: { name: 'test key', ...body } });
   if (r.status !== 201) throw new Error(`key create failed: ${r.status} ${r.text}`);
   return r.body.api_key;
+}
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Polls `fn` until it returns a truthy value (or gives up after `ms`). */

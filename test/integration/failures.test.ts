@@ -22,7 +22,7 @@ import { createServer as createHttpServer, request as httpRequest } from 'node:h
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startServer, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
+import { alive, startServer, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS, UUID, keyError } from '../helpers/assert.js';
 
 // Bounds on waiting, not speed assertions. A JetStream consumer redelivers what a killed
@@ -84,15 +84,6 @@ function tcpOpen(port: number): Promise<boolean> {
     });
     sock.once('error', () => resolve(false));
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** SIGKILLs a process this file started and waits until it is gone. */

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, eventually, workspaceWithKeys, TEST_SECRET, type TestServer } from '../helpers/server.js';
+import { alive, startServer, eventually, workspaceWithKeys, TEST_SECRET, type TestServer } from '../helpers/server.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
@@ -20,15 +20,6 @@ function tempDir(t: Test, label: string): string {
   const dir = mkdtempSync(join(tmpdir(), `herald-${label}-`));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const postmasterPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -146,7 +137,7 @@ t.test('SIGTERM to the `npm start` process stops Herald cleanly', async (t) => {
   const dir = tempDir(t, 'npmstart');
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
-    env: { ...process.env, HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn' },
+    env: { ...process.env, HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', HERALD_NATS_PREFIX: `t-npmstart-${process.pid}` },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
