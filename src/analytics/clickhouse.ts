@@ -5,6 +5,7 @@
 // data, never as SQL; the only values spliced into SQL are UUIDs and integers we check first.
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { EventRecord } from '../domain/events.js';
+import { isUuid } from '../ids.js';
 
 export const TABLE = 'analytics_events';
 
@@ -24,7 +25,6 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS ${TABLE} (
 PARTITION BY toYYYYMM(created_at)
 ORDER BY (workspace_id, type, created_at, id)`;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Keeps each existence query well under ClickHouse's 256 KiB max_query_size. */
 const IDS_PER_QUERY = 2000;
 const DATETIME_MAX = 4294967295;
@@ -37,7 +37,7 @@ export interface AnalyticsStore {
 }
 
 function uuid(v: string): string {
-  if (!UUID.test(v)) throw new Error(`not a UUID: ${JSON.stringify(v).slice(0, 60)}`);
+  if (!isUuid(v)) throw new Error(`not a UUID: ${JSON.stringify(v).slice(0, 60)}`);
   return v;
 }
 
