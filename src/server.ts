@@ -1,4 +1,5 @@
 // Assembles Herald: store, migrations, session auth, actors, the uWS front.
+import { createServer } from 'node:net';
 import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
 import { ConfigError, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
@@ -38,6 +39,9 @@ export async function startHerald(cfg: Config, say: (m: string) => void = () => 
   setLogLevel(cfg.logLevel);
   const uws = loadNativeUws();
   const limits = parseRateLimits(cfg.rateLimits);
+  // Refuse a taken port before creating or starting a database; the exclusive listen at the
+  // end still decides a race.
+  await assertPortFree(cfg.host, cfg.port);
   const store = await openStore(cfg, say, fatal);
   try {
     return await serveOn(cfg, uws, limits, store);
@@ -146,6 +150,18 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   };
 }
 
+const portTaken = (host: string, port: number) =>
+  new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set HERALD_PORT (and HERALD_HOST) to another one.`);
+
+function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', () => reject(portTaken(host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 /**
  * uWS listens with SO_REUSEPORT by default: a second Herald on the same port would start
  * silently and share the traffic. LIBUS_LISTEN_EXCLUSIVE_PORT makes a taken port an error.
@@ -157,7 +173,7 @@ function listenExclusively(uws: Uws, app: TemplatedApp, host: string, port: numb
     listen.call(app, host, port, exclusive, (s) =>
       s
         ? resolve({ socket: s, port: uws.us_socket_local_port(s) })
-        : reject(new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set HERALD_PORT (and HERALD_HOST) to another one.`)),
+        : reject(portTaken(host, port)),
     );
   });
 }

@@ -40,45 +40,46 @@ t.test('herald help, --help, no command, unknown command', async (t) => {
   t.match(unknown.stderr, /unknown command 'serve'/);
 });
 
-t.test('a second Herald on a taken port exits with a message naming the port and HERALD_PORT', async (t) => {
-  const a = await startServer();
-  t.teardown(() => a.stop());
-  const err = await startServer({ HERALD_PORT: String(a.port) }).then(
-    (b) => (b.stop(), 'started'),
-    (e: Error) => e.message,
-  );
-  t.match(err, /server exited with 2/, 'refused at start, exit 2');
-  t.match(err, new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${a.port}`), 'names the port');
-  t.match(err, /HERALD_PORT/, 'says which setting to change');
-  t.equal((await a.req('GET', '/healthz')).status, 200, 'the first Herald still serves');
-});
-
-t.test('embedded: one Herald per data dir; the second names the first one', { skip: !embedded && 'the data dir holds no database with DATABASE_URL' }, async (t) => {
-  const dir = tempDir(t, 'lock');
+// One server for the next three tests: a second Herald is refused its port, then its data dir.
+t.test('a second Herald on a taken port or data dir is refused; start-up and shutdown of the first', async (t) => {
+  const dir = tempDir(t, 'first');
   const a = await startServer({}, { keepDataDir: dir });
   t.teardown(() => a.stop());
-  const err = await startServer({}, { keepDataDir: dir }).then(
-    (b) => (b.stop(), 'started'),
-    (e: Error) => e.message,
-  );
-  t.match(err, /server exited with 2/);
-  t.match(err, new RegExp(`in use by another Herald \\(pid ${a.proc.pid}\\)`), 'names the other process');
-  t.equal((await a.req('GET', '/healthz')).status, 200, 'the first Herald still serves');
-});
 
-t.test('embedded: start-up says where the database lives', { skip: !embedded && 'embedded only' }, async (t) => {
-  const dir = tempDir(t, 'where');
-  const a = await startServer({}, { keepDataDir: dir });
-  t.teardown(() => a.stop());
-  t.match(a.stdout(), new RegExp(`Creating the embedded PostgreSQL database in ${join(dir, 'pg')}`), 'the first start says it creates the database');
-  t.match(a.stdout(), /PostgreSQL 18\.\d+ \(embedded\) in .*, on 127\.0\.0\.1:\d+/);
-  const health = await a.req('GET', '/healthz');
-  t.equal(health.body.components.store_kind, 'embedded-postgres');
-  const pm = postmasterPid(dir);
-  t.equal(await a.stop(), 0);
-  t.notOk(alive(pm), 'PostgreSQL stops with Herald');
-  t.notOk(existsSync(join(dir, 'pg', 'postmaster.pid')), 'cleanly: no postmaster.pid left');
-  t.notOk(existsSync(join(dir, 'herald.pid')), 'the data dir lock is released');
+  t.test('a taken port: exit 2 with a message naming the port and HERALD_PORT, nothing created', async (t) => {
+    const other = tempDir(t, 'second');
+    const err = await startServer({ HERALD_PORT: String(a.port) }, { keepDataDir: other }).then(
+      (b) => (b.stop(), 'started'),
+      (e: Error) => e.message,
+    );
+    t.match(err, /server exited with 2/, 'refused at start, exit 2');
+    t.match(err, new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${a.port}`), 'names the port');
+    t.match(err, /HERALD_PORT/, 'says which setting to change');
+    t.notOk(existsSync(join(other, 'pg')), 'refused before creating a database');
+    t.equal((await a.req('GET', '/healthz')).status, 200, 'the first Herald still serves');
+  });
+
+  t.test('embedded: one Herald per data dir; the second names the first one', { skip: !embedded && 'the data dir holds no database with DATABASE_URL' }, async (t) => {
+    const err = await startServer({}, { keepDataDir: dir }).then(
+      (b) => (b.stop(), 'started'),
+      (e: Error) => e.message,
+    );
+    t.match(err, /server exited with 2/);
+    t.match(err, new RegExp(`in use by another Herald \\(pid ${a.proc.pid}\\)`), 'names the other process');
+    t.equal((await a.req('GET', '/healthz')).status, 200, 'the first Herald still serves');
+  });
+
+  t.test('embedded: start-up says where the database lives; SIGTERM stops PostgreSQL and releases the lock', { skip: !embedded && 'embedded only' }, async (t) => {
+    t.match(a.stdout(), new RegExp(`Creating the embedded PostgreSQL database in ${join(dir, 'pg')}`), 'the first start says it creates the database');
+    t.match(a.stdout(), /PostgreSQL 18\.\d+ \(embedded\) in .*, on 127\.0\.0\.1:\d+/);
+    const health = await a.req('GET', '/healthz');
+    t.equal(health.body.components.store_kind, 'embedded-postgres');
+    const pm = postmasterPid(dir);
+    t.equal(await a.stop(), 0);
+    t.notOk(alive(pm), 'PostgreSQL stops with Herald');
+    t.notOk(existsSync(join(dir, 'pg', 'postmaster.pid')), 'cleanly: no postmaster.pid left');
+    t.notOk(existsSync(join(dir, 'herald.pid')), 'the data dir lock is released');
+  });
 });
 
 t.test('embedded: after kill -9 the orphaned postmaster is taken over, and nothing acknowledged is lost', { skip: !embedded && 'embedded only' }, async (t) => {
