@@ -6,7 +6,7 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { EventRecord } from '../domain/events.js';
 
-export const TABLE = 'analytics_events';
+const TABLE = 'analytics_events';
 
 // ReplacingMergeTree: should two replicas ever write the same event, merges keep one row.
 // The sink's own check below is what keeps plain `count()` exact.

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { ConfigError } from '../config.js';
 
 /** Server settings for a small machine; every one is documented in the README. */
-export const EMBEDDED_SETTINGS: Record<string, string> = {
+const EMBEDDED_SETTINGS: Record<string, string> = {
   listen_addresses: '127.0.0.1',
   unix_socket_directories: '',
   max_connections: '100',
