@@ -198,7 +198,7 @@ export async function call(base: string, method: string, path: string, token: st
   return { status: res.status, body: parsed };
 }
 
-export function sessionToken(secret: string, sub: string): Promise<string> {
+function sessionToken(secret: string, sub: string): Promise<string> {
   return new SignJWT({ name: 'Herald bench' })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
@@ -237,7 +237,7 @@ export interface ProcSample {
   pg_cpu_s?: number;
 }
 
-export function sampleProc(pid: number, t0: number): ProcSample | null {
+function sampleProc(pid: number, t0: number): ProcSample | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
@@ -251,7 +251,7 @@ export function sampleProc(pid: number, t0: number): ProcSample | null {
 }
 
 /** CPU ticks of each thread of a process (all of Herald's threads are named 'node'). */
-export function threadTicks(pid: number): Map<number, number> {
+function threadTicks(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`).slice(0, 1000)) {

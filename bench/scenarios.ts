@@ -27,7 +27,7 @@ export interface BenchRequest {
   events: number;
 }
 
-export const API = '/api/v1';
+const API = '/api/v1';
 /** The event names the bench sends; the sink-lag sentinel uses a name of its own. */
 const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
 const PLANS = ['free', 'pro', 'team', 'enterprise'];

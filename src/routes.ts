@@ -47,7 +47,7 @@ interface Common {
   notImplemented?: string;
 }
 
-export interface KeyRoute extends Common {
+interface KeyRoute extends Common {
   auth: 'key';
   /** Any one of these opens the route (`*` opens every route). */
   permissions: readonly string[];
@@ -57,17 +57,17 @@ export interface KeyRoute extends Common {
   errors?: Extract<ErrorShape, 'key' | 'flat'>;
 }
 
-export interface SessionRoute extends Common {
+interface SessionRoute extends Common {
   auth: 'session';
   /** Where the workspace comes from: the `workspaceId` path segment, X-Workspace-ID, or none. */
   workspace: 'path' | 'header' | 'none';
 }
 
-export interface PublicRoute extends Common {
+interface PublicRoute extends Common {
   auth: 'public';
 }
 
-export type RouteDef = KeyRoute | SessionRoute | PublicRoute;
+type RouteDef = KeyRoute | SessionRoute | PublicRoute;
 
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';

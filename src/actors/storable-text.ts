@@ -10,6 +10,7 @@ export function unstorableText(raw: string, body: unknown): string | null {
   return SUSPECT.test(raw) ? find(body, 'body') : null;
 }
 
+// eslint-disable-next-line no-control-regex -- U+0000 is the character looked for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 export const isUnstorable = (s: string) => UNSTORABLE.test(s);
 

@@ -7,7 +7,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { EventRecord } from '../domain/events.js';
 import { isUuid } from '../ids.js';
 
-export const TABLE = 'analytics_events';
+const TABLE = 'analytics_events';
 
 // ReplacingMergeTree: should two replicas ever write the same event, merges keep one row.
 // The sink's own check below is what keeps plain `count()` exact.

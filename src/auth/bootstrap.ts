@@ -11,7 +11,7 @@ import type { SessionAuthConfig } from './sessions.js';
 
 export const LOCAL_ADMIN = 'local-admin';
 
-export function secretFile(dataDir: string): string {
+function secretFile(dataDir: string): string {
   return join(dataDir, 'auth-secret');
 }
 

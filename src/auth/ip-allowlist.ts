@@ -34,7 +34,7 @@ function normalize(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
   return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr;
 }
 
-export function parseIp(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+function parseIp(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   return isStrictIp(text) ? normalize(ipaddr.parse(text)) : null;
 }
 

@@ -12,7 +12,7 @@ export const INERT_PERMISSIONS = [
   'segments:read', 'segments:write', 'webhooks:read', 'webhooks:write', 'workspace:read', 'workspace:write', 'admin',
 ] as const;
 
-export const WILDCARD = '*';
+const WILDCARD = '*';
 
 /** The only permissions a public (`pk_live_`) key may hold; also what an app key gets by default. */
 export const PUBLIC_KEY_PERMISSIONS = ['events:write', 'devices:register', 'people:identify'] as const;

@@ -2,9 +2,9 @@
 // (identify, people create/upsert/update/batch) validates with traitProblems().
 import type { FieldError } from './errors.js';
 
-export const TRAIT_KEY = /^[a-zA-Z][a-zA-Z0-9_]*$/;
-export const RESERVED_TRAIT_KEYS = new Set(['id', 'workspace_id', 'user_id', 'anonymous_id', 'created_at', 'updated_at']);
-export const LIMITS = { keyLength: 255, topLevelKeys: 1000, stringLength: 10_000, arrayLength: 1000, objectProperties: 100, depth: 10 } as const;
+const TRAIT_KEY = /^[a-zA-Z][a-zA-Z0-9_]*$/;
+const RESERVED_TRAIT_KEYS = new Set(['id', 'workspace_id', 'user_id', 'anonymous_id', 'created_at', 'updated_at']);
+const LIMITS = { keyLength: 255, topLevelKeys: 1000, stringLength: 10_000, arrayLength: 1000, objectProperties: 100, depth: 10 } as const;
 
 /** Trait keys that also set the person's dedicated field of the same name. */
 export const DEDICATED_FIELDS = ['email', 'phone', 'first_name', 'last_name', 'timezone', 'locale'] as const;

@@ -4,7 +4,7 @@ import { ConfigError } from '../config.js';
 export const SCOPES = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-export interface Limit {
+interface Limit {
   perMinute: number;
   burst: number;
 }

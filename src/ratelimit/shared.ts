@@ -29,7 +29,7 @@ const CAS_ATTEMPTS = 5;
 /** Keys of buckets idle this long expire: they have refilled anyway. */
 const BUCKET_TTL_MS = 10 * 60_000;
 
-export function rateLimitBucketName(prefix: string): string {
+function rateLimitBucketName(prefix: string): string {
   return `${prefix}-ratelimits`;
 }
 

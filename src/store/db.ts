@@ -21,15 +21,9 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-/** A database error carrying the SQLSTATE code (e.g. 23505 for a unique violation). */
-export class DbError extends Error {
-  constructor(message: string, readonly code: string | undefined) {
-    super(message);
-  }
-}
+const UNIQUE_VIOLATION = '23505';
 
-export const UNIQUE_VIOLATION = '23505';
-
+/** A database error (pg's DatabaseError) carrying the SQLSTATE code for a unique violation. */
 export function isUniqueViolation(err: unknown): boolean {
-  return err instanceof DbError ? err.code === UNIQUE_VIOLATION : (err as { code?: string })?.code === UNIQUE_VIOLATION;
+  return (err as { code?: string })?.code === UNIQUE_VIOLATION;
 }

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { ConfigError } from '../config.js';
 
 /** Server settings for a small machine; every one is documented in the README. */
-export const EMBEDDED_SETTINGS: Record<string, string> = {
+const EMBEDDED_SETTINGS: Record<string, string> = {
   listen_addresses: '127.0.0.1',
   unix_socket_directories: '',
   max_connections: '100',
@@ -156,6 +156,7 @@ function initialise(bin: Binaries, dir: string, password: string, owner: { uid: 
     );
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
+    // eslint-disable-next-line preserve-caught-error -- the message carries initdb's stderr
     throw new Error(`initdb failed: ${(err as { stderr?: Buffer }).stderr?.toString() ?? (err as Error).message}`);
   } finally {
     rmSync(pwfile, { force: true });

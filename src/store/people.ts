@@ -25,7 +25,7 @@ export interface PersonRow {
   last_seen_at: Date;
 }
 
-export const PERSON_COLUMNS =
+const PERSON_COLUMNS =
   'id, workspace_id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status, unsubscribed_at, unsubscribe_reason, traits, created_at, updated_at, first_seen_at, last_seen_at';
 
 const RETURNING = `RETURNING ${PERSON_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}`;
@@ -83,7 +83,7 @@ export async function deletePerson(q: Queryable, workspaceId: string, externalId
 }
 
 /** `%text%` for ILIKE with the pattern characters of `text` escaped. */
-export function containsPattern(text: string): string {
+function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
 }
 

@@ -118,7 +118,7 @@ export async function request(base: string, method: string, path: string, o: Req
   return { status: r.status, headers: r.headers, body: parsed, text };
 }
 
-export async function sessionToken(sub: string, o: { ttlSeconds?: number; secret?: string } = {}): Promise<string> {
+async function sessionToken(sub: string, o: { ttlSeconds?: number; secret?: string } = {}): Promise<string> {
   return new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
