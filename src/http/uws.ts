@@ -15,10 +15,10 @@ export function loadNativeUws(): typeof Uws {
   try {
     return require(binary) as typeof Uws;
   } catch (err) {
-    // eslint-disable-next-line preserve-caught-error -- the message carries the cause's message
     throw new Error(
       `uWebSockets.js native binary did not load (${binary}): ${(err as Error).message}. ` +
         `Herald needs Node.js 20 on Linux/macOS x64 or arm64 (the binaries this package ships); it will not run on the slow fallback.`,
+      { cause: err },
     );
   }
 }

@@ -1,6 +1,5 @@
-// The one SQL interface every thread uses. Two implementations: Postgres through `pg`
-// (store/pg.ts) and PGlite living in the store thread, reached over a MessagePort
-// (store/pglite-client.ts). SQL is written once, in the dialect both accept.
+// The one SQL interface every thread uses, implemented over `pg` pools (store/pg.ts) on the
+// embedded or an external PostgreSQL alike.
 
 export type Row = Record<string, unknown>;
 

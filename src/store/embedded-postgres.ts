@@ -156,8 +156,7 @@ function initialise(bin: Binaries, dir: string, password: string, owner: { uid: 
     );
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    // eslint-disable-next-line preserve-caught-error -- the message carries initdb's stderr
-    throw new Error(`initdb failed: ${(err as { stderr?: Buffer }).stderr?.toString() ?? (err as Error).message}`);
+    throw new Error(`initdb failed: ${(err as { stderr?: Buffer }).stderr?.toString() ?? (err as Error).message}`, { cause: err });
   } finally {
     rmSync(pwfile, { force: true });
   }

@@ -69,9 +69,7 @@ export async function openStore(cfg: Config, say: (m: string) => void, fatal: (e
 /** A server that exits on its own is started again (pools reconnect to the same port); after RESTARTS failures in a row, `fatal`. */
 function superviseRestarts(server: EmbeddedPostgres, fatal: (err: Error) => void): void {
   let failures = 0;
-  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches its own failures (they end in `fatal`)
-  server.onExit(async (code, signal) => {
-    logger.error('the embedded PostgreSQL server exited; starting it again', { code, signal, dir: server.dir });
+  const restart = async (): Promise<void> => {
     for (;;) {
       try {
         await server.restart();
@@ -83,5 +81,9 @@ function superviseRestarts(server: EmbeddedPostgres, fatal: (err: Error) => void
         await new Promise((r) => setTimeout(r, 500 * failures));
       }
     }
+  };
+  server.onExit((code, signal) => {
+    logger.error('the embedded PostgreSQL server exited; starting it again', { code, signal, dir: server.dir });
+    void restart();
   });
 }

@@ -19,11 +19,11 @@ function host(over: Partial<ActorHostOptions> = {}): ActorHost {
 }
 
 const req = (route: string, extra: Partial<Omit<ActorRequest, 'id'>> = {}): Omit<ActorRequest, 'id'> => ({
-  route,
+  route: route as ActorRequest['route'],
   params: {},
   query: '',
   body: null,
-  principal: null,
+  principal: { kind: 'key', keyId: 'k', workspaceId: 'w', permissions: [] },
   workspaceId: null,
   ip: '127.0.0.1',
   ...extra,
