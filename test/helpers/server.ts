@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SignJWT } from 'jose';
+import { fromTemplate } from './data-dir-template.js';
 
 export const TEST_SECRET = 'herald-test-secret-0123456789abcdef';
 const CLI = new URL('../../dist/src/cli.js', import.meta.url).pathname;
@@ -41,6 +42,8 @@ export interface TestServer {
 
 export async function startServer(env: Record<string, string | undefined> = {}, opts: { keepDataDir?: string } = {}): Promise<TestServer> {
   const dataDir = opts.keepDataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
+  // A fresh embedded data dir starts as a copy of a created, migrated one (initdb is slow).
+  if (!opts.keepDataDir && !process.env.DATABASE_URL && env.DATABASE_URL === undefined) await fromTemplate(dataDir, TEST_SECRET);
   const proc = spawn(process.execPath, [CLI, 'start'], {
     env: {
       ...process.env,
