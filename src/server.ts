@@ -15,6 +15,7 @@ import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './log/jetstream.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './http/reply.js';
+import { ROUTES, errorShapeOf } from './http/routes.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
 import { log, setLogLevel } from './log.js';
@@ -40,7 +41,12 @@ export async function startHerald(cfg: Config): Promise<Herald> {
     bootstrap = { workspaceId, token: await signSessionToken(sessionAuth.secret, { sub: LOCAL_ADMIN }, 24 * 3600) };
   }
 
-  const unavailable = (why: string): Reply => ({ ...errorReply('key', 503, 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`), headers: { 'Retry-After': '1' } });
+  // In the error shape of the request's route (DECISIONS §4), like every other error.
+  const routes = new Map(ROUTES.map((r) => [r.id, r]));
+  const unavailable = (why: string, route: string): Reply => ({
+    ...errorReply(errorShapeOf(routes.get(route)!), 503, 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`),
+    headers: { 'Retry-After': '1' },
+  });
   const actors = new ActorHost({
     count: cfg.actors,
     script: new URL('../workers/actor.js', import.meta.url),

@@ -10,6 +10,7 @@ import { log } from '../log.js';
 
 interface Pending {
   actor: number;
+  route: string;
   deadline: number;
   resolve: (r: Reply) => void;
 }
@@ -20,7 +21,8 @@ export interface ActorHostOptions {
   /** A fresh store link for each (re)started actor. */
   storeLink: () => { link: StoreLink; transfer: MessagePort[] };
   requestTimeoutMs: number;
-  unavailable: (why: string) => Reply;
+  /** The 503 answer to a request of route `route` (in that route's error shape). */
+  unavailable: (why: string, route: string) => Reply;
 }
 
 /** FNV-1a: a cheap, stable spread of workspace ids over actors. */
@@ -81,11 +83,11 @@ export class ActorHost {
   }
 
   dispatch(shardKey: string, req: Omit<ActorRequest, 'id'>): Promise<Reply> {
-    if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down'));
+    if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down', req.route));
     const actor = shardOf(shardKey, this.opts.count);
     const id = this.nextId++;
     return new Promise<Reply>((resolve) => {
-      this.pending.set(id, { actor, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
+      this.pending.set(id, { actor, route: req.route, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
       const msg: ToActor = { type: 'request', req: { ...req, id } };
       const body = req.body;
       this.workers[actor]!.postMessage(msg, body ? [body.buffer as ArrayBuffer] : []);
@@ -100,12 +102,12 @@ export class ActorHost {
   }
 
   private failActor(index: number, why: string): void {
-    for (const [id, p] of this.pending) if (p.actor === index) this.settle(id, this.opts.unavailable(why));
+    for (const [id, p] of this.pending) if (p.actor === index) this.settle(id, this.opts.unavailable(why, p.route));
   }
 
   private expire(): void {
     const now = Date.now();
-    for (const [id, p] of this.pending) if (p.deadline <= now) this.settle(id, this.opts.unavailable('request timed out'));
+    for (const [id, p] of this.pending) if (p.deadline <= now) this.settle(id, this.opts.unavailable('request timed out', p.route));
   }
 
   /** Waits for requests in flight (up to timeoutMs), then stops every actor. */
