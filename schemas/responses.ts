@@ -176,7 +176,7 @@ export const workspaceSettings: Schema = {
 export const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
 export const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
 
-const componentState: Schema = { type: 'string', pattern: '^(ok|down: .*)$', description: '`ok`, or `down: <why>`' };
+const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
 /** GET /healthz (DECISIONS §1). */
 export const health = closed({
   status: enumOf('ok', 'unavailable'),
@@ -522,8 +522,8 @@ function responsesOf(route: Route): Responses {
   // carry a malformed body), the session routes' missing X-Workspace-ID, and the handler's own.
   const own = spec.errors?.[400];
   const why = [
-    served && (route.body || route.query ? 'body or query failing its schema, malformed JSON' : 'malformed JSON body'),
-    served && (route.path.includes('{') || route.body) && 'text holding U+0000 or an unpaired surrogate',
+    served && (route.body || route.query ? 'body or query failing its schema, malformed JSON' : 'malformed JSON body (any body sent is parsed)'),
+    served && `${route.path.includes('{') ? 'a path parameter or ' : ''}the body holding U+0000 or an unpaired surrogate`,
     route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
     spec.badRequest,
     own?.why && own.why[0]!.toLowerCase() + own.why.slice(1),
