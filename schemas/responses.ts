@@ -522,7 +522,7 @@ function responsesOf(route: Route): Responses {
   // carry a malformed body), the session routes' missing X-Workspace-ID, and the handler's own.
   const own = spec.errors?.[400];
   const why = [
-    served && (route.body || route.query ? 'body or query failing its schema, malformed JSON' : 'malformed JSON body (any body sent is parsed)'),
+    served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON` : 'malformed JSON body (any body sent is parsed)'),
     served && `${route.path.includes('{') ? 'a path parameter or ' : ''}the body holding U+0000 or an unpaired surrogate`,
     route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
     spec.badRequest,
