@@ -18,6 +18,7 @@ import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
 import { createFront } from './http/front.js';
 import { json, unavailable, type Reply } from './handlers/reply.js';
+import { ROUTES, errorShapeOf } from './routes.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
 import { logger, setLogLevel } from './logger.js';
@@ -61,12 +62,14 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     bootstrap = { workspaceId, token: await signSessionToken(sessionAuth.secret, { sub: LOCAL_ADMIN }, 24 * 3600) };
   }
 
+  // In the error shape of the request's route (DECISIONS §4), like every other error.
+  const routes = new Map(ROUTES.map((r) => [r.id, r]));
   const actors = new ActorHost({
     count: cfg.actors,
     script: new URL('../workers/actor.js', import.meta.url),
     store: store.link,
     requestTimeoutMs: cfg.requestTimeoutMs,
-    unavailable: (why) => unavailable('key', `Service unavailable: ${why}`),
+    unavailable: (why, route) => unavailable(errorShapeOf(routes.get(route)!), `Service unavailable: ${why}`),
   });
   await actors.start();
 

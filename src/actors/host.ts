@@ -3,12 +3,14 @@
 // single writer. An actor that dies is replaced; its requests in flight answer 503.
 import { Worker } from 'node:worker_threads';
 import type { Reply } from '../handlers/reply.js';
+import type { RouteId } from '../routes.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
 import type { StoreLink } from '../store/open.js';
 import { logger } from '../logger.js';
 
 interface Pending {
   actor: number;
+  route: RouteId;
   deadline: number;
   resolve: (r: Reply) => void;
 }
@@ -19,7 +21,8 @@ export interface ActorHostOptions {
   /** How each (re)started actor opens its store. */
   store: StoreLink;
   requestTimeoutMs: number;
-  unavailable: (why: string) => Reply;
+  /** The 503 answer to a request of route `route` (in that route's error shape). */
+  unavailable: (why: string, route: RouteId) => Reply;
 }
 
 /** FNV-1a: a cheap, stable spread of workspace ids over actors. */
@@ -79,11 +82,11 @@ export class ActorHost {
   }
 
   dispatch(shardKey: string, req: Omit<ActorRequest, 'id'>): Promise<Reply> {
-    if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down'));
+    if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down', req.route));
     const actor = shardOf(shardKey, this.opts.count);
     const id = this.nextId++;
     return new Promise<Reply>((resolve) => {
-      this.pending.set(id, { actor, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
+      this.pending.set(id, { actor, route: req.route, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
       const msg: ToActor = { type: 'request', req: { ...req, id } };
       const body = req.body;
       this.workers[actor]!.postMessage(msg, body ? [body.buffer as ArrayBuffer] : []);
@@ -98,12 +101,12 @@ export class ActorHost {
   }
 
   private failActor(index: number, why: string): void {
-    for (const [id, p] of this.pending) if (p.actor === index) this.settle(id, this.opts.unavailable(why));
+    for (const [id, p] of this.pending) if (p.actor === index) this.settle(id, this.opts.unavailable(why, p.route));
   }
 
   private expire(): void {
     const now = Date.now();
-    for (const [id, p] of this.pending) if (p.deadline <= now) this.settle(id, this.opts.unavailable('request timed out'));
+    for (const [id, p] of this.pending) if (p.deadline <= now) this.settle(id, this.opts.unavailable('request timed out', p.route));
   }
 
   /** Waits for requests in flight (up to timeoutMs), then stops every actor. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
+import { checkResponse } from '../helpers/contract.js';
 import { ROUTES } from '../../src/routes.js';
 
 const MB = 1024 * 1024;
@@ -46,7 +47,8 @@ function rawRequest(
         } catch {
           body = undefined;
         }
-        resolve({ status: res.statusCode!, headers: res.headers, body, text });
+        // Held to the OpenAPI document like every response of s.req().
+        checkResponse(method, `/api/v1${path}`, res.statusCode!, text).then(() => resolve({ status: res.statusCode!, headers: res.headers, body, text }), reject);
       });
       res.on('error', reject);
     });
@@ -202,7 +204,11 @@ t.test('a chunked body over 1 MB: 413', async (t) => {
     body: stream,
     duplex: 'half',
   } as RequestInit & { duplex: 'half' }).then(
-    async (res) => ({ status: res.status, body: await res.json().catch(() => undefined) }),
+    async (res) => {
+      const text = await res.text();
+      await checkResponse('POST', '/api/v1/workspaces', res.status, text);
+      return { status: res.status, body: JSON.parse(text) };
+    },
     (err: Error) => ({ status: -1, body: err.message }),
   );
   t.equal(f.status, 413, JSON.stringify(f.body));
@@ -274,6 +280,56 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
   }
   const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+
+  // Every operation documents its real statuses, each with its body schema; nothing hides
+  // behind a `default` or an "any object" body (test/helpers/contract.ts holds every
+  // response of the suite to these).
+  type Resp = { description: string; content?: { 'application/json'?: { schema?: Record<string, unknown> } } };
+  const schemas = doc.components?.schemas ?? {};
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, Resp> }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      const label = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses);
+      t.notOk(statuses.includes('default'), `${label}: no default response`);
+      t.ok(statuses.every((s) => /^[1-5]\d\d$/.test(s)), `${label}: explicit status codes`);
+      for (const [status, resp] of Object.entries(op.responses)) {
+        if (status === '204') {
+          t.notOk(resp.content, `${label} ${status}: no body`);
+          continue;
+        }
+        const schema = resp.content?.['application/json']?.schema;
+        t.ok(schema, `${label} ${status}: a JSON body schema`);
+        const resolved = (typeof schema?.$ref === 'string' ? schemas[(schema.$ref as string).split('/').pop()!] : schema) as Record<string, unknown> | undefined;
+        if (path === '/openapi.json') continue;
+        t.ok(resolved && (resolved.properties || resolved.anyOf || resolved.allOf), `${label} ${status}: the body's properties are described`);
+      }
+    }
+  }
+  const statusesOf = (id: string) => {
+    const [method, path] = id.split(' ') as [string, string];
+    return Object.keys(doc.paths[path][method.toLowerCase()].responses).sort();
+  };
+  const success = (id: string) => statusesOf(id).filter((s) => /^2/.test(s));
+  t.same(success('POST /identify'), ['200'], 'identify answers 200');
+  t.same(success('POST /track'), ['201']);
+  t.same(success('POST /track/batch'), ['201', '207']);
+  t.same(success('POST /people'), ['201']);
+  t.same(success('POST /people/batch'), ['200']);
+  t.same(success('POST /people/{id}/devices'), ['200', '201'], 'device registration: 201 new, 200 known token');
+  t.same(success('POST /workspaces/{workspaceId}/members'), ['200', '201'], 'member add: 201 new, 200 role changed');
+  t.same(success('PUT /workspaces/{workspaceId}'), ['200']);
+  t.same(success('POST /workspaces/{workspaceId}/api-keys/{keyId}/refresh'), ['200'], 'key refresh answers 200');
+  t.same(success('POST /workspaces'), ['201']);
+  for (const route of ROUTES) {
+    const statuses = statusesOf(route.id);
+    if (route.notImplemented) {
+      t.same(success(route.id), [], `${route.id}: no success documented`);
+      t.ok(statuses.includes('501'), `${route.id}: 501`);
+    } else t.notOk(statuses.includes('501'), `${route.id}: served, no 501`);
+    if (route.auth !== 'public') for (const s of ['401', '403', '429', '503']) t.ok(statuses.includes(s), `${route.id}: ${s}`);
+  }
+  t.ok(doc.components?.responses?.UnknownRoute && doc.components?.responses?.MethodNotAllowed, 'the rules for unknown paths and methods');
+  t.same(Object.keys(doc.paths['/healthz'].get.responses).sort(), ['200', '429', '503'], '/healthz: 200, 503 (and the edge 429)');
 
   const anon = await s.req('GET', '/openapi.json', { token: 'whatever' });
   t.equal(anon.status, 200, 'public: no credential needed, a bad one ignored');

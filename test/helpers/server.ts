@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SignJWT } from 'jose';
 import { fromTemplate } from './data-dir-template.js';
+import { checkResponse } from './contract.js';
 
 export const TEST_SECRET = 'herald-test-secret-0123456789abcdef';
 const CLI = new URL('../../dist/src/cli.js', import.meta.url).pathname;
@@ -112,6 +113,8 @@ export async function request(base: string, method: string, path: string, o: Req
   const url = path.startsWith('/healthz') || path.startsWith('http') ? (path.startsWith('http') ? path : base + path) : `${base}/api/v1${path}`;
   const r = await fetch(url, { method, headers, body: body instanceof Uint8Array ? new Blob([new Uint8Array(body)]) : body });
   const text = await r.text();
+  // Every answer must be one the OpenAPI document allows (status and body): see contract.ts.
+  await checkResponse(method, url, r.status, text);
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;

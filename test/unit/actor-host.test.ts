@@ -182,3 +182,12 @@ t.test('stop() gives up waiting after its timeout and answers what is left with 
   const workers = (h as unknown as { workers: { threadId: number }[] }).workers;
   t.equal(workers[0]!.threadId, -1, 'not restarted after stop');
 });
+
+t.test("every 503 is built for the request's route (so it takes that route's error shape)", async (t) => {
+  const h = host({ count: 1, requestTimeoutMs: 200, unavailable: (why: string, route: string): Reply => ({ status: 503, body: `${route}: ${why}` }) });
+  await h.start();
+  t.same(await h.dispatch('ws', req('hang')), { status: 503, body: 'hang: request timed out' }, 'timed out');
+  t.same(await h.dispatch('ws', req('crash')), { status: 503, body: 'crash: actor restarted' }, 'actor restarted');
+  await h.stop(1000);
+  t.same(await h.dispatch('ws', req('late')), { status: 503, body: 'late: shutting down' }, 'shutting down');
+});

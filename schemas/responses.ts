@@ -1,0 +1,609 @@
+// What every route answers: for each route id of the route table and each status it can give,
+// a description and the JSON Schema of the body (DECISIONS §3, §4, §10, §11; INTERFACE 2, 4, 7).
+// Written from the handlers (src/handlers/*.ts), the error bodies (src/handlers/reply.ts), the front
+// (src/http/front.ts: 401, 403, 404, 405, 413, 429, 503) and the actor pipeline
+// (src/actors/pipeline.ts: schema 400, 501, 503). The OpenAPI document publishes these and
+// the HTTP tests validate every response they receive against it, so the two cannot drift.
+//
+// Same subset as the request schemas (schemas/common.ts): OpenAPI 3.0 (`nullable: true`, no
+// type arrays, no `const`, no `$id`). Shapes that are closed say `additionalProperties: false`.
+// The named objects of COMPONENTS are defined once here and published once in the document
+// (`#/components/schemas/<Name>`); everything else is inline.
+import { ROUTES, errorShapeOf, type Route } from '../src/routes.js';
+import type { ErrorCode } from '../src/domain/errors.js';
+import type { Scope } from '../src/ratelimit/limits.js';
+import type { Schema } from './common.js';
+
+export interface ResponseDoc {
+  description: string;
+  /** The JSON body; absent when the response has no body (204). */
+  schema?: Schema;
+  /** Response headers worth documenting, name → description. */
+  headers?: Record<string, string>;
+}
+
+/** Status code (as text, e.g. "201") → response. */
+export type Responses = Record<string, ResponseDoc>;
+
+// ---------------------------------------------------------------------------------------
+// Building blocks
+
+const str: Schema = { type: 'string' };
+const strings: Schema = { type: 'array', items: str };
+const nullableStr: Schema = { type: 'string', nullable: true };
+const uuid: Schema = { type: 'string', format: 'uuid' };
+const count: Schema = { type: 'integer', minimum: 0 };
+const freeObject: Schema = { type: 'object', additionalProperties: true };
+const emptyObject: Schema = { type: 'object', additionalProperties: false, maxProperties: 0 };
+const success: Schema = { type: 'boolean', enum: [true] };
+const failure: Schema = { type: 'boolean', enum: [false] };
+/** ISO 8601 UTC with milliseconds (DECISIONS §8). */
+const timestamp: Schema = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' };
+const nullableTimestamp: Schema = { ...timestamp, nullable: true };
+const enumOf = (...values: (string | number | boolean)[]): Schema => ({ type: typeof values[0] === 'number' ? 'integer' : typeof values[0], enum: values });
+
+/** An object with exactly these properties; all required unless `required` says otherwise. */
+function closed(properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema {
+  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false, ...extra };
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared resources
+
+const personStatus = enumOf('active', 'unsubscribed', 'bounced', 'suppressed');
+
+/** INTERFACE 2.1: the person on the key surface (GET, lists, full echoes, batch `data`). */
+export const keyPerson = closed(
+  {
+    id: uuid,
+    workspace_id: uuid,
+    userId: str,
+    email: nullableStr,
+    phone: nullableStr,
+    traits: freeObject,
+    status: personStatus,
+    unsubscribed_at: { ...timestamp, description: 'Omitted unless set' },
+    unsubscribe_reason: { type: 'string', description: 'Omitted unless set' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+  ['id', 'workspace_id', 'userId', 'email', 'phone', 'traits', 'status', 'created_at', 'updated_at'],
+);
+
+/** The echo for a key without `people:read`. */
+export const trimmedPerson = closed({ id: uuid, workspace_id: uuid, userId: str });
+
+/** INTERFACE 2.3 with DECISIONS §10: the person on the dashboard surface. */
+export const dashboardPerson = closed({
+  id: uuid,
+  workspace_id: uuid,
+  external_id: str,
+  email: nullableStr,
+  phone: nullableStr,
+  first_name: nullableStr,
+  last_name: nullableStr,
+  avatar_url: nullableStr,
+  timezone: nullableStr,
+  locale: nullableStr,
+  status: personStatus,
+  unsubscribed_at: nullableTimestamp,
+  unsubscribe_reason: nullableStr,
+  attributes: freeObject,
+  created_at: timestamp,
+  updated_at: timestamp,
+  first_seen_at: timestamp,
+  last_seen_at: timestamp,
+});
+
+/** INTERFACE 2.5. */
+export const device = closed({
+  id: uuid,
+  workspace_id: uuid,
+  person_id: uuid,
+  device_token: str,
+  platform: enumOf('ios', 'android', 'web'),
+  device_name: nullableStr,
+  device_model: nullableStr,
+  os_version: nullableStr,
+  app_version: nullableStr,
+  is_active: { type: 'boolean' },
+  is_valid: { type: 'boolean' },
+  last_used_at: timestamp,
+  registration_count: { type: 'integer', minimum: 1 },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
+/** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
+export const storedEvent = closed(eventFields);
+/** GET /events/search adds the person's external id (DECISIONS §3). */
+export const searchedEvent = closed({ ...eventFields, external_id: str });
+/** The dashboard events route adds the person's UUID (INTERFACE 2.4). */
+export const dashboardEvent = closed({ ...eventFields, person_id: uuid });
+
+const keyPrefix: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}$' };
+const fullKey: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}\\.[0-9a-f]{64}$', description: 'The full credential `<prefix>.<secret>`, shown only here' };
+const keyType = enumOf('secret', 'public');
+const apiKeyFields = {
+  id: uuid,
+  key_prefix: keyPrefix,
+  name: str,
+  description: str,
+  permissions: strings,
+  key_type: keyType,
+  environment: enumOf('live', 'test'),
+  expires_at: nullableTimestamp,
+  ip_whitelist: strings,
+  created_at: timestamp,
+  last_used_at: nullableTimestamp,
+};
+/** INTERFACE 2.6 without the secret: list, get, update (DECISIONS §3). */
+export const apiKey = closed(apiKeyFields);
+/** The create response: the key's metadata and its full credential. */
+export const newApiKey = closed({ ...apiKeyFields, key: fullKey });
+/** The refresh response (DECISIONS §3). */
+export const refreshedApiKey = closed({ id: uuid, key_prefix: keyPrefix, key: fullKey, permissions: strings, key_type: keyType });
+export const apiKeyUsage = closed({
+  key_id: uuid,
+  total_requests: count,
+  last_used_at: nullableTimestamp,
+  by_day: { type: 'array', items: closed({ date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }, requests: count }) },
+  by_route: { type: 'object', additionalProperties: count, description: 'Route id (e.g. `POST /track`) → requests' },
+});
+
+const hhmm: Schema = { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' };
+/** INTERFACE 2.10, DECISIONS §5; null when none is set. */
+export const sendPolicy = closed(
+  {
+    timezone: str,
+    quiet_hours: closed({ start: hhmm, end: hhmm }, ['start', 'end'], { nullable: true }),
+    max_pushes_per_day: count,
+    max_pushes_per_window: count,
+    window_hours: { type: 'integer', minimum: 0, maximum: 168 },
+  },
+  [],
+  { nullable: true },
+);
+/** Settings merge key by key; keys other than these two are kept as sent. */
+export const workspaceSettings: Schema = {
+  type: 'object',
+  properties: { timezone: str, send_policy: sendPolicy },
+  required: ['timezone', 'send_policy'],
+  additionalProperties: true,
+};
+/** DECISIONS §2. */
+export const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
+export const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
+
+const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
+/** GET /healthz (DECISIONS §1). */
+export const health = closed({
+  status: enumOf('ok', 'unavailable'),
+  version: str,
+  components: closed({
+    store: componentState,
+    store_kind: enumOf('postgres', 'pglite'),
+    log: componentState,
+    log_kind: enumOf('jetstream', 'store'),
+    analytics: { ...componentState, description: 'Reported; does not make Herald unhealthy' },
+    analytics_kind: enumOf('clickhouse', 'embedded'),
+    actors: { type: 'integer', minimum: 1 },
+  }),
+});
+
+// ---------------------------------------------------------------------------------------
+// Error bodies (DECISIONS §4)
+
+export const fieldError = closed({ field: str, message: str });
+const fieldErrors: Schema = { type: 'array', items: fieldError };
+
+/** Key routes: a body or query failing its schema, malformed JSON, unusable input. */
+export const badRequest = closed({ error: enumOf('Bad Request'), message: str, code: enumOf(400), details: fieldErrors });
+
+// One object per distinct error body, so that equal bodies are one component in the document.
+const made = new Map<string, Schema>();
+const once = (key: string, make: () => Schema): Schema => made.get(key) ?? (made.set(key, make()), made.get(key)!);
+
+/** Key routes, every other error; `code` limited to what the route emits. */
+export function keyError(codes: readonly ErrorCode[]): Schema {
+  return once(`key ${codes.join(',')}`, () => closed({ success: failure, error: str, code: enumOf(...codes), details: fieldErrors }, ['success', 'error', 'code']));
+}
+
+/** The details of a refused permission list (api-key create and update). */
+const permissionDetails = closed({ unknown: strings, disallowed: strings, allowed: strings }, ['allowed']);
+const SESSION_DETAILS = {
+  /** `{}` */
+  none: emptyObject,
+  /** The problems found, or `{}`. */
+  fields: { anyOf: [fieldErrors, emptyObject] },
+  /** The problems found, a refused permission list, or `{}`. */
+  permissions: { anyOf: [fieldErrors, permissionDetails, emptyObject] },
+};
+export type SessionDetails = keyof typeof SESSION_DETAILS;
+
+/** Session routes, every error but 401/403. */
+export function sessionError(codes: readonly ErrorCode[], details: SessionDetails = 'none'): Schema {
+  return once(`session ${codes.join(',')} ${details}`, () => closed({ success: failure, error: closed({ code: enumOf(...codes), message: str, details: SESSION_DETAILS[details] }) }));
+}
+
+/** The campaign trigger's errors but 401. */
+export const flatError = closed({ error: str });
+
+export const keyUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired API key'), details: str });
+export const sessionUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired session token'), details: str });
+export const forbidden = closed({ error: enumOf('Forbidden'), message: enumOf('Insufficient permissions') });
+
+/** `scope` limited to the scopes that can refuse the route. */
+export function rateLimited(scopes: readonly Scope[]): Schema {
+  return once(`429 ${scopes.join(',')}`, () => closed({ error: enumOf('Rate limit exceeded'), message: str, scope: enumOf(...scopes), gate: enumOf('local', 'shared') }));
+}
+
+const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before retrying (at most 3600 on a 429; 1 on a 503)' };
+const RATE_LIMIT_HEADERS = {
+  ...RETRY_AFTER,
+  'X-RateLimit-Limit': 'Per-minute limit of the scope that refused',
+  'X-RateLimit-Remaining': 'Always 0',
+  'X-RateLimit-Reset': 'Unix time (seconds) when a token is available again',
+  'X-RateLimit-Scope': 'The scope that refused, as in the body',
+};
+
+/** Named schemas, published once under `#/components/schemas`. */
+export const COMPONENTS: Record<string, Schema> = {
+  Person: keyPerson,
+  PersonIdentity: trimmedPerson,
+  DashboardPerson: dashboardPerson,
+  Device: device,
+  Event: storedEvent,
+  SearchedEvent: searchedEvent,
+  DashboardEvent: dashboardEvent,
+  ApiKey: apiKey,
+  NewApiKey: newApiKey,
+  RefreshedApiKey: refreshedApiKey,
+  ApiKeyUsage: apiKeyUsage,
+  SendPolicy: sendPolicy,
+  WorkspaceSettings: workspaceSettings,
+  Workspace: workspace,
+  Member: member,
+  Health: health,
+  FieldError: fieldError,
+  BadRequest: badRequest,
+  FlatError: flatError,
+  KeyUnauthorized: keyUnauthorized,
+  SessionUnauthorized: sessionUnauthorized,
+  Forbidden: forbidden,
+  // The error bodies many routes share (same objects as the routes' responses use).
+  KeyPayloadTooLarge: keyError(['PAYLOAD_TOO_LARGE']),
+  KeyInternalError: keyError(['INTERNAL_ERROR']),
+  KeyNotImplemented: keyError(['NOT_IMPLEMENTED']),
+  KeyServiceUnavailable: keyError(['SERVICE_UNAVAILABLE']),
+  PersonNotFound: keyError(['PERSON_NOT_FOUND']),
+  SessionValidationError: sessionError(['VALIDATION_ERROR'], 'fields'),
+  SessionPayloadTooLarge: sessionError(['PAYLOAD_TOO_LARGE']),
+  SessionInternalError: sessionError(['INTERNAL_ERROR']),
+  SessionNotImplemented: sessionError(['NOT_IMPLEMENTED']),
+  SessionServiceUnavailable: sessionError(['SERVICE_UNAVAILABLE']),
+  SessionNotFound: sessionError(['NOT_FOUND']),
+  IngestRateLimited: rateLimited(['ws-ingest', 'ip-public', 'edge']),
+  DevicesRateLimited: rateLimited(['ws-devices', 'ip-public', 'edge']),
+  ReadsRateLimited: rateLimited(['ws-reads', 'ip-public', 'edge']),
+  DashboardRateLimited: rateLimited(['user-dashboard', 'ip-public', 'edge']),
+  PublicRateLimited: rateLimited(['ip-public', 'edge']),
+  EdgeRateLimited: rateLimited(['edge']),
+};
+
+// ---------------------------------------------------------------------------------------
+// Success bodies and handler errors, route by route
+
+const ok = (description: string, properties: Record<string, Schema>, required?: string[]): ResponseDoc => ({
+  description,
+  schema: closed({ success, ...properties }, required ? ['success', ...required] : undefined),
+});
+
+/** Errors a handler throws beyond the common ones: status → codes and when. */
+type HandlerErrors = Partial<Record<400 | 404, { codes: ErrorCode[]; why: string }>>;
+
+interface RouteResponses {
+  /** The 2xx answers. */
+  success: Responses;
+  errors?: HandlerErrors;
+  /** Key routes: when the handler also answers the `Bad Request` shape beyond schema and JSON failures. */
+  badRequest?: string;
+  /** Session routes: what `details` of a 400 holds, when more than the field list or `{}`. */
+  details400?: SessionDetails;
+}
+
+const personEcho: Schema = { anyOf: [keyPerson, trimmedPerson], description: 'The full person for a key holding `people:read` (or `*`), else `{id, workspace_id, userId}`' };
+const identifyErrors: HandlerErrors = {
+  400: { codes: ['VALIDATION_ERROR', 'IDENTIFIER_CONFLICT', 'INVALID_TRAITS'], why: '`anonymousId` over 36 characters (VALIDATION_ERROR), disagreeing identifier aliases, trait rules' },
+};
+const identifyBadRequest = 'no identifier (`userId`, `user_id` or `external_id`)';
+const personNotFound: HandlerErrors[404] = { codes: ['PERSON_NOT_FOUND'], why: 'No person with this userId in the workspace' };
+const message = (description: string): ResponseDoc => ok(description, { message: str });
+const personPage = (description: string, item: Schema): ResponseDoc => ok(description, { people: { type: 'array', items: item }, total: count, limit: count, offset: count });
+const notImplemented: RouteResponses = { success: {} };
+const trackResult = closed(
+  { index: count, event_id: uuid, person_id: uuid, event: str, status: enumOf('processed'), person_created: { ...enumOf(true), description: 'Present when this event created the person' } },
+  ['index', 'event_id', 'person_id', 'event', 'status'],
+);
+const trackBatchFields = { processed: count, total: count, results: { type: 'array', items: trackResult, description: 'The events stored' } };
+const workspaceBody = (description: string): ResponseDoc => ok(description, { data: closed({ workspace }) });
+const keyNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: 'No such key in the workspace (unknown, revoked, or not a UUID)' };
+const dashboardPersonNotFound: HandlerErrors[404] = { codes: ['PERSON_NOT_FOUND'], why: 'No person with this UUID in the workspace' };
+
+const KEYS = '/workspaces/{workspaceId}/api-keys';
+const PUSH = '/workspaces/{workspaceId}/push';
+
+const SPECIFIC: Record<string, RouteResponses> = {
+  'GET /openapi.json': {
+    success: { 200: { description: 'This OpenAPI 3.0 document', schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: str, info: freeObject, paths: freeObject }, additionalProperties: true } } },
+  },
+
+  'POST /identify': {
+    success: { 200: ok('The person, created or merged into', { person: personEcho }) },
+    errors: identifyErrors,
+    badRequest: identifyBadRequest,
+  },
+  'POST /track': {
+    success: {
+      201: ok('The event is durable on the Log', {
+        data: closed(
+          {
+            event_id: uuid,
+            person_id: uuid,
+            event: str,
+            parameters: freeObject,
+            timestamp,
+            processed_at: timestamp,
+            status: enumOf('processed'),
+            person_created: { ...enumOf(true), description: 'Present when the external_id was unknown and a person was created' },
+          },
+          ['event_id', 'person_id', 'event', 'parameters', 'timestamp', 'processed_at', 'status'],
+        ),
+      }),
+    },
+    errors: { 400: { codes: ['IDENTIFIER_CONFLICT'], why: 'Disagreeing identifier aliases' } },
+    badRequest: 'no identifier, or a `timestamp` naming no real instant (a leap second)',
+  },
+  'POST /track/batch': {
+    success: {
+      201: ok('Every event is durable on the Log', trackBatchFields),
+      207: {
+        description: 'Some entries failed; the others are durable on the Log',
+        schema: closed({ success: failure, ...trackBatchFields, errors: { type: 'array', minItems: 1, items: closed({ index: count, error: str }) } }),
+      },
+    },
+    errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 100 events' } },
+  },
+  'POST /people': {
+    success: { 201: ok('The person, created or merged into', { person: personEcho }) },
+    errors: identifyErrors,
+    badRequest: identifyBadRequest,
+  },
+  'POST /people/upsert': {
+    success: { 201: ok('The person, created or merged into', { person: personEcho }) },
+    errors: identifyErrors,
+    badRequest: identifyBadRequest,
+  },
+  'POST /people/batch': {
+    success: {
+      200: ok('One result per entry, in order; a failed entry fails alone', {
+        results: {
+          type: 'array',
+          items: {
+            anyOf: [
+              closed({ type: enumOf('identify'), index: count, success, data: keyPerson }),
+              closed({ type: enumOf('identify'), index: count, success: failure, error: str }),
+            ],
+          },
+        },
+        total: count,
+      }),
+    },
+    errors: { 400: { codes: ['VALIDATION_ERROR', 'BATCH_TOO_LARGE'], why: 'A `track` array (VALIDATION_ERROR), more than 1,000 entries' } },
+  },
+  'GET /people': { success: { 200: personPage('A page of people, oldest first', keyPerson) } },
+  'GET /people/search': { success: { 200: personPage('A page of matching people, oldest first', keyPerson) } },
+  'GET /people/{id}': {
+    success: { 200: ok('The person', { person: keyPerson }) },
+    errors: { 404: personNotFound },
+  },
+  'PUT /people/{id}': {
+    success: { 200: message('Traits merged') },
+    errors: { 400: { codes: ['INVALID_TRAITS'], why: 'Trait rules' }, 404: personNotFound },
+  },
+  'DELETE /people/{id}': {
+    success: { 200: message('The person, their events and devices are deleted') },
+    errors: { 404: personNotFound },
+  },
+  'GET /people/{id}/events': {
+    success: { 200: ok('The newest events of the person', { person_id: { type: 'string', description: 'The external id, echoed' }, events: { type: 'array', items: storedEvent }, total: count }) },
+    errors: { 404: personNotFound },
+  },
+  'GET /events/search': {
+    success: { 200: ok('The newest events of that name', { events: { type: 'array', items: searchedEvent }, total: count, limit: count }) },
+  },
+
+  'POST /people/{id}/devices': {
+    success: {
+      201: ok('A new device record', { device_id: uuid, message: str, person_created: { ...enumOf(true), description: 'Present when this call created the person' } }, ['device_id', 'message']),
+      200: ok('The token was registered already: updated, re-activated, moved to this person', { device_id: uuid, message: str, person_created: enumOf(true) }, ['device_id', 'message']),
+    },
+    badRequest: '`person_id` or `workspace_id` in the body, a browser subscription object as the token, a userId over 255 characters',
+  },
+  'GET /people/{id}/devices': {
+    success: { 200: ok("The person's devices, most recently used first", { devices: { type: 'array', items: device }, count }) },
+    errors: { 404: personNotFound },
+  },
+  'DELETE /people/{id}/devices': {
+    success: { 200: message('The device is inactive') },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'This person has no such token' } },
+    badRequest: 'no token, in the body or as `?token=`',
+  },
+
+  [`POST ${PUSH}/send`]: notImplemented,
+  [`POST ${PUSH}/send/batch`]: notImplemented,
+  [`POST ${PUSH}/tokens/validate`]: notImplemented,
+  [`POST ${PUSH}/tokens/suppress`]: notImplemented,
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: notImplemented,
+  [`GET ${PUSH}/status/{messageId}`]: notImplemented,
+  [`GET ${PUSH}/history`]: notImplemented,
+  [`GET ${PUSH}/analytics`]: notImplemented,
+  'POST /campaigns/{campaignId}/trigger': notImplemented,
+
+  'POST /workspaces': { success: { 201: workspaceBody('The workspace; the caller is its owner') } },
+  'GET /workspaces': { success: { 200: ok("The caller's workspaces", { workspaces: { type: 'array', items: workspace }, total: count }) } },
+  'GET /workspaces/{workspaceId}': { success: { 200: workspaceBody('The workspace') } },
+  'PUT /workspaces/{workspaceId}': {
+    success: { 200: workspaceBody('The updated workspace') },
+    errors: { 400: { codes: ['INVALID_SEND_POLICY'], why: 'A timezone that is not an IANA name (VALIDATION_ERROR), a malformed send policy' } },
+  },
+  'POST /workspaces/{workspaceId}/members': {
+    success: {
+      201: ok('A new member', { data: closed({ member }) }),
+      200: ok("An existing member's role changed", { data: closed({ member }) }),
+    },
+    errors: { 400: { codes: [], why: "The owner's role cannot be changed (VALIDATION_ERROR)" } },
+  },
+  'DELETE /workspaces/{workspaceId}/members/{userId}': {
+    success: { 200: message('The member is removed') },
+    errors: { 400: { codes: [], why: 'The owner cannot be removed (VALIDATION_ERROR)' }, 404: { codes: ['NOT_FOUND'], why: 'Not a member' } },
+  },
+
+  [`POST ${KEYS}`]: {
+    success: { 201: ok('The key with its full credential, shown once', { api_key: newApiKey, warning: str }) },
+    errors: { 400: { codes: ['PUBLIC_KEY_PERMISSION'], why: 'Unknown permission names, none for a secret key, `expires_at` not in the future (VALIDATION_ERROR); a public key asking beyond its set' } },
+    details400: 'permissions',
+  },
+  [`GET ${KEYS}`]: { success: { 200: ok('The live keys, newest first', { api_keys: { type: 'array', items: apiKey }, total: count }) } },
+  [`GET ${KEYS}/{keyId}`]: { success: { 200: ok('The key', { api_key: apiKey }) }, errors: { 404: keyNotFound } },
+  [`PUT ${KEYS}/{keyId}`]: {
+    success: { 200: ok('The updated key', { api_key: apiKey, warning: { type: 'string', description: 'Present when ip_whitelist holds entries that never match' } }, ['api_key']) },
+    errors: { 400: { codes: ['PUBLIC_KEY_PERMISSION'], why: 'Unknown permission names, `expires_at` not in the future (VALIDATION_ERROR); a public key asking beyond its set' }, 404: keyNotFound },
+    details400: 'permissions',
+  },
+  [`DELETE ${KEYS}/{keyId}`]: { success: { 200: message('Revoked; the key stops authenticating at once') }, errors: { 404: keyNotFound } },
+  [`POST ${KEYS}/{keyId}/refresh`]: {
+    success: { 200: ok('The new credential; the old secret stops at once', { api_key: refreshedApiKey, warning: str }) },
+    errors: { 404: keyNotFound },
+  },
+  [`GET ${KEYS}/{keyId}/usage`]: { success: { 200: ok('Usage of the key (lags by up to 1 s)', { usage: apiKeyUsage }) }, errors: { 404: keyNotFound } },
+
+  'POST /campaigns': notImplemented,
+  'GET /campaigns': notImplemented,
+  'GET /campaigns/{campaignId}': notImplemented,
+  'PUT /campaigns/{campaignId}': notImplemented,
+  'GET /workspaces/{workspaceId}/people': { success: { 200: personPage('A page of people, oldest first', dashboardPerson) } },
+  'GET /workspaces/{workspaceId}/people/stats': {
+    success: { 200: ok('People statistics', { total: count, active: count, unsubscribed: count, bounced: count, suppressed: count, recent: { ...count, description: 'Created in the last 7 days' } }) },
+  },
+  'GET /workspaces/{workspaceId}/people/{personId}/events': {
+    success: { 200: ok('The newest events of the person', { person_id: uuid, events: { type: 'array', items: dashboardEvent }, total: count }) },
+    errors: { 404: dashboardPersonNotFound },
+  },
+  'PATCH /workspaces/{workspaceId}/people/{personId}': {
+    success: { 200: ok('The person with the new consent state', { data: closed({ person: dashboardPerson }) }) },
+    errors: { 404: dashboardPersonNotFound },
+  },
+};
+
+// ---------------------------------------------------------------------------------------
+// The answers every route shares, by kind of route
+
+function responsesOf(route: Route): Responses {
+  const spec = SPECIFIC[route.id];
+  if (!spec) throw new Error(`schemas/responses.ts: no responses for ${route.id}`);
+  const shape = errorShapeOf(route);
+  const error = (codes: ErrorCode[], details?: SessionDetails): Schema => (shape === 'flat' ? flatError : shape === 'session' ? sessionError(codes, details) : keyError(codes));
+  const served = !route.notImplemented;
+  const out: Responses = { ...spec.success };
+
+  // 400: the pipeline's JSON, schema and path checks (every served route: any request may
+  // carry a malformed body), the session routes' missing X-Workspace-ID, and the handler's own.
+  const own = spec.errors?.[400];
+  const why = [
+    served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON` : 'malformed JSON body (any body sent is parsed)'),
+    served && `${route.path.includes('{') ? 'a path parameter or ' : ''}the body holding U+0000 or an unpaired surrogate`,
+    route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
+    spec.badRequest,
+    own?.why && own.why[0]!.toLowerCase() + own.why.slice(1),
+  ].filter(Boolean);
+  if (why.length > 0) {
+    const description = `Invalid request: ${why.join('; ')}`;
+    if (shape === 'key') {
+      out['400'] = { description, schema: own && own.codes.length > 0 ? { anyOf: [badRequest, keyError(own.codes)] } : badRequest };
+    } else {
+      out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
+    }
+  }
+  if (route.auth !== 'public') {
+    out['401'] = {
+      description: 'Missing, malformed, unknown, revoked or expired credential',
+      schema: route.auth === 'session' ? sessionUnauthorized : keyUnauthorized,
+    };
+    out['403'] =
+      route.auth === 'session'
+        ? { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
+        : {
+            description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist`,
+            schema: shape === 'flat' ? flatError : forbidden,
+          };
+  }
+  const own404 = spec.errors?.[404];
+  if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
+  out['413'] = { description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read`, schema: error(['PAYLOAD_TOO_LARGE']) };
+  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : ['ip-public', 'edge'];
+  out['429'] = {
+    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'})`,
+    schema: rateLimited(scopes),
+    headers: RATE_LIMIT_HEADERS,
+  };
+  out['500'] = { description: 'Unexpected failure (logged)', schema: error(['INTERNAL_ERROR']) };
+  if (route.notImplemented) out['501'] = { description: route.notImplemented, schema: error(['NOT_IMPLEMENTED']) };
+  if (route.auth !== 'public') {
+    out['503'] = {
+      description: `An actor restarted or did not answer in time, or Herald is shutting down${route.id === 'POST /track' || route.id === 'POST /track/batch' ? '; the event Log cannot take the append (nothing was recorded)' : ''}`,
+      schema: error(['SERVICE_UNAVAILABLE']),
+      headers: RETRY_AFTER,
+    };
+  }
+  return out;
+}
+
+/** Route id → every status it can answer. */
+export const RESPONSES: Record<string, Responses> = Object.fromEntries(ROUTES.map((r) => [r.id, responsesOf(r)]));
+for (const id of Object.keys(SPECIFIC)) if (!RESPONSES[id]) throw new Error(`schemas/responses.ts: ${id} is not in the route table`);
+
+/** GET /healthz, outside /api/v1; the edge budget applies before it. */
+export const HEALTH_RESPONSES: Responses = {
+  200: { description: 'The store and the Log are up', schema: { allOf: [health, { properties: { status: enumOf('ok') } }] } },
+  503: { description: 'The store or the Log is down (analytics being down does not count)', schema: { allOf: [health, { properties: { status: enumOf('unavailable') } }] } },
+  429: { description: 'Rate limit exceeded (edge)', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+};
+
+/** OPTIONS on a path with a route browsers may call: the CORS preflight, answered by the front. */
+export const PREFLIGHT_RESPONSES: Responses = {
+  204: {
+    description: 'CORS preflight: no body',
+    headers: {
+      'Access-Control-Allow-Origin': '`*`',
+      'Access-Control-Allow-Methods': 'The methods of this path, and OPTIONS',
+      'Access-Control-Allow-Headers': '`Authorization, Content-Type`',
+    },
+  },
+  429: { description: 'Rate limit exceeded (edge)', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+};
+
+/**
+ * What any request may get whatever it targets, published under `#/components/responses`:
+ * a path no route has, a method the path does not serve, the per-IP backstop before routing.
+ */
+export const UNROUTED_RESPONSES: Record<'UnknownRoute' | 'MethodNotAllowed' | 'EdgeRateLimited', ResponseDoc> = {
+  UnknownRoute: { description: 'No route has this path (any method): 404 NOT_FOUND in the key-route shape', schema: keyError(['NOT_FOUND']) },
+  MethodNotAllowed: {
+    description: "The path exists under other methods (listed in `Allow`): 405 METHOD_NOT_ALLOWED in the error shape of the path's routes",
+    schema: { anyOf: [keyError(['METHOD_NOT_ALLOWED']), sessionError(['METHOD_NOT_ALLOWED']), flatError] },
+    headers: { Allow: 'The methods this path serves' },
+  },
+  EdgeRateLimited: { description: 'The per-IP backstop (edge), before routing', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+};

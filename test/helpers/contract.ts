@@ -1,0 +1,144 @@
+// Every response the tests receive is checked against the OpenAPI document Herald serves, so
+// the document cannot drift from the server: the status must be documented for the operation
+// the request targets, and the body must validate against that response's schema.
+//
+// The document is built once by the compiled module the server itself uses
+// (dist/src/http/openapi.js). Requests that target no operation are held to the document's
+// top-level rules (#/components/responses): UnknownRoute (404) for a path no route has,
+// MethodNotAllowed (405) for a path served under other methods, EdgeRateLimited (429).
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+
+const API_PREFIX = '/api/v1';
+const DOC_ID = 'herald-openapi';
+
+interface ResponseObject {
+  description: string;
+  content?: Record<string, { schema: unknown }>;
+}
+interface OpenApiDoc {
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, ResponseObject> }>>;
+  components: { responses: Record<string, ResponseObject> };
+}
+interface Template {
+  path: string;
+  segments: (string | null)[];
+  statics: number;
+}
+
+interface Contract {
+  doc: OpenApiDoc;
+  ajv: Ajv;
+  templates: Template[];
+  validators: Map<string, ValidateFunction>;
+}
+
+let contract: Promise<Contract> | undefined;
+
+async function load(): Promise<Contract> {
+  const mod = (await import(new URL('../../dist/src/http/openapi.js', import.meta.url).href)) as { buildOpenApi(): OpenApiDoc };
+  const doc = mod.buildOpenApi();
+  // strict: false lets ajv (draft-07) read OpenAPI's `nullable: true` and ignore the
+  // document's other keys; the document is one schema, so `#/components/...` refs resolve.
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  addFormats.default(ajv);
+  ajv.addSchema(doc, DOC_ID);
+  const templates = Object.keys(doc.paths)
+    .filter((p) => p !== '/healthz')
+    .map((path) => {
+      const segments = path.split('/').slice(1).map((s) => (s.startsWith('{') ? null : s));
+      return { path, segments, statics: segments.filter((s) => s !== null).length };
+    })
+    .sort((a, b) => b.statics - a.statics);
+  return { doc, ajv, templates, validators: new Map() };
+}
+
+type Target = { kind: 'operation'; path: string; method: string } | { kind: 'wrong-method'; path: string } | { kind: 'unknown' };
+
+/** What the server's router would make of `method pathname` (src/http/router.ts, front.ts). */
+function target(c: Contract, method: string, pathname: string): Target {
+  const m = method.toLowerCase();
+  if (pathname === '/healthz') return m === 'get' ? { kind: 'operation', path: '/healthz', method: m } : { kind: 'unknown' };
+  if (!pathname.startsWith(API_PREFIX + '/')) return { kind: 'unknown' };
+  const parts = pathname.slice(API_PREFIX.length + 1).split('/');
+  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
+  let best = -1;
+  let pathMatch: string | undefined;
+  for (const t of c.templates) {
+    if (t.segments.length !== parts.length) continue;
+    if (t.statics < best) break;
+    if (!binds(t, parts)) continue;
+    best = t.statics;
+    if (c.doc.paths[t.path]![m]) return { kind: 'operation', path: t.path, method: m };
+    pathMatch ??= t.path;
+  }
+  return pathMatch ? { kind: 'wrong-method', path: pathMatch } : { kind: 'unknown' };
+}
+
+function binds(t: Template, parts: string[]): boolean {
+  return t.segments.every((seg, i) => {
+    const part = parts[i]!;
+    if (seg !== null) return seg === part;
+    if (part === '') return false;
+    try {
+      decodeURIComponent(part);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+const pointer = (segments: string[]) => segments.map((s) => '/' + encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('');
+
+function validator(c: Contract, segments: string[]): ValidateFunction {
+  const ref = `${DOC_ID}#${pointer(segments)}`;
+  let v = c.validators.get(ref);
+  if (!v) c.validators.set(ref, (v = c.ajv.compile({ $ref: ref })));
+  return v;
+}
+
+/**
+ * Throws unless the response (`status`, raw body `text`) to `method url` is one the document
+ * allows: a documented status of the targeted operation, with a body its schema accepts.
+ */
+export async function checkResponse(method: string, url: string, status: number, text: string): Promise<void> {
+  const c = await (contract ??= load());
+  const pathname = new URL(url, 'http://localhost').pathname;
+  const t = target(c, method.toUpperCase(), pathname);
+  let where: string[];
+  let label: string;
+  if (t.kind === 'operation') {
+    const op = c.doc.paths[t.path]![t.method]!;
+    label = `${t.method.toUpperCase()} ${t.path} (${op.operationId})`;
+    if (!op.responses[String(status)]) {
+      fail(label, status, text, `status ${status} is not documented; documented: ${Object.keys(op.responses).join(', ')}`);
+    }
+    where = ['paths', t.path, t.method, 'responses', String(status)];
+  } else {
+    const rule = t.kind === 'unknown' ? (status === 404 ? 'UnknownRoute' : status === 429 ? 'EdgeRateLimited' : null) : status === 405 ? 'MethodNotAllowed' : status === 429 ? 'EdgeRateLimited' : null;
+    label = t.kind === 'unknown' ? `${method} ${pathname} (no route has this path)` : `${method} ${pathname} (${t.path} has no ${method})`;
+    if (!rule) fail(label, status, text, `a request that targets no operation answers only ${t.kind === 'unknown' ? '404' : '405'} or 429`);
+    where = ['components', 'responses', rule!];
+  }
+  let response: ResponseObject = c.doc as never;
+  for (const s of where) response = (response as never)[s];
+  if (method.toUpperCase() === 'HEAD') return; // no body, whatever a GET would carry
+  const content = response.content?.['application/json'];
+  if (!content) {
+    if (text !== '') fail(label, status, text, 'the document gives this response no body');
+    return;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    fail(label, status, text, 'the body is not JSON');
+  }
+  const v = validator(c, [...where, 'content', 'application/json', 'schema']);
+  if (!v(body)) fail(label, status, text, `the body does not match the documented schema:\n${JSON.stringify(v.errors, null, 1)}`);
+}
+
+function fail(label: string, status: number, text: string, why: string): never {
+  throw new Error(`Response not allowed by the OpenAPI document: ${label} answered ${status}: ${why}\nbody: ${text.slice(0, 2000)}`);
+}
