@@ -13,6 +13,7 @@ import { ROUTES, errorShapeOf, type Route } from '../src/routes.js';
 import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
+import { sendPolicy } from './workspaces.js';
 
 export interface ResponseDoc {
   description: string;
@@ -53,7 +54,7 @@ function closed(properties: Record<string, Schema>, required: string[] = Object.
 const personStatus = enumOf('active', 'unsubscribed', 'bounced', 'suppressed');
 
 /** INTERFACE 2.1: the person on the key surface (GET, lists, full echoes, batch `data`). */
-export const keyPerson = closed(
+const keyPerson = closed(
   {
     id: uuid,
     workspace_id: uuid,
@@ -71,10 +72,10 @@ export const keyPerson = closed(
 );
 
 /** The echo for a key without `people:read`. */
-export const trimmedPerson = closed({ id: uuid, workspace_id: uuid, userId: str });
+const trimmedPerson = closed({ id: uuid, workspace_id: uuid, userId: str });
 
 /** INTERFACE 2.3 with DECISIONS §10: the person on the dashboard surface. */
-export const dashboardPerson = closed({
+const dashboardPerson = closed({
   id: uuid,
   workspace_id: uuid,
   external_id: str,
@@ -96,7 +97,7 @@ export const dashboardPerson = closed({
 });
 
 /** INTERFACE 2.5. */
-export const device = closed({
+const device = closed({
   id: uuid,
   workspace_id: uuid,
   person_id: uuid,
@@ -116,11 +117,11 @@ export const device = closed({
 
 const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
 /** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
-export const storedEvent = closed(eventFields);
+const storedEvent = closed(eventFields);
 /** GET /events/search adds the person's external id (DECISIONS §3). */
-export const searchedEvent = closed({ ...eventFields, external_id: str });
+const searchedEvent = closed({ ...eventFields, external_id: str });
 /** The dashboard events route adds the person's UUID (INTERFACE 2.4). */
-export const dashboardEvent = closed({ ...eventFields, person_id: uuid });
+const dashboardEvent = closed({ ...eventFields, person_id: uuid });
 
 const keyPrefix: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}$' };
 const fullKey: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}\\.[0-9a-f]{64}$', description: 'The full credential `<prefix>.<secret>`, shown only here' };
@@ -139,12 +140,12 @@ const apiKeyFields = {
   last_used_at: nullableTimestamp,
 };
 /** INTERFACE 2.6 without the secret: list, get, update (DECISIONS §3). */
-export const apiKey = closed(apiKeyFields);
+const apiKey = closed(apiKeyFields);
 /** The create response: the key's metadata and its full credential. */
-export const newApiKey = closed({ ...apiKeyFields, key: fullKey });
+const newApiKey = closed({ ...apiKeyFields, key: fullKey });
 /** The refresh response (DECISIONS §3). */
-export const refreshedApiKey = closed({ id: uuid, key_prefix: keyPrefix, key: fullKey, permissions: strings, key_type: keyType });
-export const apiKeyUsage = closed({
+const refreshedApiKey = closed({ id: uuid, key_prefix: keyPrefix, key: fullKey, permissions: strings, key_type: keyType });
+const apiKeyUsage = closed({
   key_id: uuid,
   total_requests: count,
   last_used_at: nullableTimestamp,
@@ -152,38 +153,25 @@ export const apiKeyUsage = closed({
   by_route: { type: 'object', additionalProperties: count, description: 'Route id (e.g. `POST /track`) → requests' },
 });
 
-const hhmm: Schema = { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' };
-/** INTERFACE 2.10, DECISIONS §5; null when none is set. */
-export const sendPolicy = closed(
-  {
-    timezone: str,
-    quiet_hours: closed({ start: hhmm, end: hhmm }, ['start', 'end'], { nullable: true }),
-    max_pushes_per_day: count,
-    max_pushes_per_window: count,
-    window_hours: { type: 'integer', minimum: 0, maximum: 168 },
-  },
-  [],
-  { nullable: true },
-);
 /** Settings merge key by key; keys other than these two are kept as sent. */
-export const workspaceSettings: Schema = {
+const workspaceSettings: Schema = {
   type: 'object',
   properties: { timezone: str, send_policy: sendPolicy },
   required: ['timezone', 'send_policy'],
   additionalProperties: true,
 };
 /** DECISIONS §2. */
-export const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
-export const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
+const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
+const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
 
 const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
 /** GET /healthz (DECISIONS §1). */
-export const health = closed({
+const health = closed({
   status: enumOf('ok', 'unavailable'),
   version: str,
   components: closed({
     store: componentState,
-    store_kind: enumOf('postgres', 'pglite'),
+    store_kind: enumOf('embedded-postgres', 'postgres'),
     log: componentState,
     log_kind: enumOf('jetstream', 'store'),
     analytics: { ...componentState, description: 'Reported; does not make Herald unhealthy' },
@@ -195,18 +183,18 @@ export const health = closed({
 // ---------------------------------------------------------------------------------------
 // Error bodies (DECISIONS §4)
 
-export const fieldError = closed({ field: str, message: str });
+const fieldError = closed({ field: str, message: str });
 const fieldErrors: Schema = { type: 'array', items: fieldError };
 
 /** Key routes: a body or query failing its schema, malformed JSON, unusable input. */
-export const badRequest = closed({ error: enumOf('Bad Request'), message: str, code: enumOf(400), details: fieldErrors });
+const badRequest = closed({ error: enumOf('Bad Request'), message: str, code: enumOf(400), details: fieldErrors });
 
 // One object per distinct error body, so that equal bodies are one component in the document.
 const made = new Map<string, Schema>();
 const once = (key: string, make: () => Schema): Schema => made.get(key) ?? (made.set(key, make()), made.get(key)!);
 
 /** Key routes, every other error; `code` limited to what the route emits. */
-export function keyError(codes: readonly ErrorCode[]): Schema {
+function keyError(codes: readonly ErrorCode[]): Schema {
   return once(`key ${codes.join(',')}`, () => closed({ success: failure, error: str, code: enumOf(...codes), details: fieldErrors }, ['success', 'error', 'code']));
 }
 
@@ -220,22 +208,22 @@ const SESSION_DETAILS = {
   /** The problems found, a refused permission list, or `{}`. */
   permissions: { anyOf: [fieldErrors, permissionDetails, emptyObject] },
 };
-export type SessionDetails = keyof typeof SESSION_DETAILS;
+type SessionDetails = keyof typeof SESSION_DETAILS;
 
 /** Session routes, every error but 401/403. */
-export function sessionError(codes: readonly ErrorCode[], details: SessionDetails = 'none'): Schema {
+function sessionError(codes: readonly ErrorCode[], details: SessionDetails = 'none'): Schema {
   return once(`session ${codes.join(',')} ${details}`, () => closed({ success: failure, error: closed({ code: enumOf(...codes), message: str, details: SESSION_DETAILS[details] }) }));
 }
 
 /** The campaign trigger's errors but 401. */
-export const flatError = closed({ error: str });
+const flatError = closed({ error: str });
 
-export const keyUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired API key'), details: str });
-export const sessionUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired session token'), details: str });
-export const forbidden = closed({ error: enumOf('Forbidden'), message: enumOf('Insufficient permissions') });
+const keyUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired API key'), details: str });
+const sessionUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired session token'), details: str });
+const forbidden = closed({ error: enumOf('Forbidden'), message: enumOf('Insufficient permissions') });
 
 /** `scope` limited to the scopes that can refuse the route. */
-export function rateLimited(scopes: readonly Scope[]): Schema {
+function rateLimited(scopes: readonly Scope[]): Schema {
   return once(`429 ${scopes.join(',')}`, () => closed({ error: enumOf('Rate limit exceeded'), message: str, scope: enumOf(...scopes), gate: enumOf('local', 'shared') }));
 }
 

@@ -39,6 +39,16 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * Input that is malformed field by field (what a schema would have said, e.g. a leap-second
+ * timestamp): answered in the schema-failure shape, `Bad Request` with `details` on key routes.
+ */
+export class InvalidInput extends DomainError {
+  constructor(message: string, readonly fields: FieldError[]) {
+    super('VALIDATION_ERROR', message, fields);
+  }
+}
+
 /** `code` with a message naming the fields: the usual way a rule reports several problems. */
 export function fieldProblems(code: ErrorCode, what: string, problems: FieldError[]): DomainError {
   return new DomainError(code, `${what}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);

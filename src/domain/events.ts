@@ -1,5 +1,5 @@
 // Tracked events (INTERFACE 2.4, 4.1, 6.1): the record appended to the Log, and its time.
-import { DomainError } from './errors.js';
+import { InvalidInput } from './errors.js';
 
 /** One tracked event as the Log carries it to the sinks. */
 export interface EventRecord {
@@ -16,6 +16,6 @@ export interface EventRecord {
 export function eventTime(timestamp: string | undefined): string {
   if (timestamp === undefined) return new Date().toISOString();
   const ms = Date.parse(timestamp);
-  if (Number.isNaN(ms)) throw new DomainError('VALIDATION_ERROR', 'timestamp is not a representable instant', [{ field: 'timestamp', message: 'is not a representable instant (e.g. a leap second)' }]);
+  if (Number.isNaN(ms)) throw new InvalidInput('timestamp is not a representable instant', [{ field: 'timestamp', message: 'is not a representable instant (e.g. a leap second)' }]);
   return new Date(ms).toISOString();
 }

@@ -1,6 +1,6 @@
 // Turns a schema-valid identify body (identify, people create/upsert, each batch entry) into
 // what the store writes, applying the identifier-alias and trait rules.
-import { DomainError, fieldProblems } from './errors.js';
+import { DomainError, InvalidInput, fieldProblems } from './errors.js';
 import { dedicatedFields, traitProblems } from './traits.js';
 
 export interface IdentifyBody {
@@ -26,7 +26,7 @@ export interface IdentifyInput {
 /** The one identifier among the aliases `userId`, `user_id`, `external_id`. */
 export function resolveUserId(body: { userId?: string; user_id?: string; external_id?: string }): string {
   const given = [body.userId, body.user_id, body.external_id].filter((v): v is string => v !== undefined);
-  if (given.length === 0) throw new DomainError('VALIDATION_ERROR', 'userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
+  if (given.length === 0) throw new InvalidInput('userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
   if (given.some((v) => v !== given[0])) throw new DomainError('IDENTIFIER_CONFLICT', 'userId, user_id and external_id name one identifier; the values sent disagree');
   return given[0]!;
 }

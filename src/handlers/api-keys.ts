@@ -4,7 +4,7 @@
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json, type Reply } from './reply.js';
 import { requireManager } from './workspaces.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { isUuid } from '../ids.js';
 import { checkKeyPermissions, type KeyType } from '../auth/permissions.js';
@@ -43,7 +43,7 @@ function permissionsOrThrow(keyType: KeyType, asked: string[] | undefined): stri
 
 function futureOrThrow(expiresAt: string | null | undefined): void {
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
-    throw new DomainError('VALIDATION_ERROR', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
+    throw new InvalidInput('expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
   }
 }
 

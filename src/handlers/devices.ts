@@ -4,7 +4,7 @@
 import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { personNotFound } from './people.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { ensurePerson, findPerson } from '../store/people.js';
 import { deactivateDevice, devicesOf, registerDevice, type DeviceInput, type DeviceRow } from '../store/devices.js';
@@ -39,7 +39,7 @@ const list: Handler = async (ctx) => {
 
 const unregister: Handler = async (ctx) => {
   const token = (ctx.body?.token ?? ctx.query.token) as string | undefined;
-  if (!token) throw new DomainError('VALIDATION_ERROR', 'token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
+  if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
   if (!(await deactivateDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
   return json(200, { success: true, message: 'Device unregistered' });
 };

@@ -1,7 +1,7 @@
 // What a request is answered with, and the error bodies of DECISIONS §4: which shape depends
 // on the kind of route (`key`, `session`, or the flat `{error}` of the campaign trigger). The
 // front, the actor pipeline and the handlers all answer through these functions.
-import { DomainError, ERRORS, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { InvalidInput, ERRORS, type DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
 import type { Refusal } from '../ratelimit/buckets.js';
 import type { ErrorShape } from '../routes.js';
 
@@ -59,11 +59,8 @@ export function invalidRequest(shape: ErrorShape, message: string, details: Fiel
   return errorReply(shape, 'VALIDATION_ERROR', message, details);
 }
 
-/**
- * The one mapper from a DomainError to the route's error body. A VALIDATION_ERROR that names
- * fields is a request the schema could not fully judge, so it reads like a schema failure.
- */
+/** The one mapper from a DomainError to the route's error body. */
 export function toReply(shape: ErrorShape, err: DomainError): Reply {
-  if (err.code === 'VALIDATION_ERROR' && Array.isArray(err.details)) return invalidRequest(shape, err.message, err.details);
+  if (err instanceof InvalidInput) return invalidRequest(shape, err.message, err.fields);
   return errorReply(shape, err.code, err.message, err.details);
 }

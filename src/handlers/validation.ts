@@ -3,7 +3,7 @@
 // code such as BATCH_TOO_LARGE, or the generic schema failure naming each field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { DomainError, type FieldError } from '../domain/errors.js';
+import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
 import { isTimeZone } from '../domain/send-policy.js';
 import type { SchemaRefusal } from '../routes.js';
 import type { Schema } from '../../schemas/common.js';
@@ -33,11 +33,11 @@ function schemaFailure(errors: ErrorObject[], what: string, refusals: readonly S
     const rule = refusals.find((r) => e.instancePath.startsWith(r.at) && (r.keyword === undefined || r.keyword === e.keyword));
     const detail = fieldError(e, what, rule?.message);
     // A documented code answers in the route's code shape, naming the field.
-    if (rule?.code) return new DomainError(rule.code, rule.message ?? `Invalid ${detail.field}: ${detail.message}`, { field: detail.field, problem: detail.message });
+    if (rule?.code) return new DomainError(rule.code, rule.message ?? `Invalid ${detail.field}: ${detail.message}`, [detail]);
     if (!details.some((d) => d.field === detail.field && d.message === detail.message)) details.push(detail);
   }
   const summary = details.slice(0, 5).map((d) => `${d.field} ${d.message}`).join('; ');
-  return new DomainError('VALIDATION_ERROR', `Request ${what} is invalid: ${summary}`, details);
+  return new InvalidInput(`Request ${what} is invalid: ${summary}`, details);
 }
 
 /** The field an ajv error is about (`root` when it is the value itself) and what is wrong with it. */

@@ -9,7 +9,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
-const API_PREFIX = '/api/v1';
 const DOC_ID = 'herald-openapi';
 
 interface ResponseObject {
@@ -20,16 +19,14 @@ interface OpenApiDoc {
   paths: Record<string, Record<string, { operationId: string; responses: Record<string, ResponseObject> }>>;
   components: { responses: Record<string, ResponseObject> };
 }
-interface Template {
-  path: string;
-  segments: (string | null)[];
-  statics: number;
+interface RouterLike {
+  match(method: string, url: string): { kind: 'route' | 'method'; route: { path: string } } | { kind: 'none' };
 }
 
 interface Contract {
   doc: OpenApiDoc;
   ajv: Ajv;
-  templates: Template[];
+  router: RouterLike;
   validators: Map<string, ValidateFunction>;
 }
 
@@ -42,51 +39,24 @@ async function load(): Promise<Contract> {
   // document's other keys; the document is one schema, so `#/components/...` refs resolve.
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   addFormats.default(ajv);
+  ajv.addFormat('time-zone', true); // Herald's own format for IANA zone names; responses echo what the request schema checked
   ajv.addSchema(doc, DOC_ID);
-  const templates = Object.keys(doc.paths)
-    .filter((p) => p !== '/healthz')
-    .map((path) => {
-      const segments = path.split('/').slice(1).map((s) => (s.startsWith('{') ? null : s));
-      return { path, segments, statics: segments.filter((s) => s !== null).length };
-    })
-    .sort((a, b) => b.statics - a.statics);
-  return { doc, ajv, templates, validators: new Map() };
+  const { Router } = (await import(new URL('../../dist/src/http/router.js', import.meta.url).href)) as { Router: new (routes: unknown, prefix: string) => RouterLike };
+  const { ROUTES, API_PREFIX } = (await import(new URL('../../dist/src/routes.js', import.meta.url).href)) as { ROUTES: unknown; API_PREFIX: string };
+  return { doc, ajv, router: new Router(ROUTES, API_PREFIX), validators: new Map() };
 }
 
 type Target = { kind: 'operation'; path: string; method: string } | { kind: 'wrong-method'; path: string } | { kind: 'unknown' };
 
-/** What the server's router would make of `method pathname` (src/http/router.ts, front.ts). */
+/** What the server's own router (compiled, the same table) makes of `method pathname`. */
 function target(c: Contract, method: string, pathname: string): Target {
   const m = method.toLowerCase();
   if (pathname === '/healthz') return m === 'get' ? { kind: 'operation', path: '/healthz', method: m } : { kind: 'unknown' };
-  if (!pathname.startsWith(API_PREFIX + '/')) return { kind: 'unknown' };
-  const parts = pathname.slice(API_PREFIX.length + 1).split('/');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
-  let best = -1;
-  let pathMatch: string | undefined;
-  for (const t of c.templates) {
-    if (t.segments.length !== parts.length) continue;
-    if (t.statics < best) break;
-    if (!binds(t, parts)) continue;
-    best = t.statics;
-    if (c.doc.paths[t.path]![m]) return { kind: 'operation', path: t.path, method: m };
-    pathMatch ??= t.path;
-  }
-  return pathMatch ? { kind: 'wrong-method', path: pathMatch } : { kind: 'unknown' };
-}
-
-function binds(t: Template, parts: string[]): boolean {
-  return t.segments.every((seg, i) => {
-    const part = parts[i]!;
-    if (seg !== null) return seg === part;
-    if (part === '') return false;
-    try {
-      decodeURIComponent(part);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const match = c.router.match(method, pathname);
+  if (match.kind === 'route') return { kind: 'operation', path: match.route.path, method: m };
+  // A preflight is documented as an OPTIONS operation on the paths browsers may call.
+  if (match.kind === 'method') return c.doc.paths[match.route.path]![m] ? { kind: 'operation', path: match.route.path, method: m } : { kind: 'wrong-method', path: match.route.path };
+  return { kind: 'unknown' };
 }
 
 const pointer = (segments: string[]) => segments.map((s) => '/' + encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('');

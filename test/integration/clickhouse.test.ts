@@ -282,7 +282,7 @@ if (!CLICKHOUSE_URL || !process.env.NATS_URL) {
     const [total] = await chQuery<{ n: string }>(CH, 'SELECT count() AS n FROM analytics_events');
     t.ok(Number(total!.n) >= want.size, 'the table still answers and holds at least these rows');
 
-    // The store copy agrees (reads go through Postgres/PGlite, not ClickHouse).
+    // The store copy agrees (reads go through PostgreSQL, not ClickHouse).
     for (const u of users) {
       const mine = [...want].filter(([, w]) => w.external_id === u);
       const r = await readUntil(s, k.read, u, mine.map(([id]) => id));

@@ -633,7 +633,7 @@ t.test('NATS killed: 503 with Retry-After while it is away, 201 again when it is
 // ---------------------------------------------------------------------------------------
 // (d) An event the store cannot hold
 
-// PostgreSQL (and PGlite) refuse U+0000 in text and jsonb, and jsonb refuses a lone surrogate.
+// PostgreSQL refuses U+0000 in text and jsonb, and jsonb refuses a lone surrogate.
 // Such a body is refused as invalid (400) before anything is written: let through, it failed
 // its whole group commit (503 for other workspaces' requests in the same tick) or, on
 // JetStream, was acknowledged and then stopped the store sink for everyone.
