@@ -1,6 +1,6 @@
 // The actor side of a request, as named, ordered steps (the front has authenticated it and
 // applied the IP and user budgets). Each step answers, ending the request, or passes:
-//   workspace budget → membership → not implemented → parse → validate → handle.
+//   workspace budget → membership → unserved route (501) → parse → validate → handle.
 // Every failure is answered in the route's error shape.
 import type { Db } from '../store/db.js';
 import { memberRole } from '../store/workspaces.js';
