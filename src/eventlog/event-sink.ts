@@ -70,6 +70,9 @@ const MAX_BACKOFF_MS = 5000;
 function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise<void>, drain: () => Promise<void>): Sink {
   let stopped = false;
   let running: Promise<void> | undefined;
+  // Stopping ends an idle wait at once (shutdown must not wait out the backstop).
+  let stopNow!: () => void;
+  const stopping = new Promise<void>((r) => (stopNow = r));
   const loop = async () => {
     let backoff = 50;
     while (!stopped) {
@@ -80,11 +83,11 @@ function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise
         // A small batch: let more gather before the next statement (each has a fixed cost
         // that would otherwise delay the requests' own writes to the store).
         if (moved > 0) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
-        else await idle();
+        else await Promise.race([idle(), stopping]);
       } catch (err) {
         // Nothing was taken off the log: retry with backoff until the store answers.
         logger.warn(`${name} failed; retrying`, { err, retryMs: backoff });
-        await new Promise((r) => setTimeout(r, backoff));
+        await Promise.race([new Promise((r) => setTimeout(r, backoff)), stopping]);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
     }
@@ -93,6 +96,7 @@ function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise
     start: () => void (running = loop()),
     async stop() {
       stopped = true;
+      stopNow();
       await running;
       await drain();
     },
