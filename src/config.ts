@@ -25,6 +25,10 @@ export interface Config {
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** FCM HTTP v1 base URL; sends go to `POST {fcmEndpoint}/v1/projects/<project_id>/messages:send`. */
+  fcmEndpoint: string;
+  /** Base URL replacing both APNs hosts (production and sandbox); undefined means Apple's. */
+  apnsEndpoint: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +67,19 @@ function clickhouseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return url;
 }
 
+function httpsUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const url = str(env, name);
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`${name} must be an https URL, got '${url}'`);
+  }
+  if (parsed.protocol !== 'https:') throw new ConfigError(`${name} must be an https URL, got '${url}'`);
+  return url;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
@@ -88,5 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
     shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],
+    fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? 'https://fcm.googleapis.com',
+    apnsEndpoint: httpsUrl(env, 'HERALD_APNS_ENDPOINT'),
   };
 }
