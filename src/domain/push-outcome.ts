@@ -3,7 +3,7 @@
 // error body and the Retry-After header here.
 
 /** The suppression a dead token records (INTERFACE 2.9). */
-export type DeadTokenType = 'uninstalled' | 'invalid_token';
+type DeadTokenType = 'uninstalled' | 'invalid_token';
 
 /**
  * One device's outcome:
@@ -108,7 +108,7 @@ export function classifyTokenEndpoint(status: number, body: unknown, retryAfterM
 }
 
 /** Keys FCM reserves in `data`: `from`, `notification`, `message_type`, and keys starting `google.` or `gcm.`. */
-export function isReservedFcmKey(key: string): boolean {
+function isReservedFcmKey(key: string): boolean {
   return key === 'from' || key === 'notification' || key === 'message_type' || key.startsWith('google.') || key.startsWith('gcm.');
 }
 
