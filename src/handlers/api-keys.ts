@@ -131,14 +131,15 @@ const usage: Handler = async (ctx) => {
   const byDay = new Map<string, number>();
   const byRoute: Record<string, number> = {};
   let total = 0;
-  for (const r of await keyUsage(ctx.db, key.id)) {
+  const used = await keyUsage(ctx.db, key.id);
+  for (const r of used.rows) {
     byDay.set(r.date, (byDay.get(r.date) ?? 0) + r.requests);
     byRoute[r.route] = (byRoute[r.route] ?? 0) + r.requests;
     total += r.requests;
   }
   return json(200, {
     success: true,
-    usage: { key_id: key.id, total_requests: total, last_used_at: iso(key.last_used_at), by_day: [...byDay].map(([date, requests]) => ({ date, requests })), by_route: byRoute },
+    usage: { key_id: key.id, total_requests: total, last_used_at: iso(used.lastUsedAt), by_day: [...byDay].map(([date, requests]) => ({ date, requests })), by_route: byRoute },
   });
 };
 

@@ -86,11 +86,21 @@ export async function replaceSecret(q: Queryable, id: string, secretHash: string
   await q.query('UPDATE api_keys SET secret_hash = $2, updated_at = now() WHERE id = $1', [id, secretHash]);
 }
 
-/** Requests per day and route, newest day first. */
-export async function keyUsage(q: Queryable, id: string): Promise<{ date: string; route: string; requests: number }[]> {
-  const r = await q.query<{ date: string; route: string; requests: number }>(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS date, route, requests FROM api_key_usage WHERE key_id = $1 ORDER BY day DESC, route`,
+export interface KeyUsage {
+  lastUsedAt: Date | null;
+  /** Requests per day and route, newest day first. */
+  rows: { date: string; route: string; requests: number }[];
+}
+
+/** The key's usage counts and last use, read in one statement so they agree (one flush writes both). */
+export async function keyUsage(q: Queryable, id: string): Promise<KeyUsage> {
+  const r = await q.query<{ last_used_at: Date | null; rows: KeyUsage['rows'] }>(
+    `SELECT k.last_used_at,
+            COALESCE(json_agg(json_build_object('date', to_char(u.day, 'YYYY-MM-DD'), 'route', u.route, 'requests', u.requests) ORDER BY u.day DESC, u.route)
+                     FILTER (WHERE u.key_id IS NOT NULL), '[]') AS rows
+     FROM api_keys k LEFT JOIN api_key_usage u ON u.key_id = k.id
+     WHERE k.id = $1 GROUP BY k.id`,
     [id],
   );
-  return r.rows;
+  return { lastUsedAt: r.rows[0]?.last_used_at ?? null, rows: r.rows[0]?.rows ?? [] };
 }

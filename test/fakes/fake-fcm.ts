@@ -54,7 +54,7 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
   const issued = new Set<string>();
   const retried = new Set<string>();
   const sockets = new Set<TLSSocket>();
-  const streamsOpen = new Map<http2.ServerHttp2Session, number>();
+  const streamsOpen = new Map<http2.Http2Session, number>();
   let trigger: { kind: 'goaway' | 'drop'; after: number } | undefined;
 
   const server = http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true });
