@@ -17,3 +17,14 @@ export const pagination = (dflt: number): Record<string, Schema> => ({
   limit: { type: 'integer', minimum: 0, default: dflt },
   offset: { type: 'integer', minimum: 0, default: 0 },
 });
+
+/**
+ * Every timestamp a request carries: the one definition is domain/time.ts, registered as the
+ * ajv format `timestamp` (handlers/validation.ts).
+ */
+export const timestamp: Schema = {
+  type: 'string',
+  format: 'timestamp',
+  description: 'RFC 3339 date-time naming an instant from 1970-01-01T00:00:00Z to 2106-02-07T06:28:15.999Z once its offset is applied (what PostgreSQL timestamptz and ClickHouse DateTime both hold); no leap second (:60)',
+  example: '2024-05-06T07:08:09.010Z',
+};

@@ -1,4 +1,4 @@
-import { nonEmptyString, object } from './common.js';
+import { nonEmptyString, object, timestamp } from './common.js';
 
 const userId = nonEmptyString(255);
 
@@ -11,7 +11,7 @@ export const track = object(
     user_id: userId,
     parameters: { type: 'object' },
     properties: { type: 'object', description: 'Alias of parameters' },
-    timestamp: { type: 'string', format: 'date-time' },
+    timestamp,
   },
   ['event'],
 );
@@ -24,6 +24,6 @@ const limit = { type: 'integer', minimum: 0, default: 50 };
 export const personEvents = object({ limit });
 
 export const eventSearch = object(
-  { event: nonEmptyString(255), since: { type: 'string', format: 'date-time' }, limit },
+  { event: nonEmptyString(255), since: timestamp, limit },
   ['event'],
 );

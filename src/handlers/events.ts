@@ -8,7 +8,7 @@ import { personByUuid, personNotFound } from './people.js';
 import { DomainError } from '../domain/errors.js';
 import { eventTime, type EventRecord } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
-import { iso } from '../domain/time.js';
+import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
 import { findPerson } from '../store/people.js';
 import { resolvePerson } from '../store/person-resolver.js';
@@ -107,7 +107,8 @@ const personEvents: Handler = async (ctx) => {
 
 const search: Handler = async (ctx) => {
   const limit = readLimit(ctx);
-  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, (ctx.query.since as string | undefined) ?? null, limit)).map(presentEvent);
+  const since = ctx.query.since as string | undefined;
+  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 
