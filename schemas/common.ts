@@ -12,10 +12,25 @@ export const object = (properties: Record<string, Schema>, required: string[] = 
   ...extra,
 });
 
-/** Pagination of list routes: `limit` silently capped at `max` by the handler, never negative. */
+/**
+ * The largest integer a query parameter takes (PostgreSQL `integer`, 2^31 - 1): larger is a
+ * 400, so no out-of-range integer reaches the store.
+ */
+const QUERY_INT_MAX = 2_147_483_647;
+
+/** A list route's `limit`: never negative; above the route's maximum (but within QUERY_INT_MAX) silently reduced by the handler. */
+export const queryLimit = (dflt: number): Schema => ({
+  type: 'integer',
+  minimum: 0,
+  maximum: QUERY_INT_MAX,
+  default: dflt,
+  description: "Above the route's maximum: silently reduced to it",
+});
+
+/** Pagination of list routes: `limit` (see queryLimit) and `offset`, both 0..2^31 - 1. */
 export const pagination = (dflt: number): Record<string, Schema> => ({
-  limit: { type: 'integer', minimum: 0, default: dflt },
-  offset: { type: 'integer', minimum: 0, default: 0 },
+  limit: queryLimit(dflt),
+  offset: { type: 'integer', minimum: 0, maximum: QUERY_INT_MAX, default: 0 },
 });
 
 /**

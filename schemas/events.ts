@@ -1,4 +1,4 @@
-import { nonEmptyString, object, timestamp } from './common.js';
+import { nonEmptyString, object, queryLimit, timestamp } from './common.js';
 
 const userId = nonEmptyString(255);
 
@@ -19,7 +19,7 @@ export const track = object(
 // Entries are checked one by one (a bad entry fails only itself); more than 100 is BATCH_TOO_LARGE.
 export const trackBatch = object({ events: { type: 'array', items: {}, maxItems: 100 } }, ['events']);
 
-const limit = { type: 'integer', minimum: 0, default: 50 };
+const limit = queryLimit(50);
 
 export const personEvents = object({ limit });
 
