@@ -153,7 +153,7 @@ const apiKeyUsage = closed({
   by_route: { type: 'object', additionalProperties: count, description: 'Route id (e.g. `POST /track`) → requests' },
 });
 
-/** Settings merge key by key; keys other than these two are kept as sent. */
+/** Settings merge key by key. Only these two are accepted now; other keys a workspace was given before are kept and echoed. */
 const workspaceSettings: Schema = {
   type: 'object',
   properties: { timezone: str, send_policy: sendPolicy },
