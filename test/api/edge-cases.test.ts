@@ -213,7 +213,7 @@ t.test('defect 3: a body nested past 32 levels is 400 on every route, before it 
   const ok = await s.req('POST', '/track', { token: k.all, body: { event: 'x', external_id: user, parameters: { p: nested(10) } } });
   t.equal(ok.status, 201, ok.text.slice(0, 200));
   badRequest(t, await s.req('POST', '/track', { token: k.all, body: { event: 'x', external_id: user, parameters: { p: nested(11) } } }), 'parameters.p');
-  badRequest(t, await s.req('POST', '/track', { token: k.all, body: { event: 'x', external_id: user, properties: { p: [[[[[[[[[[[1]]]]]]]]]]] } } }), 'parameters.p');
+  badRequest(t, await s.req('POST', '/track', { token: k.all, body: { event: 'x', external_id: user, properties: { p: [[[[[[[[[[[1]]]]]]]]]]] } } }), 'properties.p');
   const batch = await s.req('POST', '/track/batch', { token: k.all, body: { events: [{ event: 'x', external_id: `${user}-new`, parameters: { p: nested(11) } }, { event: 'x', external_id: user }] } });
   t.equal(batch.status, 207, batch.text.slice(0, 300));
   t.same(batch.body.errors.map((e: { index: number }) => e.index), [0]);
