@@ -86,8 +86,19 @@ const STRINGS = [
 ];
 const NUMBERS: unknown[] = [0, -1, 1, 1.5, -0.5, 2147483647, 2147483648, -2147483649, 1e20, -1e20, 1e308, -1e308, 5e-324, 4294967296, Number.MAX_SAFE_INTEGER + 2, 'RAW_1e400', 'RAW_-1e400', 'RAW_neg0', 'RAW_i64', 'RAW_big', 'RAW_exp'];
 
+/** Text that does not compress: ASCII, accented, CJK and astral characters at random. */
+function randomText(n: number): string {
+  let out = '';
+  while (out.length < n) {
+    const range = pick([[0x21, 0x7e], [0xc0, 0x24f], [0x4e00, 0x9fff], [0x1f300, 0x1f64f]] as const);
+    out += String.fromCodePoint(int(range[0], range[1]));
+  }
+  return out.slice(0, n); // may split the last astral character: a lone surrogate
+}
+
 function longString(): string {
-  const n = pick([256, 1001, 4097, 10_001, 70_000]);
+  const n = pick([255, 256, 1001, 4096, 4097, 10_001, 70_000]);
+  if (chance(0.4)) return randomText(n);
   return pick(['x', 'é', '🎉', '\u0000y']).repeat(n).slice(0, n);
 }
 
@@ -234,6 +245,7 @@ const RAW_BODIES: (string | Uint8Array)[] = [
   '', '{', '}', 'null', '[]', '"x"', '1', 'true', '{"a":1}garbage', '\ufeff{}', '{"a":1,"a":2}', '{"event":"x","external_id":"u","timestamp":"0000-01-01T00:00:00Z"}',
   '{"a":"\\ud800"}', '{"a\\u0000":1}', '{"a":"\\u0000"}', '['.repeat(20_000), '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000), '{"s":"' + '\\\\'.repeat(1000) + '"}',
   new Uint8Array([0xff, 0xfe, 0x7b, 0x7d]), new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]),
+  `{"s":"${'x'.repeat(1_048_577)}"}`, // over the 1 MB limit: 413
 ];
 
 function bodyText(op: Operation): { raw?: string | Uint8Array; kind: string } {
