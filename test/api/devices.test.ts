@@ -232,6 +232,20 @@ t.test('concurrent registrations: one person, one record per token', async (t) =
   t.equal(d.registration_count, 5, 'every registration counted');
 });
 
+t.test('registration racing a delete of the same person: never a 5xx (the device goes with the person, or the person is created again)', async (t) => {
+  const k = await setup();
+  const statuses = new Set<number>();
+  for (let i = 0; i < 40; i++) {
+    const user = `race-${i}`;
+    await register(k.all, user, { token: tok('race'), platform: 'ios' });
+    const [reg, del] = await Promise.all([register(k.all, user, { token: tok('race'), platform: 'ios' }), s.req('DELETE', `/people/${user}`, { token: k.all })]);
+    statuses.add(reg.status);
+    t.ok(reg.status === 201, `registration ${i}: ${reg.status} ${reg.text.slice(0, 200)}`);
+    t.equal(del.status, 200, `delete ${i}`);
+  }
+  t.comment(`registration statuses: ${[...statuses].join(', ')}`);
+});
+
 t.test('GET devices: ordered by last_used_at desc; unknown person 404', async (t) => {
   const k = await setup();
   const [t1, t2, t3] = [tok('one'), tok('two'), tok('three')];
