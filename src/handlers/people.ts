@@ -160,18 +160,23 @@ const dashboardList: Handler = async (ctx) => {
 
 const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId!)) });
 
+const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
+
 /** The dashboard's person, by UUID in the `personId` path segment. */
 export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
-  if (!p) throw new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
+  if (!p) throw dashboardPersonNotFound(id);
   return p;
 }
 
 const consent: Handler = async (ctx) => {
   const p = await personByUuid(ctx);
   const { status, unsubscribe_reason } = ctx.body as { status: PersonRow['status']; unsubscribe_reason?: string };
-  return json(200, { success: true, data: { person: dashboardPerson(await setConsent(ctx.db, p.id, status, unsubscribe_reason)) } });
+  // The person may have been deleted since: then they are not found.
+  const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
+  if (!updated) throw dashboardPersonNotFound(ctx.params.personId!);
+  return json(200, { success: true, data: { person: dashboardPerson(updated) } });
 };
 
 export const peopleHandlers = {
