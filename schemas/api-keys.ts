@@ -1,8 +1,8 @@
-import { nonEmptyString, object, type Schema } from './common.js';
+import { nonEmptyString, object, timestamp, type Schema } from './common.js';
 
 const permissions: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 64 };
 const ipWhitelist: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 };
-const expiresAt: Schema = { type: 'string', format: 'date-time', nullable: true };
+const expiresAt: Schema = { ...timestamp, nullable: true };
 const description: Schema = { type: 'string', maxLength: 1000 };
 const environment: Schema = { type: 'string', enum: ['live', 'test'] };
 

@@ -12,8 +12,34 @@ export const object = (properties: Record<string, Schema>, required: string[] = 
   ...extra,
 });
 
-/** Pagination of list routes: `limit` silently capped at `max` by the handler, never negative. */
-export const pagination = (dflt: number): Record<string, Schema> => ({
-  limit: { type: 'integer', minimum: 0, default: dflt },
-  offset: { type: 'integer', minimum: 0, default: 0 },
+/**
+ * The largest integer a query parameter takes (PostgreSQL `integer`, 2^31 - 1): larger is a
+ * 400, so no out-of-range integer reaches the store.
+ */
+const QUERY_INT_MAX = 2_147_483_647;
+
+/** A list route's `limit`: never negative; above the route's maximum (but within QUERY_INT_MAX) silently reduced by the handler. */
+export const queryLimit = (dflt: number): Schema => ({
+  type: 'integer',
+  minimum: 0,
+  maximum: QUERY_INT_MAX,
+  default: dflt,
+  description: "Above the route's maximum: silently reduced to it",
 });
+
+/** Pagination of list routes: `limit` (see queryLimit) and `offset`, both 0..2^31 - 1. */
+export const pagination = (dflt: number): Record<string, Schema> => ({
+  limit: queryLimit(dflt),
+  offset: { type: 'integer', minimum: 0, maximum: QUERY_INT_MAX, default: 0 },
+});
+
+/**
+ * Every timestamp a request carries: the one definition is domain/time.ts, registered as the
+ * ajv format `timestamp` (handlers/validation.ts).
+ */
+export const timestamp: Schema = {
+  type: 'string',
+  format: 'timestamp',
+  description: 'RFC 3339 date-time naming an instant from 1970-01-01T00:00:00Z to 2106-02-07T06:28:15.999Z once its offset is applied (what PostgreSQL timestamptz and ClickHouse DateTime both hold); no leap second (:60)',
+  example: '2024-05-06T07:08:09.010Z',
+};

@@ -1,4 +1,4 @@
-import { nonEmptyString, object } from './common.js';
+import { nonEmptyString, object, queryLimit, timestamp } from './common.js';
 
 const userId = nonEmptyString(255);
 
@@ -11,7 +11,7 @@ export const track = object(
     user_id: userId,
     parameters: { type: 'object' },
     properties: { type: 'object', description: 'Alias of parameters' },
-    timestamp: { type: 'string', format: 'date-time' },
+    timestamp,
   },
   ['event'],
 );
@@ -19,11 +19,11 @@ export const track = object(
 // Entries are checked one by one (a bad entry fails only itself); more than 100 is BATCH_TOO_LARGE.
 export const trackBatch = object({ events: { type: 'array', items: {}, maxItems: 100 } }, ['events']);
 
-const limit = { type: 'integer', minimum: 0, default: 50 };
+const limit = queryLimit(50);
 
 export const personEvents = object({ limit });
 
 export const eventSearch = object(
-  { event: nonEmptyString(255), since: { type: 'string', format: 'date-time' }, limit },
+  { event: nonEmptyString(255), since: timestamp, limit },
   ['event'],
 );

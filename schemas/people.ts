@@ -1,5 +1,5 @@
 import type { SchemaRefusal } from '../src/routes.js';
-import { nonEmptyString, object, pagination, type Schema } from './common.js';
+import { nonEmptyString, object, pagination, timestamp, type Schema } from './common.js';
 
 const userId = nonEmptyString(255);
 // '' clears the stored email (INTERFACE 2.2.6), so the empty string is allowed beside an address.
@@ -14,7 +14,7 @@ export const identify = object({
   phone: { type: 'string', maxLength: 50 },
   anonymousId: { type: 'string', maxLength: 36 },
   traits: { type: 'object' },
-  timestamp: { type: 'string', format: 'date-time' },
+  timestamp,
 });
 
 export const personUpdate = object({ traits: { type: 'object' } }, ['traits']);

@@ -153,7 +153,7 @@ const apiKeyUsage = closed({
   by_route: { type: 'object', additionalProperties: count, description: 'Route id (e.g. `POST /track`) → requests' },
 });
 
-/** Settings merge key by key; keys other than these two are kept as sent. */
+/** Settings merge key by key. Only these two are accepted now; other keys a workspace was given before are kept and echoed. */
 const workspaceSettings: Schema = {
   type: 'object',
   properties: { timezone: str, send_policy: sendPolicy },
@@ -351,7 +351,7 @@ const SPECIFIC: Record<string, RouteResponses> = {
       }),
     },
     errors: { 400: { codes: ['IDENTIFIER_CONFLICT'], why: 'Disagreeing identifier aliases' } },
-    badRequest: 'no identifier, or a `timestamp` naming no real instant (a leap second)',
+    badRequest: 'no identifier, a `timestamp` outside 1970-01-01T00:00:00Z..2106-02-07T06:28:15.999Z or naming no real instant (a leap second), `parameters` nested deeper than 10 levels',
   },
   'POST /track/batch': {
     success: {
@@ -511,7 +511,8 @@ function responsesOf(route: Route): Responses {
   const own = spec.errors?.[400];
   const why = [
     served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON` : 'malformed JSON body (any body sent is parsed)'),
-    served && `${route.path.includes('{') ? 'a path parameter or ' : ''}the body holding U+0000 or an unpaired surrogate`,
+    served && `${route.path.includes('{') ? 'a path parameter, ' : ''}a query parameter or the body holding U+0000 or an unpaired surrogate`,
+    served && 'a body nesting arrays and objects deeper than 32 levels',
     route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
     spec.badRequest,
     own?.why && own.why[0]!.toLowerCase() + own.why.slice(1),

@@ -23,12 +23,17 @@ export const sendPolicy: Schema = {
   },
 };
 
+/** Settings Herald has are the only ones accepted: any other key is refused (README, Request bodies). */
 export const workspaceUpdate = object({
   name: nonEmptyString(255),
-  settings: object({
-    timezone: { type: 'string', maxLength: 100, format: 'time-zone' },
-    send_policy: sendPolicy,
-  }),
+  settings: object(
+    {
+      timezone: { type: 'string', maxLength: 100, format: 'time-zone' },
+      send_policy: sendPolicy,
+    },
+    [],
+    { additionalProperties: false },
+  ),
 });
 
 /** Whatever is wrong inside the send policy is INVALID_SEND_POLICY (INTERFACE 2.10.4). */

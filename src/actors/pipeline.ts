@@ -1,6 +1,7 @@
 // The actor side of a request, as named, ordered steps (the front has authenticated it and
 // applied the IP and user budgets). Each step answers, ending the request, or passes:
 //   workspace budget → membership → unserved route (501) → parse → validate → handle.
+// Nothing reads the body before `parse`, which bounds its depth before JSON.parse runs.
 // Every failure is answered in the route's error shape.
 import type { Db } from '../store/db.js';
 import { memberRole } from '../store/workspaces.js';
@@ -12,6 +13,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { LogUnavailable, type Log } from '../eventlog/event-log.js';
@@ -61,14 +63,22 @@ export function createPipeline(db: Db, events: Log, buckets: Buckets, handlers: 
   /** After the budget and membership, so limits and access apply uniformly. */
   const notImplemented: Step = ({ route, shape }) => (route.notImplemented ? errorReply(shape, 'NOT_IMPLEMENTED', route.notImplemented) : undefined);
 
-  /** JSON, holding only text the store can keep. */
+  /** Path, query and JSON body, holding only text the store can keep; the body nests at most MAX_BODY_DEPTH levels. */
   const parse: Step = ({ req, ctx, shape }) => {
     for (const [name, value] of Object.entries(req.params)) {
       if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
     }
-    ctx.query = Object.fromEntries(new URLSearchParams(req.query));
+    const query = [...new URLSearchParams(req.query)];
+    for (const [name, value] of query) {
+      // A name holding one is not echoed back: `query` stands for it.
+      if (isUnstorable(name)) return invalidRequest(shape, 'Query parameters are invalid', [{ field: 'query', message: 'a parameter name contains U+0000 or an unpaired surrogate' }]);
+      if (isUnstorable(value)) return invalidRequest(shape, 'Query parameters are invalid', [{ field: `query.${name}`, message: 'contains U+0000 or an unpaired surrogate, which cannot be stored' }]);
+    }
+    ctx.query = Object.fromEntries(query);
     if (!req.body || req.body.length === 0) return;
     const raw = decoder.decode(req.body);
+    // Before JSON.parse: a deep body must never be parsed (json-depth.ts).
+    if (nestsDeeperThan(raw)) return invalidRequest(shape, 'Request body is invalid', [{ field: 'body', message: `nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels` }]);
     try {
       ctx.body = JSON.parse(raw);
     } catch {

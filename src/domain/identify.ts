@@ -2,6 +2,7 @@
 // what the store writes, applying the identifier-alias and trait rules.
 import { DomainError, InvalidInput, fieldProblems } from './errors.js';
 import { dedicatedFields, traitProblems } from './traits.js';
+import { normalizeTimestamp } from './time.js';
 
 export interface IdentifyBody {
   userId?: string;
@@ -52,6 +53,6 @@ export function identifyInput(body: IdentifyBody): IdentifyInput {
     fields,
     traits,
     anonymousId: body.anonymousId || undefined,
-    seenAt: body.timestamp ?? new Date().toISOString(),
+    seenAt: body.timestamp === undefined ? new Date().toISOString() : normalizeTimestamp(body.timestamp, 'timestamp'),
   };
 }

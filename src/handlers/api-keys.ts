@@ -5,7 +5,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json, type Reply } from './reply.js';
 import { requireManager } from './workspaces.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
-import { iso } from '../domain/time.js';
+import { iso, normalizeTimestamp } from '../domain/time.js';
 import { isUuid } from '../ids.js';
 import { checkKeyPermissions, type KeyType } from '../auth/permissions.js';
 import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
@@ -41,10 +41,12 @@ function permissionsOrThrow(keyType: KeyType, asked: string[] | undefined): stri
   return check.permissions;
 }
 
-function futureOrThrow(expiresAt: string | null | undefined): void {
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
-    throw new InvalidInput('expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
-  }
+/** `expires_at` as sent (omitted or null) or normalized to ISO UTC, which must be in the future. */
+function futureOrThrow<T extends string | null | undefined>(expiresAt: T): T {
+  if (expiresAt === null || expiresAt === undefined) return expiresAt;
+  const at = normalizeTimestamp(expiresAt, 'expires_at');
+  if (Date.parse(at) <= Date.now()) throw new InvalidInput('expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
+  return at as T;
 }
 
 /** Entries that can never match are stored (INTERFACE 5.1.5) but called out. */
@@ -69,13 +71,13 @@ const create: Handler = async (ctx) => {
   const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: 'live' | 'test'; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
   const keyType = b.key_type ?? 'secret';
   const permissions = permissionsOrThrow(keyType, b.permissions);
-  futureOrThrow(b.expires_at);
+  const expiresAt = futureOrThrow(b.expires_at);
   const secret = newSecret();
   const key = await insertKey(
     ctx.db,
     {
       workspaceId: ctx.workspaceId!, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
-      environment: b.environment ?? 'live', expiresAt: b.expires_at ?? null, ipWhitelist: b.ip_whitelist ?? [], createdBy: ctx.user!.sub,
+      environment: b.environment ?? 'live', expiresAt: expiresAt ?? null, ipWhitelist: b.ip_whitelist ?? [], createdBy: ctx.user!.sub,
     },
     () => newPrefix(ctx.workspaceId!, keyType),
   );
@@ -93,7 +95,7 @@ const get: Handler = async (ctx) => json(200, { success: true, api_key: present(
 const update: Handler = async (ctx) => {
   requireManager(ctx);
   const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: 'live' | 'test'; expires_at?: string | null; ip_whitelist?: string[] };
-  futureOrThrow(b.expires_at);
+  const expiresAt = futureOrThrow(b.expires_at);
   const key = await ctx.db.tx(async (q) => {
     const current = await loadKey(q, ctx, true);
     return saveKey(q, {
@@ -103,7 +105,7 @@ const update: Handler = async (ctx) => {
       permissions: b.permissions === undefined ? current.permissions : permissionsOrThrow(current.key_type, b.permissions),
       environment: b.environment ?? current.environment,
       // omitted: unchanged; null: cleared
-      expires_at: b.expires_at === undefined ? current.expires_at : b.expires_at === null ? null : new Date(b.expires_at),
+      expires_at: expiresAt === undefined ? current.expires_at : expiresAt === null ? null : new Date(expiresAt),
       ip_whitelist: b.ip_whitelist ?? current.ip_whitelist,
     });
   });

@@ -6,9 +6,9 @@ import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
 import { personByUuid, personNotFound } from './people.js';
 import { DomainError } from '../domain/errors.js';
-import { eventTime, type EventRecord } from '../domain/events.js';
+import { checkParameters, eventTime, type EventRecord } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
-import { iso } from '../domain/time.js';
+import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
 import { findPerson } from '../store/people.js';
 import { resolvePerson } from '../store/person-resolver.js';
@@ -28,27 +28,34 @@ interface TrackBody {
   timestamp?: string;
 }
 
-/** The entry's event, for its person (from the actor's cache, or found or created in the store). */
-async function recordFor(ctx: Ctx, body: TrackBody): Promise<{ record: EventRecord; personCreated: boolean }> {
+/** A track body checked by every rule but the person's: what is left to do touches no store. */
+interface Checked {
+  externalId: string;
+  type: string;
+  parameters: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** The rules a schema cannot say (identifier aliases, the timestamp's instant, parameter depth); throws DomainError. */
+function checkTrack(body: TrackBody): Checked {
   const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
-  const createdAt = eventTime(body.timestamp); // before the person: a refused event creates no one
-  const person = await resolvePerson(ctx.db, ctx.workspaceId!, externalId);
+  const parameters = body.parameters ?? body.properties ?? {};
+  checkParameters(parameters, body.parameters ? 'parameters' : 'properties');
+  return { externalId, type: body.event, parameters, createdAt: eventTime(body.timestamp) };
+}
+
+/** The checked event, for its person (from the actor's cache, or found or created in the store). */
+async function recordFor(ctx: Ctx, c: Checked): Promise<{ record: EventRecord; personCreated: boolean }> {
+  const person = await resolvePerson(ctx.db, ctx.workspaceId!, c.externalId);
   return {
     personCreated: person.created,
-    record: {
-      id: newId(),
-      workspace_id: ctx.workspaceId!,
-      person_id: person.id,
-      external_id: externalId,
-      type: body.event,
-      parameters: body.parameters ?? body.properties ?? {},
-      created_at: createdAt,
-    },
+    record: { id: newId(), workspace_id: ctx.workspaceId!, person_id: person.id, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt },
   };
 }
 
 const track: Handler = async (ctx) => {
-  const { record, personCreated } = await recordFor(ctx, ctx.body);
+  // Checked before the person: a refused event creates no one.
+  const { record, personCreated } = await recordFor(ctx, checkTrack(ctx.body));
   await ctx.events.appendEvents([record]);
   return json(201, {
     success: true,
@@ -69,26 +76,25 @@ const checkTrackEntry = compileBody(schemas.track);
 
 const trackBatch: Handler = async (ctx) => {
   const entries = ctx.body.events as unknown[];
-  // Every entry's person is resolved at once, so the batch's unknown people cost one statement.
-  const outcomes = await Promise.allSettled(
-    entries.map(async (entry) => {
+  // Every entry is checked before any person is resolved: a refused entry fails alone and
+  // creates no one, and only the store failing can fail the request.
+  const errors: { index: number; error: string }[] = [];
+  const valid: { index: number; checked: Checked }[] = [];
+  for (const [index, entry] of entries.entries()) {
+    try {
       check(checkTrackEntry, entry, 'entry');
-      return recordFor(ctx, entry as TrackBody);
-    }),
-  );
-  const records: EventRecord[] = [];
-  const results = [];
-  const errors = [];
-  for (const [index, outcome] of outcomes.entries()) {
-    if (outcome.status === 'fulfilled') {
-      const { record, personCreated } = outcome.value;
-      records.push(record);
-      results.push({ index, event_id: record.id, person_id: record.person_id, event: record.type, status: 'processed', ...(personCreated ? { person_created: true } : {}) });
-    } else {
-      if (!(outcome.reason instanceof DomainError)) throw outcome.reason;
-      errors.push({ index, error: outcome.reason.message });
+      valid.push({ index, checked: checkTrack(entry as TrackBody) });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      errors.push({ index, error: err.message });
     }
   }
+  // Every valid entry's person is resolved at once, so the batch's unknown people cost one statement.
+  const resolved = await Promise.all(valid.map((v) => recordFor(ctx, v.checked)));
+  const records = resolved.map((r) => r.record);
+  const results = resolved.map(({ record, personCreated }, i) => ({
+    index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, status: 'processed', ...(personCreated ? { person_created: true } : {}),
+  }));
   // One append for the whole batch: all of it is durable, or the request fails.
   if (records.length > 0) await ctx.events.appendEvents(records);
   const body = { success: errors.length === 0, processed: records.length, total: entries.length, results };
@@ -107,7 +113,8 @@ const personEvents: Handler = async (ctx) => {
 
 const search: Handler = async (ctx) => {
   const limit = readLimit(ctx);
-  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, (ctx.query.since as string | undefined) ?? null, limit)).map(presentEvent);
+  const since = ctx.query.since as string | undefined;
+  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 

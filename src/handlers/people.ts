@@ -4,7 +4,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
 import { DomainError } from '../domain/errors.js';
-import { checkTraits, identifyInput, type IdentifyBody } from '../domain/identify.js';
+import { checkTraits, identifyInput, type IdentifyBody, type IdentifyInput } from '../domain/identify.js';
 import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
@@ -65,8 +65,8 @@ function echo(ctx: Ctx, p: PersonRow) {
 
 export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
-async function identifyOne(ctx: Ctx, body: IdentifyBody): Promise<PersonRow> {
-  const input = identifyInput(body);
+/** Writes a checked identify (identifyInput has applied every rule). */
+async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
   const ws = ctx.workspaceId!;
   if (!input.anonymousId) return (await upsertPerson(ctx.db, ws, input)).person;
   // The merge is recorded with the person in one transaction and runs after the response.
@@ -78,26 +78,34 @@ async function identifyOne(ctx: Ctx, body: IdentifyBody): Promise<PersonRow> {
   return person;
 }
 
-const identify: Handler = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, ctx.body)) });
+const identify: Handler = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
-const upsert: Handler = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, ctx.body)) });
+const upsert: Handler = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
 const checkIdentifyEntry = compileBody(schemas.identify);
 
+type BatchResult = { type: 'identify'; index: number; success: true; data: ReturnType<typeof keyPerson> } | { type: 'identify'; index: number; success: false; error: string };
+
 const batch: Handler = async (ctx) => {
   const entries = ctx.body.identify as unknown[];
-  const results = [];
-  for (const [index, entry] of entries.entries()) {
+  const results: BatchResult[] = [];
+  // Every entry is checked (schema, identifier and trait rules, timestamp) before any is
+  // written: a refused entry fails alone, and only the store failing can fail the request.
+  const inputs = entries.map((entry, index) => {
     try {
-      // Each entry is checked on its own and fails only itself.
       check(checkIdentifyEntry, entry, 'entry', schemas.identifyRefusals);
-      const person = await identifyOne(ctx, entry as IdentifyBody);
-      // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
-      results.push({ type: 'identify', index, success: true, data: keyPerson(person) });
+      return identifyInput(entry as IdentifyBody);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      results.push({ type: 'identify', index, success: false, error: err.message });
+      results[index] = { type: 'identify', index, success: false, error: err.message };
+      return null;
     }
+  });
+  for (const [index, input] of inputs.entries()) {
+    if (!input) continue;
+    const person = await identifyOne(ctx, input);
+    // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
+    results[index] = { type: 'identify', index, success: true, data: keyPerson(person) };
   }
   return json(200, { success: true, results, total: entries.length });
 };
@@ -152,18 +160,23 @@ const dashboardList: Handler = async (ctx) => {
 
 const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId!)) });
 
+const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
+
 /** The dashboard's person, by UUID in the `personId` path segment. */
 export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
-  if (!p) throw new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
+  if (!p) throw dashboardPersonNotFound(id);
   return p;
 }
 
 const consent: Handler = async (ctx) => {
   const p = await personByUuid(ctx);
   const { status, unsubscribe_reason } = ctx.body as { status: PersonRow['status']; unsubscribe_reason?: string };
-  return json(200, { success: true, data: { person: dashboardPerson(await setConsent(ctx.db, p.id, status, unsubscribe_reason)) } });
+  // The person may have been deleted since: then they are not found.
+  const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
+  if (!updated) throw dashboardPersonNotFound(ctx.params.personId!);
+  return json(200, { success: true, data: { person: dashboardPerson(updated) } });
 };
 
 export const peopleHandlers = {

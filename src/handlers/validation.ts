@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
 import { isTimeZone } from '../domain/send-policy.js';
+import { parseTimestamp, TIMESTAMP_RULE } from '../domain/time.js';
 import type { SchemaRefusal } from '../routes.js';
 import type { Schema } from '../../schemas/common.js';
 
@@ -12,6 +13,9 @@ function ajv(coerceTypes: boolean): Ajv {
   const a = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes });
   addFormats.default(a);
   a.addFormat('time-zone', isTimeZone);
+  // The one definition of the timestamps Herald accepts (domain/time.ts): every request
+  // schema's timestamp is `format: 'timestamp'` (schemas/common.ts `timestamp`).
+  a.addFormat('timestamp', { type: 'string', validate: (s: string) => parseTimestamp(s) !== null });
   return a;
 }
 
@@ -48,5 +52,6 @@ export function fieldError(e: ErrorObject, root: string, message?: string): Fiel
   const field = [path, named].filter(Boolean).join('.') || root;
   if (message) return { field, message };
   if (e.keyword === 'additionalProperties') return { field, message: 'is not a known field' };
+  if (e.keyword === 'format' && (e.params as { format?: string }).format === 'timestamp') return { field, message: `must be ${TIMESTAMP_RULE}` };
   return { field, message: `${e.message ?? 'is invalid'}${e.keyword === 'enum' ? `: ${p.allowedValues!.join(', ')}` : ''}` };
 }

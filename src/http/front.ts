@@ -20,6 +20,7 @@ import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js'
 import { grants } from '../auth/permissions.js';
 import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
 import type { ActorHost } from '../actors/host.js';
+import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 
 export interface FrontDeps {
@@ -107,7 +108,8 @@ export function createFront(deps: FrontDeps) {
       const r = errorReply(errorShapeOf(m.route), 'METHOD_NOT_ALLOWED', `${inc.method} is not allowed on ${inc.url}; use ${m.allowed.join(', ')}`);
       return finish(res, inc, { ...r, headers: { Allow: m.allowed.join(', ') } }, cors, true);
     }
-    const { route, params } = m;
+    const { route } = m;
+    const params = lowerCaseUuids(m.params);
     const cors = isCors(route);
     // body size, then read body
     const limit = route.maxBody ?? cfg.maxBodyBytes;
@@ -170,6 +172,7 @@ export function createFront(deps: FrontDeps) {
     if (route.workspace === 'header') {
       workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
       if (!workspaceId) return errorReply(shape, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
+      if (isUuid(workspaceId)) workspaceId = workspaceId.toLowerCase();
     }
     return { principal: { kind: 'session', user }, workspaceId, shard: workspaceId ?? user.sub };
   }
@@ -211,6 +214,22 @@ export function createFront(deps: FrontDeps) {
 }
 
 const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
+
+/** Path parameters naming Herald's UUIDs. Herald writes UUIDs in lower case; one sent in upper (or mixed) case names the same thing. */
+const UUID_PARAMS = ['workspaceId', 'keyId', 'personId'] as const;
+
+/**
+ * UUIDs in paths compare case-insensitively: each of UUID_PARAMS that is a UUID is lower-cased
+ * here, before authentication, sharding or any handler sees it (a workspace id in upper case
+ * would otherwise name another actor, fail the key's workspace match, or reach a key prefix).
+ */
+function lowerCaseUuids(params: Record<string, string>): Record<string, string> {
+  for (const name of UUID_PARAMS) {
+    const v = params[name];
+    if (v !== undefined && isUuid(v)) params[name] = v.toLowerCase();
+  }
+  return params;
+}
 
 /** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */
 function bearer(header: string): string {

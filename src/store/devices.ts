@@ -1,4 +1,4 @@
-// Device push tokens; a token is unique in a workspace.
+// Device push tokens; a token is unique in a workspace (by its md5: migration 5).
 import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
 
@@ -34,7 +34,7 @@ export async function registerDevice(q: Queryable, workspaceId: string, personId
   const r = await q.query<{ id: string; created: boolean }>(
     `INSERT INTO devices AS d (id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (workspace_id, device_token) DO UPDATE SET
+     ON CONFLICT (workspace_id, md5(device_token)) DO UPDATE SET
        person_id = EXCLUDED.person_id, platform = EXCLUDED.platform,
        device_name = COALESCE(EXCLUDED.device_name, d.device_name), device_model = COALESCE(EXCLUDED.device_model, d.device_model),
        os_version = COALESCE(EXCLUDED.os_version, d.os_version), app_version = COALESCE(EXCLUDED.app_version, d.app_version),

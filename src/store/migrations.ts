@@ -158,6 +158,18 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX analytics_events_by_type ON analytics_events (workspace_id, type, created_at);
     `,
   },
+  {
+    // 5, not 4: another branch of this release adds migration 4 (the sinks' dead letters).
+    id: 5,
+    name: 'device tokens unique by their md5',
+    sql: `
+      -- A device token may be 4,096 characters (INTERFACE 4.4), more than a btree index entry
+      -- holds (2,704 bytes) when it does not compress: tokens are unique in a workspace by
+      -- their md5 instead. Only a workspace's own tokens could collide, never another's.
+      ALTER TABLE devices DROP CONSTRAINT devices_workspace_id_device_token_key;
+      CREATE UNIQUE INDEX devices_by_token ON devices (workspace_id, md5(device_token));
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

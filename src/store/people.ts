@@ -52,13 +52,16 @@ export async function upsertPerson(q: Queryable, workspaceId: string, input: Ide
 
 /** The person with this identifier, created bare when unknown (devices, track). */
 export async function ensurePerson(q: Queryable, workspaceId: string, externalId: string): Promise<{ person: PersonRow; created: boolean }> {
-  const found = await findPerson(q, workspaceId, externalId);
+  // Locked (in the caller's transaction) until it commits: a delete or merge of this person
+  // waits for it, rather than leaving the caller to write rows that refer to no one.
+  const found = await findPerson(q, workspaceId, externalId, true);
   if (found) return { person: found, created: false };
   return upsertPerson(q, workspaceId, { userId: externalId, fields: {}, traits: {}, seenAt: new Date().toISOString() });
 }
 
-export async function findPerson(q: Queryable, workspaceId: string, externalId: string): Promise<PersonRow | null> {
-  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND external_id = $2`, [workspaceId, externalId]);
+/** `lock`: FOR KEY SHARE, so the person cannot be deleted before the caller's transaction ends. */
+export async function findPerson(q: Queryable, workspaceId: string, externalId: string, lock = false): Promise<PersonRow | null> {
+  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND external_id = $2${lock ? ' FOR KEY SHARE' : ''}`, [workspaceId, externalId]);
   return r.rows[0] ?? null;
 }
 
@@ -142,7 +145,8 @@ export async function peopleStats(q: Queryable, workspaceId: string): Promise<Pe
 }
 
 /** Sets consent (DECISIONS §3): `unsubscribed` stamps the time; back to `active` clears both consent fields. */
-export async function setConsent(q: Queryable, personId: string, status: PersonRow['status'], reason: string | undefined): Promise<PersonRow> {
+/** The person with the new consent state; null when they were deleted meanwhile. */
+export async function setConsent(q: Queryable, personId: string, status: PersonRow['status'], reason: string | undefined): Promise<PersonRow | null> {
   const r = await q.query<PersonRow>(
     `UPDATE people SET status = $2,
        unsubscribed_at = CASE WHEN $2 = 'active' THEN NULL WHEN $2 = 'unsubscribed' AND status <> 'unsubscribed' THEN now() ELSE unsubscribed_at END,
@@ -151,5 +155,5 @@ export async function setConsent(q: Queryable, personId: string, status: PersonR
      WHERE id = $1 RETURNING ${PERSON_COLUMNS}`,
     [personId, status, reason ?? null],
   );
-  return r.rows[0]!;
+  return r.rows[0] ?? null;
 }

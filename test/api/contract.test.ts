@@ -65,11 +65,14 @@ t.test('routes not served: 501 in each error shape, after auth and access', asyn
   t.equal(listed.body?.error?.code, 'NOT_IMPLEMENTED');
 });
 
-t.test('workspace settings: keys beyond timezone and send_policy are kept as sent', async (t) => {
+t.test('workspace settings: keys beyond timezone and send_policy are refused (400), nothing saved', async (t) => {
   const w = await newWorkspace(s, 'Settings');
   const r = await s.req('PUT', `/workspaces/${w.id}`, { token: w.token, body: { settings: { locale_hint: 'fr' } } });
-  t.equal(r.status, 200);
-  t.same(r.body?.data?.workspace?.settings, { timezone: 'UTC', send_policy: null, locale_hint: 'fr' });
+  t.equal(r.status, 400);
+  t.equal(r.body?.error?.code, 'VALIDATION_ERROR');
+  t.same(r.body?.error?.details, [{ field: 'settings.locale_hint', message: 'is not a known field' }]);
+  const got = await s.req('GET', `/workspaces/${w.id}`, { token: w.token });
+  t.same(got.body?.data?.workspace?.settings, { timezone: 'UTC', send_policy: null });
 });
 
 t.test('path parameters holding U+0000 on a session route: 400', async (t) => {

@@ -1,5 +1,6 @@
 // Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { startServer, newKey, workspaceWithKeys, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
@@ -184,6 +185,25 @@ t.test('validation: token length, platform, refused fields, subscription objects
   t.same(sorted(l.body.devices.map((d: { device_token: string }) => d.device_token)), sorted([min, max]), 'both stored verbatim');
 });
 
+t.test('a 4,096-character token that does not compress is stored: registered (201), re-registered (200), unregistered', async (t) => {
+  const k = await setup();
+  // Random base64 and CJK text: more bytes than a btree index entry holds (2,704), found by the fuzz test.
+  const base64 = randomBytes(3072).toString('base64').slice(0, 4096);
+  const cjk = Array.from({ length: 4096 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000))).join('');
+  for (const [label, deviceToken] of [['base64', base64], ['CJK', cjk]] as const) {
+    const first = await register(k.all, 'big-token', { token: deviceToken, platform: 'web' });
+    t.equal(first.status, 201, `${label}: ${first.text.slice(0, 200)}`);
+    const again = await register(k.all, 'big-token', { token: deviceToken, platform: 'web' });
+    t.equal(again.status, 200, `${label}: the same token again`);
+    t.equal(again.body.device_id, first.body.device_id, `${label}: one record`);
+    const listed = await devices(k.all, 'big-token');
+    t.equal(listed.body.devices.find((d: { id: string }) => d.id === first.body.device_id)?.device_token, deviceToken, `${label}: read back exactly`);
+    t.equal((await unregister(k.all, 'big-token', deviceToken)).status, 200, `${label}: unregistered`);
+  }
+  const other = await register(k.all, 'big-token', { token: base64.slice(0, 4095) + (base64.endsWith('A') ? 'B' : 'A'), platform: 'web' });
+  t.equal(other.status, 201, 'a token differing in its last character is another device');
+});
+
 t.test('the external id in the path is a userId: at most 255 characters', async (t) => {
   const k = await setup();
   const ok = 'e'.repeat(255);
@@ -210,6 +230,20 @@ t.test('concurrent registrations: one person, one record per token', async (t) =
   t.equal(new Set(rs2.map((r) => r.body.device_id)).size, 1, 'one record');
   const d = (await devices(k.write, 'conc-new')).body.devices.find((x: { device_token: string }) => x.device_token === same);
   t.equal(d.registration_count, 5, 'every registration counted');
+});
+
+t.test('registration racing a delete of the same person: never a 5xx (the device goes with the person, or the person is created again)', async (t) => {
+  const k = await setup();
+  const statuses = new Set<number>();
+  for (let i = 0; i < 40; i++) {
+    const user = `race-${i}`;
+    await register(k.all, user, { token: tok('race'), platform: 'ios' });
+    const [reg, del] = await Promise.all([register(k.all, user, { token: tok('race'), platform: 'ios' }), s.req('DELETE', `/people/${user}`, { token: k.all })]);
+    statuses.add(reg.status);
+    t.ok(reg.status === 201, `registration ${i}: ${reg.status} ${reg.text.slice(0, 200)}`);
+    t.equal(del.status, 200, `delete ${i}`);
+  }
+  t.comment(`registration statuses: ${[...statuses].join(', ')}`);
 });
 
 t.test('GET devices: ordered by last_used_at desc; unknown person 404', async (t) => {

@@ -940,6 +940,18 @@ t.test('dashboard: GET /workspaces/{id}/people/stats', async (t) => {
   t.same(f.body, FORBIDDEN);
 });
 
+t.test('dashboard: PATCH consent racing a delete of the person: 200 or 404, never a 5xx', async (t) => {
+  const k = await setup();
+  for (let i = 0; i < 30; i++) {
+    const userId = `consent-race-${i}`;
+    const id = (await identify(k.all, { userId })).body.person.id as string;
+    const [patched, deleted] = await Promise.all([patchPerson(k.ws, id, { status: 'unsubscribed' }), s.req('DELETE', `/people/${userId}`, { token: k.del })]);
+    t.ok([200, 404].includes(patched.status), `PATCH ${i}: ${patched.status} ${patched.text.slice(0, 200)}`);
+    if (patched.status === 404) sessionError(t, patched, 404, 'PERSON_NOT_FOUND');
+    t.equal(deleted.status, 200, `delete ${i}`);
+  }
+});
+
 t.test('dashboard: PATCH consent; the key surface shows it', async (t) => {
   const k = await setup();
   const id = (await identify(k.all, { userId: 'consent', email: 'c@example.com' })).body.person.id;

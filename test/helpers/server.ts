@@ -26,6 +26,8 @@ export interface ReqOptions {
   /** Sent as is (not JSON-encoded). */
   raw?: string | Uint8Array;
   headers?: Record<string, string>;
+  /** Aborts the request (and the read of its answer) after this many milliseconds. */
+  timeoutMs?: number;
 }
 
 export interface TestServer {
@@ -111,7 +113,8 @@ export async function request(base: string, method: string, path: string, o: Req
     headers['content-type'] ??= 'application/json';
   }
   const url = path.startsWith('/healthz') || path.startsWith('http') ? (path.startsWith('http') ? path : base + path) : `${base}/api/v1${path}`;
-  const r = await fetch(url, { method, headers, body: body instanceof Uint8Array ? new Blob([new Uint8Array(body)]) : body });
+  const signal = o.timeoutMs === undefined ? undefined : AbortSignal.timeout(o.timeoutMs);
+  const r = await fetch(url, { method, headers, body: body instanceof Uint8Array ? new Blob([new Uint8Array(body)]) : body, signal });
   const text = await r.text();
   // Every answer must be one the OpenAPI document allows (status and body): see contract.ts.
   await checkResponse(method, url, r.status, text);
