@@ -115,7 +115,7 @@ function hostile(): unknown {
     case 2: return pick(NUMBERS);
     case 3: return longString();
     case 4: return nested(int(5, 40));
-    case 5: return pick([null, true, false, [], {}, [null], { '': 1 }, { '\u0000': 1 }, { __proto__x: 1 }, { constructor: { prototype: 1 } }]);
+    case 5: return pick<unknown>([null, true, false, [], {}, [null], { '': 1 }, { '\u0000': 1 }, { __proto__x: 1 }, { constructor: { prototype: 1 } }]);
     case 6: return Array.from({ length: pick([2, 101, 1001, 2000]) }, (_, i) => (chance(0.5) ? i : { i }));
     case 7: return Object.fromEntries(Array.from({ length: pick([101, 1001]) }, (_, i) => [`k${i}`, i]));
     case 8: return randomUUID().toUpperCase();
