@@ -84,7 +84,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   for (const s of sinks) s.start();
 
   const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
-  const keys = new KeyCache(store.db, cfg.keyCacheSize);
+  const keys = new KeyCache(store.db, cfg.keyCacheSize, cfg.keyCacheTtlMs);
   const usage = new UsageRecorder(store.db);
   usage.start();
   const openapi = JSON.stringify(buildOpenApi());
