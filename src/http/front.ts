@@ -14,6 +14,7 @@ import { Buckets } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
 import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
+import type { KeyChanges } from '../auth/key-changes.js';
 import type { UsageRecorder } from '../auth/usage.js';
 import type { SessionVerifier } from '../auth/sessions.js';
 import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
@@ -28,6 +29,8 @@ export interface FrontDeps {
   /** The cross-replica buckets (with NATS) behind the front's IP and user buckets. */
   sharedBuckets: SharedBuckets | null;
   keys: KeyCache;
+  /** Tells the other replicas which keys changed. */
+  keyChanges: KeyChanges;
   usage: UsageRecorder;
   verifySession: SessionVerifier;
   actors: ActorHost;
@@ -179,7 +182,12 @@ export function createFront(deps: FrontDeps) {
     // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
     if (inc.aborted) return CLIENT_GONE;
     const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
-    if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
+    if (reply.invalidateKeys) {
+      // This replica stops the old credential at once, the others on receipt of the
+      // announcement, which leaves before the response does.
+      deps.keys.invalidate(reply.invalidateKeys);
+      await deps.keyChanges.publish(reply.invalidateKeys);
+    }
     return reply;
   }
 
