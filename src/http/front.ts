@@ -47,6 +47,10 @@ interface Incoming {
   workspaceHeader: string;
   ip: string;
   aborted: boolean;
+  /** Still counted in `inFlight`. */
+  counted: boolean;
+  /** Waiting for the rest of its body: nothing but the client can end it. */
+  reading: boolean;
 }
 
 /** Who a request acts as, and on which actor it runs. */
@@ -68,8 +72,16 @@ export function createFront(deps: FrontDeps) {
   const warnedAt = new Map<string, number>();
   let inFlight = 0;
 
-  function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean): void {
+  function release(inc: Incoming): void {
+    if (!inc.counted) return;
+    inc.counted = false;
     inFlight--;
+  }
+
+  /** Writes the answer (unless the client has gone). */
+  function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean): void {
+    release(inc);
+    inc.reading = false;
     if (inc.aborted) return;
     if (corked) write(res, reply, cors);
     else res.cork(() => write(res, reply, cors));
@@ -86,9 +98,13 @@ export function createFront(deps: FrontDeps) {
       workspaceHeader: req.getHeader('x-workspace-id'),
       ip: clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trusted),
       aborted: false,
+      counted: true,
+      reading: false,
     };
     res.onAborted(() => {
       inc.aborted = true;
+      // A client gone mid-body leaves nothing else to end its request.
+      if (inc.reading) release(inc);
     });
     const contentLength = Number(req.getHeader('content-length') || 0);
     const chunked = req.getHeader('transfer-encoding') !== '';
@@ -119,8 +135,10 @@ export function createFront(deps: FrontDeps) {
       void process(inc, route, params, null).then((r) => finish(res, inc, r, cors, false));
       return;
     }
+    inc.reading = true;
     readBody(res, limit, (body) => {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
+      inc.reading = false;
       void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
     });
   }
