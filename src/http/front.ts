@@ -52,7 +52,7 @@ interface Incoming {
   counted: boolean;
   /** Waiting for the rest of its body: nothing but the client can end it. */
   reading: boolean;
-  /** The socket is paused until the answer is written (see `refuseFraming`). */
+  /** The socket is paused until the answer is written (see `start`). */
   paused: boolean;
 }
 
@@ -92,6 +92,25 @@ export function createFront(deps: FrontDeps) {
     };
     if (corked) send();
     else res.cork(send);
+  }
+
+  /**
+   * A complete request goes on from the next turn of the event loop, with its socket paused
+   * until it is answered. uWS closes a connection when a request arrives on it while the
+   * previous one is unanswered (it has no queue for pipelined requests): pausing keeps a
+   * request sent after this one was read in the kernel until this one is answered, so it is
+   * then read and answered in order. Requests that came in the same read as this one close
+   * the connection while uWS parses them, before the next turn: this one then sees it was
+   * aborted and is not run, so none of them was executed and all are safe to send again.
+   */
+  function start(res: HttpResponse, inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null, cors: boolean): void {
+    inc.reading = false;
+    inc.paused = true;
+    res.pause();
+    setImmediate(() => {
+      if (inc.aborted) return finish(res, inc, CLIENT_GONE, cors, false);
+      void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
+    });
   }
 
   /**
@@ -146,6 +165,10 @@ export function createFront(deps: FrontDeps) {
     if (edge) return finish(res, inc, rateLimited(edge), false, true);
     // health
     if (inc.url === '/healthz' && inc.method === 'GET') {
+      if (bodyless) {
+        inc.paused = true;
+        res.pause();
+      }
       void deps.health().then((r) => finish(res, inc, r, false, false));
       return;
     }
@@ -163,15 +186,11 @@ export function createFront(deps: FrontDeps) {
     // body size, then read body
     const limit = route.maxBody ?? cfg.maxBodyBytes;
     if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
-    if (bodyless) {
-      void process(inc, route, params, null).then((r) => finish(res, inc, r, cors, false));
-      return;
-    }
+    if (bodyless) return start(res, inc, route, params, null, cors);
     inc.reading = true;
     readBody(res, limit, (body) => {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
-      inc.reading = false;
-      void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
+      start(res, inc, route, params, body, cors);
     });
   }
 
