@@ -228,6 +228,9 @@ function rateLimited(scopes: readonly Scope[]): Schema {
 }
 
 const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before retrying (at most 3600 on a 429; 1 on a 503)' };
+/** The front's framing check, before anything else on every request (src/http/front.ts). */
+const BAD_FRAMING = 'malformed framing (more than one Content-Length, a Content-Length not all digits, Transfer-Encoding together with Content-Length or other than one `chunked`; the connection is closed after the answer)';
+const badFramingDoc = (schema: Schema): ResponseDoc => ({ description: `Invalid request: ${BAD_FRAMING}`, schema, headers: { Connection: '`close`' } });
 const RATE_LIMIT_HEADERS = {
   ...RETRY_AFTER,
   'X-RateLimit-Limit': 'Per-minute limit of the scope that refused',
@@ -506,8 +509,9 @@ function responsesOf(route: Route): Responses {
   const served = !route.notImplemented;
   const out: Responses = { ...spec.success };
 
-  // 400: the pipeline's JSON, schema and path checks (every served route: any request may
-  // carry a malformed body), the session routes' missing X-Workspace-ID, and the handler's own.
+  // 400: the front's framing check (every request), the pipeline's JSON, schema and path
+  // checks (every served route: any request may carry a malformed body), the session routes'
+  // missing X-Workspace-ID, and the handler's own.
   const own = spec.errors?.[400];
   const why = [
     served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON` : 'malformed JSON body (any body sent is parsed)'),
@@ -516,14 +520,13 @@ function responsesOf(route: Route): Responses {
     route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
     spec.badRequest,
     own?.why && own.why[0]!.toLowerCase() + own.why.slice(1),
+    BAD_FRAMING,
   ].filter(Boolean);
-  if (why.length > 0) {
-    const description = `Invalid request: ${why.join('; ')}`;
-    if (shape === 'key') {
-      out['400'] = { description, schema: own && own.codes.length > 0 ? { anyOf: [badRequest, keyError(own.codes)] } : badRequest };
-    } else {
-      out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
-    }
+  const description = `Invalid request: ${why.join('; ')}`;
+  if (shape === 'key') {
+    out['400'] = { description, schema: own && own.codes.length > 0 ? { anyOf: [badRequest, keyError(own.codes)] } : badRequest };
+  } else {
+    out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
   }
   if (route.auth !== 'public') {
     out['401'] = {
@@ -568,6 +571,7 @@ export const HEALTH_RESPONSES: Responses = {
   200: { description: 'The store and the Log are up', schema: { allOf: [health, { properties: { status: enumOf('ok') } }] } },
   503: { description: 'The store or the Log is down (analytics being down does not count)', schema: { allOf: [health, { properties: { status: enumOf('unavailable') } }] } },
   429: { description: 'Rate limit exceeded (edge)', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+  400: badFramingDoc(badRequest),
 };
 
 /** OPTIONS on a path with a route browsers may call: the CORS preflight, answered by the front. */
@@ -581,13 +585,14 @@ export const PREFLIGHT_RESPONSES: Responses = {
     },
   },
   429: { description: 'Rate limit exceeded (edge)', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+  400: badFramingDoc(badRequest),
 };
 
 /**
  * What any request may get whatever it targets, published under `#/components/responses`:
  * a path no route has, a method the path does not serve, the per-IP backstop before routing.
  */
-export const UNROUTED_RESPONSES: Record<'UnknownRoute' | 'MethodNotAllowed' | 'EdgeRateLimited', ResponseDoc> = {
+export const UNROUTED_RESPONSES: Record<'UnknownRoute' | 'MethodNotAllowed' | 'EdgeRateLimited' | 'BadFraming', ResponseDoc> = {
   UnknownRoute: { description: 'No route has this path (any method): 404 NOT_FOUND in the key-route shape', schema: keyError(['NOT_FOUND']) },
   MethodNotAllowed: {
     description: "The path exists under other methods (listed in `Allow`): 405 METHOD_NOT_ALLOWED in the error shape of the path's routes",
@@ -595,4 +600,5 @@ export const UNROUTED_RESPONSES: Record<'UnknownRoute' | 'MethodNotAllowed' | 'E
     headers: { Allow: 'The methods this path serves' },
   },
   EdgeRateLimited: { description: 'The per-IP backstop (edge), before routing', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
+  BadFraming: badFramingDoc({ anyOf: [badRequest, sessionError(['VALIDATION_ERROR'], 'fields'), flatError], description: "In the input-error shape of the path's routes (the key routes' for a path no route has)" }),
 };

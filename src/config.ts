@@ -22,6 +22,7 @@ export interface Config {
   enforceIpAllowlist: boolean;
   maxBodyBytes: number;
   keyCacheSize: number;
+  keyCacheTtlMs: number;
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -102,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     enforceIpAllowlist: bool(env, 'HERALD_ENFORCE_IP_ALLOWLIST'),
     maxBodyBytes: int(env, 'HERALD_MAX_BODY_BYTES', 1024 * 1024, 1),
     keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
+    keyCacheTtlMs: int(env, 'HERALD_KEY_CACHE_TTL_MS', 5_000, 1),
     requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
     shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],

@@ -10,6 +10,7 @@ import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSessionAuth } from './auth/
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
+import { natsKeyChanges, pgKeyChanges } from './auth/key-changes.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
 import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './eventlog/event-sink.js';
@@ -84,7 +85,8 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   for (const s of sinks) s.start();
 
   const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
-  const keys = new KeyCache(store.db, cfg.keyCacheSize);
+  const keys = new KeyCache(store.db, cfg.keyCacheSize, cfg.keyCacheTtlMs);
+  const keyChanges = nats ? await natsKeyChanges(nats, cfg.natsPrefix, keys) : await pgKeyChanges(store.db, store.link.url, keys);
   const usage = new UsageRecorder(store.db);
   usage.start();
   const openapi = JSON.stringify(buildOpenApi());
@@ -120,6 +122,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     limits,
     sharedBuckets,
     keys,
+    keyChanges,
     usage,
     verifySession: sessionVerifier(sessionAuth),
     actors,
@@ -144,6 +147,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
         await Promise.all(sinks.map((s) => s.stop()));
+        await keyChanges.close();
         await sharedBuckets?.close();
         await nats?.drain();
         await analytics?.close();

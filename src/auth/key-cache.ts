@@ -1,5 +1,6 @@
 // The front's view of API keys: a bounded cache by prefix, loaded from the store on a miss.
-// Actors tell the front which prefixes to drop whenever a key changes.
+// An entry lives at most `ttlMs` after it was read (the backstop); before that, a change to a
+// key drops it on every replica (auth/key-changes.ts).
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
 import { keyByPrefix } from '../store/api-keys.js';
@@ -16,14 +17,20 @@ export interface KeyRecord {
   ranges: ReturnType<typeof parseRange>[];
 }
 
+/** A store read that keeps being overtaken by invalidations is given up after this many. */
+const FETCH_ATTEMPTS = 3;
+
 export class KeyCache {
   private readonly cache: LRUCache<string, KeyRecord>;
 
-  constructor(db: Db, max: number) {
+  constructor(db: Db, max: number, ttlMs: number) {
     this.cache = new LRUCache<string, KeyRecord>({
       max,
-      // fetch() shares one store lookup between concurrent misses; a delete() during a
-      // lookup discards its result, so an invalidation cannot be overwritten by stale data.
+      // An expired entry is never served: the next request reads the store again.
+      ttl: ttlMs,
+      // fetch() shares one store lookup between concurrent misses; a delete() or clear()
+      // during a lookup aborts it, so an invalidation cannot be overwritten by what the
+      // store held before the change.
       fetchMethod: async (prefix) => {
         const k = await keyByPrefix(db, prefix);
         if (!k) return undefined;
@@ -41,15 +48,29 @@ export class KeyCache {
     });
   }
 
+  /** The hot path: a map lookup (undefined when absent or older than the TTL). */
   peek(prefix: string): KeyRecord | undefined {
     return this.cache.get(prefix);
   }
 
-  fetch(prefix: string): Promise<KeyRecord | undefined> {
-    return this.cache.fetch(prefix);
+  async fetch(prefix: string): Promise<KeyRecord | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const status: LRUCache.Status<string, KeyRecord> = {};
+      try {
+        return await this.cache.fetch(prefix, { status });
+      } catch (err) {
+        // Invalidated while being read: what was read may predate the change, read again.
+        if (!status.fetchAborted || attempt >= FETCH_ATTEMPTS) throw err;
+      }
+    }
   }
 
   invalidate(prefixes: readonly string[]): void {
     for (const p of prefixes) this.cache.delete(p);
+  }
+
+  /** Drops everything: invalidations may have been missed. */
+  clear(): void {
+    this.cache.clear();
   }
 }

@@ -8,12 +8,14 @@ import type { Config } from '../config.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
-import { errorReply, forbidden, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
+import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
+import type { FieldError } from '../domain/errors.js';
 import { Buckets } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
 import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
+import type { KeyChanges } from '../auth/key-changes.js';
 import type { UsageRecorder } from '../auth/usage.js';
 import type { SessionVerifier } from '../auth/sessions.js';
 import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
@@ -29,6 +31,8 @@ export interface FrontDeps {
   /** The cross-replica buckets (with NATS) behind the front's IP and user buckets. */
   sharedBuckets: SharedBuckets | null;
   keys: KeyCache;
+  /** Tells the other replicas which keys changed. */
+  keyChanges: KeyChanges;
   usage: UsageRecorder;
   verifySession: SessionVerifier;
   actors: ActorHost;
@@ -45,6 +49,12 @@ interface Incoming {
   workspaceHeader: string;
   ip: string;
   aborted: boolean;
+  /** Still counted in `inFlight`. */
+  counted: boolean;
+  /** Waiting for the rest of its body: nothing but the client can end it. */
+  reading: boolean;
+  /** The socket is paused until the answer is written (see `start`). */
+  paused: boolean;
 }
 
 /** Who a request acts as, and on which actor it runs. */
@@ -66,11 +76,57 @@ export function createFront(deps: FrontDeps) {
   const warnedAt = new Map<string, number>();
   let inFlight = 0;
 
-  function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean): void {
+  function release(inc: Incoming): void {
+    if (!inc.counted) return;
+    inc.counted = false;
     inFlight--;
+  }
+
+  /** Writes the answer (unless the client has gone); `close` ends the connection after it. */
+  function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean, close = false): void {
+    release(inc);
+    inc.reading = false;
     if (inc.aborted) return;
-    if (corked) write(res, reply, cors);
-    else res.cork(() => write(res, reply, cors));
+    const send = () => {
+      if (inc.paused) res.resume();
+      write(res, reply, cors, close);
+    };
+    if (corked) send();
+    else res.cork(send);
+  }
+
+  /**
+   * A complete request goes on from the next turn of the event loop, with its socket paused
+   * until it is answered. uWS closes a connection when a request arrives on it while the
+   * previous one is unanswered (it has no queue for pipelined requests): pausing keeps a
+   * request sent after this one was read in the kernel until this one is answered, so it is
+   * then read and answered in order. Requests that came in the same read as this one close
+   * the connection while uWS parses them, before the next turn: this one then sees it was
+   * aborted and is not run, so none of them was executed and all are safe to send again.
+   */
+  function start(res: HttpResponse, inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null, cors: boolean): void {
+    inc.reading = false;
+    inc.paused = true;
+    res.pause();
+    setImmediate(() => {
+      if (inc.aborted) return finish(res, inc, CLIENT_GONE, cors, false);
+      void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
+    });
+  }
+
+  /**
+   * Answers a request whose framing is refused, then closes the connection. Not from the
+   * handler itself: uWS goes on parsing what else it read (whatever the refused request's
+   * body would have been framed as) and would dispatch a request found there even after an
+   * answer with `Connection: close`. Answering on the next turn, with the socket paused,
+   * leaves the request unanswered while uWS parses the rest, and uWS closes the connection
+   * when it finds a request there: then nothing is answered, and nothing past the refused
+   * request's headers is ever served.
+   */
+  function refuseFraming(res: HttpResponse, inc: Incoming, reply: Reply): void {
+    inc.paused = true;
+    res.pause();
+    setImmediate(() => finish(res, inc, reply, false, false, true));
   }
 
   /** The uWS handler for every request: the synchronous steps, then `process`. */
@@ -84,18 +140,36 @@ export function createFront(deps: FrontDeps) {
       workspaceHeader: req.getHeader('x-workspace-id'),
       ip: clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trusted),
       aborted: false,
+      counted: true,
+      reading: false,
+      paused: false,
     };
     res.onAborted(() => {
       inc.aborted = true;
+      // A client gone mid-body leaves nothing else to end its request.
+      if (inc.reading) release(inc);
     });
+
+    // framing: refused before anything else, and the connection closed, so that no byte of
+    // an ambiguous body is ever read as a request of its own
+    const framing = badFraming(req);
+    if (framing) {
+      const m = router.match(inc.method, inc.url);
+      const shape = m.kind === 'none' ? 'key' : errorShapeOf(m.route);
+      return refuseFraming(res, inc, invalidRequest(shape, `Malformed request framing: ${framing.message}`, [framing]));
+    }
     const contentLength = Number(req.getHeader('content-length') || 0);
-    const chunked = req.getHeader('transfer-encoding') !== '';
+    const bodyless = contentLength === 0 && req.getHeader('transfer-encoding') === '';
 
     // edge budget
     const edge = buckets.take('edge', inc.ip);
     if (edge) return finish(res, inc, rateLimited(edge), false, true);
     // health
     if (inc.url === '/healthz' && inc.method === 'GET') {
+      if (bodyless) {
+        inc.paused = true;
+        res.pause();
+      }
       void deps.health().then((r) => finish(res, inc, r, false, false));
       return;
     }
@@ -114,13 +188,11 @@ export function createFront(deps: FrontDeps) {
     // body size, then read body
     const limit = route.maxBody ?? cfg.maxBodyBytes;
     if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
-    if (contentLength === 0 && !chunked) {
-      void process(inc, route, params, null).then((r) => finish(res, inc, r, cors, false));
-      return;
-    }
+    if (bodyless) return start(res, inc, route, params, null, cors);
+    inc.reading = true;
     readBody(res, limit, (body) => {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
-      void process(inc, route, params, body).then((r) => finish(res, inc, r, cors, false));
+      start(res, inc, route, params, body, cors);
     });
   }
 
@@ -182,7 +254,12 @@ export function createFront(deps: FrontDeps) {
     // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
     if (inc.aborted) return CLIENT_GONE;
     const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
-    if (reply.invalidateKeys) deps.keys.invalidate(reply.invalidateKeys);
+    if (reply.invalidateKeys) {
+      // This replica stops the old credential at once, the others on receipt of the
+      // announcement, which leaves before the response does.
+      deps.keys.invalidate(reply.invalidateKeys);
+      await deps.keyChanges.publish(reply.invalidateKeys);
+    }
     return reply;
   }
 
@@ -234,6 +311,35 @@ function lowerCaseUuids(params: Record<string, string>): Record<string, string> 
 /** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */
 function bearer(header: string): string {
   return header.length > 7 && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : '';
+}
+
+/**
+ * Why the request's framing is refused, or null. uWS frames a body by the first
+ * Content-Length it finds; a proxy in front may take another, or Transfer-Encoding, and read
+ * a different body: whatever one of them takes for the next request would be smuggled past
+ * the other (RFC 9112 §6.3, §11.2). So: at most one Content-Length, of digits only; at most
+ * one Transfer-Encoding, exactly `chunked` (Herald decodes no other coding); never both.
+ */
+function badFraming(req: HttpRequest): FieldError | null {
+  let lengths = 0;
+  let length = '';
+  let codings = 0;
+  let coding = '';
+  req.forEach((name, value) => {
+    if (name === 'content-length') {
+      lengths++;
+      length = value;
+    } else if (name === 'transfer-encoding') {
+      codings++;
+      coding = value;
+    }
+  });
+  if (lengths > 1) return { field: 'Content-Length', message: 'more than one Content-Length header' };
+  if (lengths === 1 && codings > 0) return { field: 'Transfer-Encoding', message: 'Transfer-Encoding together with Content-Length' };
+  if (lengths === 1 && !/^[0-9]+$/.test(length)) return { field: 'Content-Length', message: 'Content-Length must be decimal digits' };
+  if (codings > 1) return { field: 'Transfer-Encoding', message: 'more than one Transfer-Encoding header' };
+  if (codings === 1 && coding.trim().toLowerCase() !== 'chunked') return { field: 'Transfer-Encoding', message: 'the only transfer coding accepted is chunked' };
+  return null;
 }
 
 function tooLarge(route: Route, limit: number): Reply {

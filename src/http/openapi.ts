@@ -87,7 +87,8 @@ export function buildOpenApi(): Record<string, unknown> {
       description:
         'Self-hosted, multi-tenant engagement messaging service. Besides the responses of each operation, any request may get ' +
         '`#/components/responses/UnknownRoute` (404, a path no route has), `#/components/responses/MethodNotAllowed` (405, a path ' +
-        'served under other methods) and `#/components/responses/EdgeRateLimited` (429, the per-IP backstop applied before routing).',
+        'served under other methods), `#/components/responses/EdgeRateLimited` (429, the per-IP backstop applied before routing) and ' +
+        '`#/components/responses/BadFraming` (400, malformed framing, refused before anything else).',
     },
     servers: [{ url: API_PREFIX }],
     components: {

@@ -25,11 +25,14 @@ export function preflight(allowed: string[]): Reply {
   };
 }
 
-/** Writes `reply`; call inside res.cork() when outside the request handler's own tick. */
-export function write(res: HttpResponse, reply: Reply, cors: boolean): void {
+/**
+ * Writes `reply`; call inside res.cork() when outside the request handler's own tick. `close`
+ * ends the connection once it is written (uWS adds `Connection: close`).
+ */
+export function write(res: HttpResponse, reply: Reply, cors: boolean, close = false): void {
   res.writeStatus(`${reply.status} ${STATUS_TEXT[reply.status] ?? ''}`);
   if (reply.body !== undefined) res.writeHeader('Content-Type', 'application/json');
   if (cors) for (const h in CORS_HEADERS) res.writeHeader(h, CORS_HEADERS[h]!);
   if (reply.headers) for (const h in reply.headers) res.writeHeader(h, reply.headers[h]!);
-  res.end(reply.body ?? '');
+  res.end(reply.body ?? '', close);
 }

@@ -44,38 +44,18 @@ export interface Notifications {
 }
 
 /**
- * LISTENs on `channel` with a connection of its own (reconnecting after errors), so a loop
- * can sleep until there is work instead of polling.
+ * LISTENs on `channel` with a connection of its own, so a loop can sleep until there is work
+ * instead of polling. A notification missed while not listening wakes the next wait.
  */
 export function listen(url: string, channel: string): Notifications {
-  let client: pg.Client | null = null;
-  let closed = false;
   let arrived = false;
   let wake: (() => void) | null = null;
   const notify = () => {
     arrived = true;
     wake?.();
   };
-  const connect = async () => {
-    if (closed) return;
-    const c = new pg.Client({ connectionString: url });
-    c.on('notification', notify);
-    c.on('error', () => {
-      if (client === c) client = null;
-      c.end().catch(() => {});
-      setTimeout(() => void connect(), 1000).unref();
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      client = c;
-      notify(); // anything appended while not listening is looked for now
-    } catch {
-      c.end().catch(() => {});
-      setTimeout(() => void connect(), 1000).unref();
-    }
-  };
-  void connect();
+  // anything appended while not listening is looked for at each (re)connection
+  const subscription = subscribe(url, channel, { notification: notify, listening: notify });
   return {
     wait(ms) {
       if (arrived) {
@@ -94,8 +74,58 @@ export function listen(url: string, channel: string): Notifications {
       });
     },
     async close() {
-      closed = true;
       wake?.();
+      await subscription.close();
+    },
+  };
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+/**
+ * LISTENs on `channel` with a connection of its own, reconnecting 1 s after an error, and
+ * hands each notification's payload to `on.notification`. `on.listening` is called each time
+ * the LISTEN is in place, the first time included: notifications sent while the connection
+ * was down are lost (PostgreSQL keeps none for absent listeners), so a caller that must not
+ * miss any resynchronises there.
+ */
+export function subscribe(url: string, channel: string, on: { notification(payload: string): void; listening(): void }): Subscription {
+  let client: pg.Client | null = null;
+  let closed = false;
+  const retry = () => {
+    if (!closed) setTimeout(() => void connect(), 1000).unref();
+  };
+  const connect = async () => {
+    if (closed) return;
+    const c = new pg.Client({ connectionString: url });
+    c.on('notification', (m) => {
+      if (m.channel === channel) on.notification(m.payload ?? '');
+    });
+    c.on('error', () => {
+      if (client === c) client = null;
+      c.end().catch(() => {});
+      retry();
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      if (closed) {
+        await c.end().catch(() => {});
+        return;
+      }
+      client = c;
+      on.listening();
+    } catch {
+      c.end().catch(() => {});
+      retry();
+    }
+  };
+  void connect();
+  return {
+    async close() {
+      closed = true;
       await client?.end().catch(() => {});
     },
   };

@@ -1,13 +1,15 @@
 // HTTP edges through a real server: routing errors, malformed bodies, size limits, the
 // OpenAPI document, and clean shutdown (DECISIONS §1, §4, INTERFACE 8.3, 9.5).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
+import net from 'node:net';
+import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
+import { embeddedDatabaseUrl, newKey, newWorkspace, startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
 import { checkResponse } from '../helpers/contract.js';
 import { ROUTES } from '../../src/routes.js';
 
@@ -64,6 +66,100 @@ function rawRequest(
       r.flushHeaders();
     } else writeBody();
   });
+}
+
+/** One response read off a raw connection. */
+interface WireRes {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Splits what a connection received into responses (1xx skipped; bodies framed by Content-Length, as uWS sends them). */
+function parseResponses(raw: Buffer): WireRes[] {
+  const out: WireRes[] = [];
+  let at = 0;
+  for (;;) {
+    const end = raw.indexOf('\r\n\r\n', at);
+    if (end < 0) return out;
+    const [statusLine, ...lines] = raw.subarray(at, end).toString('latin1').split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const l of lines) {
+      const i = l.indexOf(':');
+      headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+    }
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine!)?.[1]);
+    const length = status < 200 ? 0 : Number(headers['content-length'] ?? 0);
+    if (raw.length < end + 4 + length) return out;
+    const text = raw.subarray(end + 4, end + 4 + length).toString('utf8');
+    at = end + 4 + length;
+    if (status < 200) continue;
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    out.push({ status, headers, text, body });
+  }
+}
+
+/**
+ * Talks HTTP/1.1 over one raw TCP connection, for what no client library sends: conflicting
+ * framing headers, pipelined requests. `steps` are written in order, each with a write of its
+ * own (a number waits that many milliseconds, a RegExp until what was received matches it, a
+ * function is awaited). Collects what the server
+ * sends until it closes the connection or nothing has come for `quietMs` after the last step.
+ * Each response is held to the OpenAPI document as the answer to `requests[i]` ([method, path]).
+ */
+async function wire(port: number, steps: (string | number | RegExp | (() => Promise<unknown>))[], requests: [string, string][], quietMs = 1000): Promise<{ responses: WireRes[]; closedByServer: boolean; raw: string }> {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.setNoDelay(true);
+  const chunks: Buffer[] = [];
+  let closedByServer = false;
+  let last = Date.now();
+  sock.on('data', (d: Buffer) => {
+    chunks.push(d);
+    last = Date.now();
+  });
+  const closed = new Promise<void>((r) =>
+    sock.on('close', () => {
+      closedByServer = true;
+      r();
+    }),
+  );
+  sock.on('error', () => {});
+  await new Promise((r, j) => sock.once('connect', r).once('error', j));
+  for (const step of steps) {
+    if (typeof step === 'number') await new Promise((r) => setTimeout(r, step));
+    else if (step instanceof RegExp) {
+      // Waits (up to 5 s) until what was received matches.
+      const until = Date.now() + 5000;
+      while (!step.test(Buffer.concat(chunks).toString('latin1')) && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    } else if (typeof step === 'function') await step();
+    else sock.write(step);
+  }
+  last = Date.now();
+  await Promise.race([
+    closed,
+    (async () => {
+      while (!closedByServer && Date.now() - last < quietMs) await new Promise((r) => setTimeout(r, 50));
+    })(),
+  ]);
+  const byServer = closedByServer;
+  sock.destroy();
+  const responses = parseResponses(Buffer.concat(chunks));
+  for (const [i, r] of responses.entries()) {
+    const [method, path] = requests[i] ?? ['?', '?'];
+    await checkResponse(method, path, r.status, r.text);
+  }
+  return { responses, closedByServer: byServer, raw: Buffer.concat(chunks).toString('latin1') };
+}
+
+/** An HTTP/1.1 request as bytes on the wire; `head` holds header lines ("Name: value"). */
+function wireRequest(method: string, path: string, head: string[], body = ''): string {
+  return [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...head, '', body].join('\r\n');
 }
 
 const s = await startServer();
@@ -329,10 +425,153 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
     if (route.auth !== 'public') for (const s of ['401', '403', '429', '503']) t.ok(statuses.includes(s), `${route.id}: ${s}`);
   }
   t.ok(doc.components?.responses?.UnknownRoute && doc.components?.responses?.MethodNotAllowed, 'the rules for unknown paths and methods');
-  t.same(Object.keys(doc.paths['/healthz'].get.responses).sort(), ['200', '429', '503'], '/healthz: 200, 503 (and the edge 429)');
+  t.ok(doc.components?.responses?.BadFraming, 'the rule for malformed framing, whatever the path');
+  t.same(Object.keys(doc.paths['/healthz'].get.responses).sort(), ['200', '400', '429', '503'], '/healthz: 200, 503 (and the edge 429, the framing 400)');
 
   const anon = await s.req('GET', '/openapi.json', { token: 'whatever' });
   t.equal(anon.status, 200, 'public: no credential needed, a bad one ignored');
+});
+
+// Framing (README "HTTP framing"): uWS frames a body by the first Content-Length it finds, so
+// Herald refuses anything a proxy could frame differently, and closes the connection. Nothing
+// past the refused request's headers is ever served: when the bytes after them hold a request
+// (here one for the OpenAPI document), the connection closes without an answer.
+t.test('framing: conflicting or malformed Content-Length / Transfer-Encoding', async (t) => {
+  const auth = `Authorization: Bearer ${token}`;
+  const json = 'Content-Type: application/json';
+  const smuggled = wireRequest('GET', '/api/v1/openapi.json', []);
+  const post = (path: string, head: string[], body: string) => wire(s.port, [wireRequest('POST', path, head, body)], [['POST', path]]);
+
+  /** Answered: exactly one 400 naming `field`, with Connection: close, then closed. */
+  const refused = (t: Test, r: Awaited<ReturnType<typeof wire>>, field: string, what: string) => {
+    t.same(r.responses.map((x) => x.status), [400], `${what}: one answer, a 400 (${r.responses.map((x) => x.text.slice(0, 120))})`);
+    t.equal(r.responses[0]?.headers.connection, 'close', `${what}: Connection: close`);
+    t.ok(r.closedByServer, `${what}: the server closed the connection`);
+    const body = r.responses[0]?.body;
+    const details = (body?.details ?? body?.error?.details ?? []) as { field: string }[];
+    t.same(details.map((d) => d.field), [field], `${what}: names ${field}`);
+    return r.responses[0];
+  };
+  /** Not answered at all, the connection closed: in particular the smuggled request is not served. */
+  const dropped = (t: Test, r: Awaited<ReturnType<typeof wire>>, what: string) => {
+    t.same(r.responses.map((x) => x.status), [], `${what}: no answer (${r.responses.map((x) => x.text.slice(0, 120))})`);
+    t.ok(r.closedByServer, `${what}: the server closed the connection`);
+  };
+
+  t.test('two Content-Length headers: 400 and closed; what follows is never served', async (t) => {
+    const same = refused(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', 'Content-Length: 2'], '{}'), 'Content-Length', 'two equal');
+    t.equal(same?.body?.error?.code, 'VALIDATION_ERROR', "the session routes' input-error shape");
+    t.match(same?.body?.error?.message, /more than one Content-Length/);
+    const body = '{}' + smuggled;
+    // uWS takes the first: the whole rest is the body, read and dropped with the connection.
+    refused(t, await post('/api/v1/workspaces', [auth, json, `Content-Length: ${body.length}`, 'Content-Length: 2'], body), 'Content-Length', 'the longer first');
+    // uWS takes the first: what follows it is a request of its own, never served.
+    dropped(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', `Content-Length: ${body.length}`], body), 'the shorter first, a request after it');
+    // The key routes' shape, before authentication; a path no route has.
+    const k = refused(t, await post('/api/v1/track', [json, 'Content-Length: 3', 'Content-Length: 2'], '{} '), 'Content-Length', 'key route');
+    t.equal(k?.body?.error, 'Bad Request', "key route: the key routes' Bad Request shape");
+    refused(t, await post('/api/v1/no/such/path', ['Content-Length: 3', 'Content-Length: 2'], '{} '), 'Content-Length', 'unknown path');
+  });
+
+  t.test('Content-Length with Transfer-Encoding: never served', async (t) => {
+    // uWS itself refuses these before Herald sees them: the connection closes unanswered.
+    for (const te of ['chunked', 'gzip']) {
+      dropped(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', `Transfer-Encoding: ${te}`], '2\r\n{}\r\n0\r\n\r\n'), `Transfer-Encoding: ${te} with Content-Length`);
+      dropped(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', `Transfer-Encoding: ${te}`], '{}' + smuggled), `Transfer-Encoding: ${te} with Content-Length, a request after the body`);
+    }
+    // An empty Transfer-Encoding gets past uWS: Herald refuses it.
+    refused(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', 'Transfer-Encoding: '], '{}'), 'Transfer-Encoding', 'empty Transfer-Encoding with Content-Length');
+    dropped(t, await post('/api/v1/workspaces', [auth, json, 'Content-Length: 2', 'Transfer-Encoding: '], '{}' + smuggled), 'empty Transfer-Encoding with Content-Length, a request after the body');
+  });
+
+  t.test('Transfer-Encoding other than one chunked: 400 and closed', async (t) => {
+    const chunkedBody = '11\r\n{"name":"Coding"}\r\n0\r\n\r\n';
+    for (const head of [['Transfer-Encoding: gzip, chunked'], ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked']]) {
+      refused(t, await post('/api/v1/workspaces', [auth, json, ...head], chunkedBody), 'Transfer-Encoding', head.join(' + '));
+      dropped(t, await post('/api/v1/workspaces', [auth, json, ...head], chunkedBody + smuggled), `${head.join(' + ')}, a request after the body`);
+    }
+    refused(t, await post('/api/v1/workspaces', [auth, json, 'Transfer-Encoding: identity'], ''), 'Transfer-Encoding', 'Transfer-Encoding: identity');
+    // The coding's name is case-insensitive (RFC 9112 §7).
+    const ok = await wire(s.port, [wireRequest('POST', '/api/v1/workspaces', [auth, json, 'Transfer-Encoding: Chunked'], chunkedBody)], [['POST', '/api/v1/workspaces']], 300);
+    t.equal(ok.responses[0]?.status, 201, `Transfer-Encoding: Chunked is served (${ok.responses[0]?.text})`);
+  });
+
+  t.test('Content-Length that is not decimal digits: never served, the connection closed', async (t) => {
+    // Herald refuses it, but uWS closes the connection over the same bytes first.
+    for (const value of ['2, 2', '+2', '0x2', '99999999999999999999']) {
+      dropped(t, await post('/api/v1/workspaces', [auth, json, `Content-Length: ${value}`], '{}' + smuggled), `Content-Length: ${value}`);
+    }
+  });
+});
+
+// Pipelining (README "HTTP framing"): uWS closes a connection on which a request arrives
+// while the previous one is still unanswered. Herald stops reading a connection while it
+// works on a request, so a request sent meanwhile is read, and answered, after it.
+t.test('pipelining', async (t) => {
+  const auth = `Authorization: Bearer ${token}`;
+  const json = 'Content-Type: application/json';
+
+  t.test('requests answered at once (404, 405) in one write: all answered, in order', async (t) => {
+    const r = await wire(s.port, [wireRequest('GET', '/api/v1/nope-1', []) + wireRequest('DELETE', '/api/v1/workspaces', [auth]) + wireRequest('GET', '/api/v1/nope-2', [])], [['GET', '/api/v1/nope-1'], ['DELETE', '/api/v1/workspaces'], ['GET', '/api/v1/nope-2']], 300);
+    t.same(r.responses.map((x) => x.status), [404, 405, 404]);
+    t.match(r.responses[2]?.body?.error, /nope-2/, 'the third answer is the third request’s');
+    t.notOk(r.closedByServer, 'the connection stays open');
+  });
+
+  t.test('a request sent while the previous one is being answered: answered after it, in order', async (t) => {
+    // The first request waits on a row lock this test holds, so the second one certainly
+    // arrives while the first is unanswered.
+    const ws = await newWorkspace(s, 'Pipelined');
+    const key = await newKey(s, ws, { permissions: ['people:read'] });
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL ?? embeddedDatabaseUrl(s.dataDir) });
+    await db.connect();
+    t.teardown(() => db.end());
+    await db.query('BEGIN');
+    await db.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [key.id]);
+    const path = `/api/v1/workspaces/${ws.id}/api-keys/${key.id}`;
+    const wsAuth = `Authorization: Bearer ${ws.token}`;
+    const body = JSON.stringify({ name: 'renamed while pipelined' });
+    const r = await wire(
+      s.port,
+      [
+        wireRequest('PUT', path, [wsAuth, json, `Content-Length: ${body.length}`], body),
+        300,
+        wireRequest('GET', path, [wsAuth]),
+        300,
+        () => db.query('COMMIT'),
+      ],
+      [['PUT', path], ['GET', path]],
+    );
+    t.same(r.responses.map((x) => x.status), [200, 200], `both answered (${r.responses.map((x) => x.text.slice(0, 100))})`);
+    t.equal(r.responses[0]?.body?.api_key?.name, 'renamed while pipelined', 'the first answer is the update');
+    t.equal(r.responses[1]?.body?.api_key?.name, 'renamed while pipelined', 'the second, read after it, sees the update');
+    t.notOk(r.closedByServer, 'the connection stays open');
+  });
+
+  t.test('requests arriving together behind one still to be answered: the connection closes and none is executed', async (t) => {
+    // Session routes (the token is verified asynchronously) and key routes (a cached key is
+    // checked at once) alike.
+    const user = uniqueUser('pipelined');
+    const tok = await s.session(user);
+    const ws = await newWorkspace(s, 'Pipelined people');
+    const key = await newKey(s, ws, { permissions: ['people:write', 'people:read'] });
+    t.equal((await s.req('GET', '/people', { token: key.key })).status, 200, 'the key is cached');
+    const post = (path: string, credential: string, body: unknown) => {
+      const text = JSON.stringify(body);
+      return wireRequest('POST', path, [`Authorization: Bearer ${credential}`, json, `Content-Length: ${text.length}`], text);
+    };
+    const sessions = await wire(s.port, [post('/api/v1/workspaces', tok, { name: 'Pipelined 1' }) + post('/api/v1/workspaces', tok, { name: 'Pipelined 2' }) + wireRequest('GET', '/api/v1/workspaces', [auth])], [['POST', '/api/v1/workspaces'], ['POST', '/api/v1/workspaces'], ['GET', '/api/v1/workspaces']]);
+    t.same(sessions.responses.map((x) => x.status), [], 'session routes: no answer');
+    t.ok(sessions.closedByServer, 'session routes: the server closed the connection');
+    const keys = await wire(s.port, [post('/api/v1/people', key.key, { userId: 'pipelined-1' }) + post('/api/v1/people', key.key, { userId: 'pipelined-2' })], [['POST', '/api/v1/people'], ['POST', '/api/v1/people']]);
+    t.same(keys.responses.map((x) => x.status), [], 'key routes: no answer');
+    t.ok(keys.closedByServer, 'key routes: the server closed the connection');
+    await new Promise((res) => setTimeout(res, 300));
+    const list = await s.req('GET', '/workspaces', { token: tok });
+    t.equal(list.status, 200);
+    t.same(list.body?.workspaces, [], 'neither workspace was created');
+    for (const id of ['pipelined-1', 'pipelined-2']) t.equal((await s.req('GET', `/people/${id}`, { token: key.key })).status, 404, `person ${id} was not created`);
+  });
 });
 
 t.test('shutdown', async (t) => {
@@ -368,6 +607,26 @@ t.test('shutdown', async (t) => {
     t.ok(exit);
     t.equal(res.status, 201, `the request in flight got a real answer: ${res.text}`);
     t.equal(await exit, 0, `exit code 0; stderr: ${srv.stderr().slice(-500)}`);
+  });
+
+  t.test('a client gone mid-upload does not hold SIGTERM back', async (t) => {
+    // A shutdown timeout far above what stopping takes: only a request still counted in
+    // flight would make the exit wait for it.
+    const timeoutMs = 20_000;
+    const srv = await startServer({ HERALD_SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+    const tok = await srv.session(uniqueUser('upload'));
+    const head = wireRequest('POST', '/api/v1/workspaces', [`Authorization: Bearer ${tok}`, 'Content-Type: application/json', 'Content-Length: 1000', 'Expect: 100-continue'], '');
+    // The server has the request once it asks for the body (100 Continue); half the body
+    // follows, then the client goes.
+    const upload = await wire(srv.port, [head, /^HTTP\/1\.1 100 /, '{"name":"never fin'], [], 200);
+    t.match(upload.raw, /^HTTP\/1\.1 100 /, 'the server had the request (it asked for the body)');
+    t.same(upload.responses, [], 'no answer to the unfinished upload');
+    // The client is gone (wire closed its socket); now stop the server.
+    const since = Date.now();
+    const code = await srv.stop('SIGTERM');
+    const ms = Date.now() - since;
+    t.equal(code, 0, `exit code 0; stderr: ${srv.stderr().slice(-500)}`);
+    t.ok(ms < timeoutMs, `exited in ${ms} ms, before HERALD_SHUTDOWN_TIMEOUT_MS (${timeoutMs} ms)`);
   });
 
   t.test('an idle server exits 0 on SIGTERM and on SIGINT', async (t) => {

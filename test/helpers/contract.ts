@@ -5,7 +5,8 @@
 // The document is built once by the compiled module the server itself uses
 // (dist/src/http/openapi.js). Requests that target no operation are held to the document's
 // top-level rules (#/components/responses): UnknownRoute (404) for a path no route has,
-// MethodNotAllowed (405) for a path served under other methods, EdgeRateLimited (429).
+// MethodNotAllowed (405) for a path served under other methods, EdgeRateLimited (429),
+// BadFraming (400).
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
@@ -86,9 +87,9 @@ export async function checkResponse(method: string, url: string, status: number,
     }
     where = ['paths', t.path, t.method, 'responses', String(status)];
   } else {
-    const rule = t.kind === 'unknown' ? (status === 404 ? 'UnknownRoute' : status === 429 ? 'EdgeRateLimited' : null) : status === 405 ? 'MethodNotAllowed' : status === 429 ? 'EdgeRateLimited' : null;
+    const rule = status === 429 ? 'EdgeRateLimited' : status === 400 ? 'BadFraming' : t.kind === 'unknown' ? (status === 404 ? 'UnknownRoute' : null) : status === 405 ? 'MethodNotAllowed' : null;
     label = t.kind === 'unknown' ? `${method} ${pathname} (no route has this path)` : `${method} ${pathname} (${t.path} has no ${method})`;
-    if (!rule) fail(label, status, text, `a request that targets no operation answers only ${t.kind === 'unknown' ? '404' : '405'} or 429`);
+    if (!rule) fail(label, status, text, `a request that targets no operation answers only ${t.kind === 'unknown' ? '404' : '405'}, 400 or 429`);
     where = ['components', 'responses', rule!];
   }
   let response: ResponseObject = c.doc as never;

@@ -2,7 +2,7 @@
 // its own data dir, and talks to it over HTTP. With DATABASE_URL set in the environment the
 // server uses that Postgres; otherwise the PostgreSQL it runs itself (embedded default).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SignJWT } from 'jose';
@@ -156,6 +156,17 @@ export async function newKey(s: TestServer, ws: { id: string; token: string }, b
   const r = await s.req('POST', `/workspaces/${ws.id}/api-keys`, { token: ws.token, body: { name: 'test key', ...body } });
   if (r.status !== 201) throw new Error(`key create failed: ${r.status} ${r.text}`);
   return r.body.api_key;
+}
+
+/**
+ * The connection string of the embedded PostgreSQL a running server keeps in `dataDir` (its
+ * password file, and the port on line 4 of postmaster.pid), for another server or a test to
+ * share that database.
+ */
+export function embeddedDatabaseUrl(dataDir: string): string {
+  const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
+  const port = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
+  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
 }
 
 /** True while a process with this pid exists. */
