@@ -124,8 +124,13 @@ const update: Handler = async (ctx) => {
 };
 
 const remove: Handler = async (ctx) => {
+  // Forgotten before the delete (no track resolves to the person meanwhile from the cache)
+  // and again once it committed: a lookup that began in between read the row before the
+  // commit, and its fill must not bring the deleted id back.
   personIds.forget(ctx.workspaceId!, ctx.params.id!);
-  if (!(await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!))) throw personNotFound(ctx.params.id!);
+  const deleted = await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  personIds.forget(ctx.workspaceId!, ctx.params.id!);
+  if (!deleted) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
 
