@@ -177,6 +177,12 @@ const health = closed({
     analytics: { ...componentState, description: 'Reported; does not make Herald unhealthy' },
     analytics_kind: enumOf('clickhouse', 'embedded'),
     actors: { type: 'integer', minimum: 1 },
+    dead_letters: {
+      type: 'integer',
+      minimum: 0,
+      nullable: true,
+      description: 'Rows in the `dead_letters` table: records a sink set aside because the store or ClickHouse refused them (not an outage). Reported; does not make Herald unhealthy. null when the store did not answer',
+    },
   }),
 });
 

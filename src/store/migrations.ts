@@ -158,6 +158,27 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX analytics_events_by_type ON analytics_events (workspace_id, type, created_at);
     `,
   },
+  {
+    id: 4,
+    name: 'dead letters',
+    sql: `
+      -- What a sink could not apply for a reason other than an outage (a value PostgreSQL or
+      -- ClickHouse refuses), set aside so that everything else on the Log flows
+      -- (eventlog/event-sink.ts). ref says where it was on the Log ('log_entries:<seq>:<i>',
+      -- '<stream>:<stream seq>:<i>'; no ':<i>' when the whole entry or message was unreadable),
+      -- unique per sink, so a poison redelivered after a crash is recorded once.
+      CREATE TABLE dead_letters (
+        id bigserial PRIMARY KEY,
+        sink text NOT NULL,
+        ref text NOT NULL,
+        workspace_id uuid,
+        payload text NOT NULL,
+        error text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (sink, ref)
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {
