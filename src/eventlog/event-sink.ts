@@ -15,7 +15,7 @@ import { isDataError, type Db, type Queryable } from '../store/db.js';
 import type { Notifications } from '../store/pg.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
-import type { StreamNames } from './jetstream.js';
+import { SINK_ACK_WAIT_MS, type StreamNames } from './jetstream.js';
 import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
 import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
@@ -185,6 +185,9 @@ export function storeLogSink(db: Db, appended: Notifications): Sink {
   });
 }
 
+/** How often a sink tells JetStream it is still applying a batch (in-progress ack). */
+const WORKING_EVERY_MS = Math.floor(SINK_ACK_WAIT_MS / 2.5);
+
 interface ConsumerSink {
   label: string;
   sink: DeadLetterSink;
@@ -217,6 +220,15 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
       if (batch.length >= 200) break;
     }
     if (batch.length === 0) return 0;
+    // Not redelivered while this batch is applied, however long that takes (the store slow,
+    // poison being isolated); a crash leaves them to be redelivered after ack_wait.
+    const working = setInterval(() => {
+      try {
+        for (const m of batch) m.working();
+      } catch {
+        // The connection is closing: the batch is redelivered after ack_wait, harmlessly.
+      }
+    }, WORKING_EVERY_MS);
     let records: Unpacked[];
     try {
       const letters: DeadLetter[] = [];
@@ -231,10 +243,12 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
       await recordDeadLetters(db, letters);
       reportDeadLetters(o.sink, letters);
     } catch (err) {
+      clearInterval(working);
       // Redeliver on the next fetch (after the loop's backoff), not only after ack_wait.
       for (const m of batch) m.nak();
       throw err;
     }
+    clearInterval(working);
     for (const m of batch) m.ack();
     return records.length;
   };

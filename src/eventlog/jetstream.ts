@@ -3,7 +3,7 @@
 // out near 40k acknowledged messages/s here), each acknowledged by the server once stored.
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
 import { DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
@@ -17,6 +17,13 @@ const MAX_MESSAGE_BYTES = 512 * 1024;
 /** Publishes awaiting their acks at once: enough to hide the round trip, few enough to batch. */
 const PUBLISHES_IN_FLIGHT = 4;
 const ns = (ms: number) => ms * 1_000_000;
+/**
+ * How long a sink's consumer waits for an acknowledgement before delivering a message again:
+ * what a crashed sink's messages wait before another fetch gets them. A sink applying a batch
+ * for longer tells JetStream it is still working on it (event-sink.ts), so a slow batch is not
+ * redelivered under its feet.
+ */
+export const SINK_ACK_WAIT_MS = 5000;
 
 export function connectNats(url: string, name: string): Promise<NatsConnection> {
   // Reconnect forever: while NATS is away appends fail (503) and recover when it returns.
@@ -34,12 +41,25 @@ export async function ensureEventStream(nc: NatsConnection, names: StreamNames, 
   const exists = await jsm.streams.info(names.stream).then(() => true, () => false);
   if (exists) await jsm.streams.update(names.stream, config);
   else await jsm.streams.add(config);
-  const consumer = { ack_policy: AckPolicy.Explicit, ack_wait: ns(30_000), max_ack_pending: 20_000 };
-  await jsm.consumers.add(names.stream, { durable_name: names.storeSink, ...consumer });
-  if (analytics) await jsm.consumers.add(names.stream, { durable_name: names.analyticsSink, ...consumer });
+  await ensureConsumer(jsm, names.stream, names.storeSink);
+  if (analytics) await ensureConsumer(jsm, names.stream, names.analyticsSink);
   else if (await jsm.consumers.info(names.stream, names.analyticsSink).then(() => true, () => false)) {
     logger.warn('CLICKHOUSE_URL is unset: removing the ClickHouse sink consumer; events it had not read stay out of ClickHouse', { consumer: names.analyticsSink });
     await jsm.consumers.delete(names.stream, names.analyticsSink);
+  }
+}
+
+/** Creates a sink's durable consumer, or brings an existing one (e.g. made with a 30 s ack_wait) to this configuration. */
+async function ensureConsumer(jsm: JetStreamManager, stream: string, durable: string): Promise<void> {
+  const config = { ack_wait: ns(SINK_ACK_WAIT_MS), max_ack_pending: 20_000 };
+  const existing = await jsm.consumers.info(stream, durable).catch((err: unknown) => {
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound) return null;
+    throw err;
+  });
+  if (!existing) await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, ...config });
+  else if (existing.config.ack_wait !== config.ack_wait || existing.config.max_ack_pending !== config.max_ack_pending) {
+    await jsm.consumers.update(stream, durable, config);
+    logger.info('sink consumer updated', { consumer: durable, ackWaitMs: SINK_ACK_WAIT_MS });
   }
 }
 
