@@ -177,6 +177,12 @@ const health = closed({
     analytics: { ...componentState, description: 'Reported; does not make Herald unhealthy' },
     analytics_kind: enumOf('clickhouse', 'embedded'),
     actors: { type: 'integer', minimum: 1 },
+    dead_letters: {
+      type: 'integer',
+      minimum: 0,
+      nullable: true,
+      description: 'Rows in the `dead_letters` table: records a sink set aside because the store or ClickHouse refused them (not an outage). Reported; does not make Herald unhealthy. null when the store did not answer',
+    },
   }),
 });
 
@@ -354,7 +360,7 @@ const SPECIFIC: Record<string, RouteResponses> = {
       }),
     },
     errors: { 400: { codes: ['IDENTIFIER_CONFLICT'], why: 'Disagreeing identifier aliases' } },
-    badRequest: 'no identifier, a `timestamp` outside 1970-01-01T00:00:00Z..2106-02-07T06:28:15.999Z or naming no real instant (a leap second), `parameters` nested deeper than 10 levels',
+    badRequest: "no identifier, a `timestamp` outside 1970-01-01T00:00:00Z..2106-02-07T06:28:15.999Z or naming no real instant (a leap second), `parameters` nested deeper than 10 levels, or events the Log's store refuses or cannot serialize (nothing recorded)",
   },
   'POST /track/batch': {
     success: {
@@ -365,6 +371,7 @@ const SPECIFIC: Record<string, RouteResponses> = {
       },
     },
     errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 100 events' } },
+    badRequest: "events the Log's store refuses or cannot serialize (nothing recorded)",
   },
   'POST /people': {
     success: { 201: ok('The person, created or merged into', { person: personEcho }) },
@@ -543,7 +550,11 @@ function responsesOf(route: Route): Responses {
   }
   const own404 = spec.errors?.[404];
   if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
-  out['413'] = { description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read`, schema: error(['PAYLOAD_TOO_LARGE']) };
+  const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
+  out['413'] = {
+    description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
+    schema: error(['PAYLOAD_TOO_LARGE']),
+  };
   const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : ['ip-public', 'edge'];
   out['429'] = {
     description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'})`,
@@ -554,7 +565,7 @@ function responsesOf(route: Route): Responses {
   if (route.notImplemented) out['501'] = { description: route.notImplemented, schema: error(['NOT_IMPLEMENTED']) };
   if (route.auth !== 'public') {
     out['503'] = {
-      description: `An actor restarted or did not answer in time, or Herald is shutting down${route.id === 'POST /track' || route.id === 'POST /track/batch' ? '; the event Log cannot take the append (nothing was recorded)' : ''}`,
+      description: `An actor restarted or did not answer in time, or Herald is shutting down${tracks ? '; the event Log cannot take the append (nothing was recorded)' : ''}`,
       schema: error(['SERVICE_UNAVAILABLE']),
       headers: RETRY_AFTER,
     };

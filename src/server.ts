@@ -5,6 +5,7 @@ import { ConfigError, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
 import { listen } from './store/pg.js';
+import { countDeadLetters } from './store/dead-letters.js';
 import { LOG_CHANNEL } from './eventlog/event-log.js';
 import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSessionAuth } from './auth/bootstrap.js';
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
@@ -81,7 +82,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
   const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, analytics === null)] : [storeLogSink(store.db, listen(store.link.url, LOG_CHANNEL))];
-  if (nats && analytics) sinks.push(clickHouseSink(analytics, nats, names));
+  if (nats && analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names));
   for (const s of sinks) s.start();
 
   const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
@@ -96,11 +97,15 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
       check.then(() => 'ok', (e: Error) => `down: ${e.message}`),
       new Promise<string>((r) => setTimeout(() => r('down: no answer within 2 s'), 2000).unref()),
     ]);
+  /** The rows of `dead_letters` (null when the store does not answer within the probe's 2 s). */
+  const deadLetters = () =>
+    Promise.race([countDeadLetters(store.db).catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), 2000).unref())]);
   const health = async (): Promise<Reply> => {
-    const [storeState, logState, analyticsState] = await Promise.all([
+    const [storeState, logState, analyticsState, deadLetterCount] = await Promise.all([
       probe(store.db.query('SELECT 1')),
       nats ? probe(nats.flush()) : Promise.resolve('ok'),
       analytics ? probe(analytics.ping()) : Promise.resolve('ok'),
+      deadLetters(),
     ]);
     const components = {
       store: storeState,
@@ -112,6 +117,8 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
       analytics: analyticsState,
       analytics_kind: analytics ? 'clickhouse' : 'embedded',
       actors: actors.size,
+      // Records the sinks set aside (refused for what they carry): reported, never unhealthy.
+      dead_letters: deadLetterCount,
     };
     const ok = storeState === 'ok' && logState === 'ok';
     return json(ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable', version: VERSION, components });

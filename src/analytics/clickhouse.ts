@@ -36,23 +36,62 @@ export interface AnalyticsStore {
   close(): Promise<void>;
 }
 
-function uuid(v: string): string {
-  if (!isUuid(v)) throw new Error(`not a UUID: ${JSON.stringify(v).slice(0, 60)}`);
+/** A record that cannot be a row (not an object, an id that is no UUID, no readable time). */
+class BadRecord extends Error {}
+
+function uuid(v: unknown): string {
+  if (typeof v !== 'string' || !isUuid(v)) throw new BadRecord(`not a UUID: ${String(JSON.stringify(v)).slice(0, 60)}`);
   return v;
+}
+
+/**
+ * ClickHouse error codes of data it refuses (an INSERT's JSONEachRow it cannot parse or
+ * convert): 6 CANNOT_PARSE_TEXT, 25 CANNOT_PARSE_ESCAPE_SEQUENCE (e.g. an unpaired surrogate),
+ * 26 CANNOT_PARSE_QUOTED_STRING, 27 CANNOT_PARSE_INPUT_ASSERTION_FAILED, 38 CANNOT_PARSE_DATE,
+ * 41 CANNOT_PARSE_DATETIME, 53 TYPE_MISMATCH, 69 ARGUMENT_OUT_OF_BOUND, 70
+ * CANNOT_CONVERT_TYPE, 72 CANNOT_PARSE_NUMBER, 117 INCORRECT_DATA, 131 TOO_LARGE_STRING_SIZE,
+ * 321 VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE, 376 CANNOT_PARSE_UUID. The HTTP status does not
+ * tell (18.16 answers 500 for most of these).
+ */
+const DATA_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 131, 321, 376]);
+
+/**
+ * True when ClickHouse (or the row conversion before it) refused the records themselves;
+ * false for an outage (no connection, a timeout, a server error of any other code). The
+ * client parses `Code: N` into ClickHouseError.code on current servers; 18.16's messages
+ * (`Code: 25, e.displayText() = …`) stay plain errors, read here.
+ */
+export function isRefusedData(err: unknown): boolean {
+  if (err instanceof BadRecord) return true;
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : typeof e?.message === 'string' ? Number(/^Code: (\d+)[.,]/.exec(e.message)?.[1]) : NaN;
+  return DATA_CODES.has(code);
+}
+
+function parametersText(p: unknown): string {
+  try {
+    return JSON.stringify(p) ?? 'null';
+  } catch (err) {
+    throw new BadRecord(`parameters cannot be serialized: ${(err as Error).message}`);
+  }
 }
 
 /** DateTime holds 1970..2106 in seconds; the exact instant is kept in created_ms. */
 const seconds = (ms: number) => Math.min(Math.max(Math.floor(ms / 1000), 0), DATETIME_MAX);
 
 function toRow(r: EventRecord) {
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new BadRecord(`an event record that is not an object: ${String(JSON.stringify(r)).slice(0, 60)}`);
+  uuid(r.id);
+  uuid(r.workspace_id);
   const ms = Date.parse(r.created_at);
+  if (Number.isNaN(ms)) throw new BadRecord(`created_at is not a time: ${String(JSON.stringify(r.created_at)).slice(0, 60)}`);
   return {
     id: r.id,
     workspace_id: r.workspace_id,
     person_id: r.person_id,
     external_id: r.external_id,
     type: r.type,
-    parameters: JSON.stringify(r.parameters),
+    parameters: parametersText(r.parameters),
     created_at: seconds(ms),
     created_ms: ms,
   };

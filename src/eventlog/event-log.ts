@@ -2,42 +2,118 @@
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
 // Two implementations: the store's `log_entries` table (embedded default) and JetStream
 // (eventlog/jetstream.ts, with NATS_URL).
-import type { Db } from '../store/db.js';
+import { isDataError, type Db } from '../store/db.js';
 import type { EventRecord } from '../domain/events.js';
+import { InvalidInput, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
+import { isolatePoison } from './poison.js';
 
 
 export interface Log {
-  /** Resolves once `records` are durable; rejects with LogUnavailable when they are not. */
+  /**
+   * Resolves once `records` are durable. Rejects with LogUnavailable when they are not (an
+   * outage: retry later), or with a DomainError when the Log refuses these records themselves
+   * (e.g. a value the store cannot hold): nothing of them was appended, and the other appends
+   * committed with them are not affected.
+   */
   appendEvents(records: EventRecord[]): Promise<void>;
   close(): Promise<void>;
 }
 
 export class LogUnavailable extends Error {}
 
+/** One append, serialized once: `json` is the JSON array text of `records`. */
+export interface Group {
+  records: EventRecord[];
+  json: string;
+}
+
+/** Says whether a failed write was refused for what it carries (the answer to give), or null for an outage. */
+export type Refusal = (err: unknown) => DomainError | null;
+
+const unserializable = (err: unknown) =>
+  new InvalidInput(`The events cannot be written to the Log: ${(err as Error).message}`, [{ field: 'body', message: 'cannot be serialized (nested too deeply?)' }]);
+
+interface Pending {
+  group: Group;
+  done: (err?: Error) => void;
+}
+
 /**
  * Group commit: appends arriving in the same tick, or while the previous write is in flight,
  * are written by one `write` call (one transaction or publish), then acknowledged together.
  * `maxInFlight` writes may overlap (JetStream pipelines publishes; the store gains nothing).
+ *
+ * Isolation: a write that fails for an outage fails every append in it (LogUnavailable, 503).
+ * One `refusal` recognizes as caused by what it carries is written again in halves until each
+ * refused append is alone: that append alone is rejected (with the DomainError `refusal`
+ * returns), the others are acknowledged. An append that cannot even be serialized is
+ * rejected before it joins a group.
  */
 export class GroupCommitLog implements Log {
-  private readonly batcher: Batcher<{ records: EventRecord[]; done: (err?: Error) => void }>;
+  private readonly batcher: Batcher<Pending>;
 
-  constructor(write: (groups: EventRecord[][]) => Promise<void>, maxInFlight = 1) {
+  constructor(
+    private readonly write: (groups: Group[]) => Promise<void>,
+    maxInFlight = 1,
+    private readonly refusal: Refusal = () => null,
+  ) {
     this.batcher = new Batcher(async (batch) => {
       try {
-        await write(batch.map((b) => b.records));
-        for (const b of batch) b.done();
+        await this.writeAll(batch);
+        for (const p of batch) p.done();
       } catch (err) {
-        logger.warn('log append failed', { err });
-        for (const b of batch) b.done(new LogUnavailable((err as Error).message));
+        if (this.refusal(err)) await this.isolate(batch, err);
+        else {
+          logger.warn('log append failed', { err });
+          for (const p of batch) p.done(new LogUnavailable((err as Error).message));
+        }
       }
     }, maxInFlight);
   }
 
+  private writeAll(batch: Pending[]): Promise<void> {
+    return this.write(batch.map((p) => p.group));
+  }
+
+  /** `batch` failed with `first`, a refusal: write it again in halves until each refused append is alone. */
+  private async isolate(batch: Pending[], first: unknown): Promise<void> {
+    const settled = new Set<Pending>();
+    try {
+      const refused = await isolatePoison(
+        batch,
+        async (part) => {
+          await this.writeAll(part);
+          for (const p of part) {
+            settled.add(p);
+            p.done();
+          }
+        },
+        (err) => this.refusal(err) !== null,
+        { err: first },
+      );
+      for (const { item, err } of refused) {
+        settled.add(item);
+        item.done(this.refusal(err)!);
+      }
+      logger.warn('log append refused; the other appends of its group were written', { refused: refused.length, group: batch.length, err: refused[0]?.err });
+    } catch (err) {
+      // An outage while writing the halves: what was written is acknowledged, the rest is not.
+      logger.warn('log append failed', { err });
+      for (const p of batch) if (!settled.has(p)) p.done(new LogUnavailable((err as Error).message));
+    }
+  }
+
   appendEvents(records: EventRecord[]): Promise<void> {
-    return new Promise((resolve, reject) => this.batcher.add({ records, done: (err) => (err ? reject(err) : resolve()) }));
+    let json: string;
+    try {
+      json = JSON.stringify(records);
+    } catch (err) {
+      // A RangeError (a value nested deeper than the serializer's stack): this append only.
+      return Promise.reject(unserializable(err));
+    }
+    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err) => (err ? reject(err) : resolve()) }));
   }
 
   async close(): Promise<void> {
@@ -48,13 +124,24 @@ export class GroupCommitLog implements Log {
 /** The channel an append NOTIFYs, waking the sink (eventlog/event-sink.ts). */
 export const LOG_CHANNEL = 'herald_log';
 
+/** A statement PostgreSQL refused for the values it carries (store/db.ts `isDataError`): 400, for that append only. */
+const storeRefusal: Refusal = (err) => {
+  if (!isDataError(err)) return null;
+  const why = (err as Error).message;
+  return new InvalidInput(`The store cannot hold these events: ${why}`, [{ field: 'body', message: `holds a value the store refuses (${why})` }]);
+};
+
 /** The embedded Log: one `log_entries` row per append, all of a tick in one INSERT. */
 export function storeLog(db: Db): Log {
-  return new GroupCommitLog(async (groups) => {
-    await db.query(
-      `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
+  return new GroupCommitLog(
+    async (groups) => {
+      await db.query(
+        `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
        SELECT pg_notify('${LOG_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM appended)`,
-      [JSON.stringify(groups)],
-    );
-  });
+        [`[${groups.map((g) => g.json).join(',')}]`],
+      );
+    },
+    1,
+    storeRefusal,
+  );
 }

@@ -5,14 +5,22 @@
 // and only newly stored ones are counted, which makes a redelivered batch harmless. Events of
 // a person deleted meanwhile are dropped (their analytics copy stays); events of a person
 // merged away follow the redirect.
-import type { Db } from '../store/db.js';
+//
+// Poison: a batch the store (or ClickHouse) refuses for what it carries rather than for an
+// outage (store/db.ts `isDataError`, analytics/clickhouse.ts `isRefusedData`) is applied again
+// in halves until each refused record is alone (poison.ts); that record goes to the
+// `dead_letters` table (store/dead-letters.ts) and off the Log, and everything else flows. An
+// outage keeps the Log as it is: retried with backoff, nothing set aside.
+import { isDataError, type Db, type Queryable } from '../store/db.js';
 import type { Notifications } from '../store/pg.js';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, type Consumer } from '@nats-io/jetstream';
-import type { StreamNames } from './jetstream.js';
+import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import { SINK_ACK_WAIT_MS, type StreamNames } from './jetstream.js';
 import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
-import type { AnalyticsStore } from '../analytics/clickhouse.js';
+import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
+import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../store/dead-letters.js';
+import { isolatePoison } from './poison.js';
 
 const RECORD = 'r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
 
@@ -49,8 +57,42 @@ const FROM_STORE_LOG = applySql(`taken AS (
     SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
   ) RETURNING payload
 ), recs AS (SELECT r.* FROM taken, jsonb_to_recordset(taken.payload) AS ${RECORD})`, true);
-/** JetStream: the records of fetched messages, passed as one JSON parameter. */
+/** JetStream (and the embedded Log's isolation pass): records passed as one JSON parameter. */
 const fromParam = (analytics: boolean) => applySql(`recs AS (SELECT r.* FROM jsonb_to_recordset($1::text::jsonb) AS ${RECORD})`, analytics);
+const FROM_PARAM_EMBEDDED = fromParam(true);
+/**
+ * The oldest entries of the embedded Log, locked for this transaction, each as the JSON texts
+ * of its records (`records` null: the entry is not an array; `payload` is then its text).
+ */
+const TAKE_ENTRIES = `SELECT seq,
+    CASE WHEN jsonb_typeof(payload) = 'array' THEN ARRAY(SELECT x::text FROM jsonb_array_elements(payload) WITH ORDINALITY AS e(x, o) ORDER BY o) END AS records,
+    CASE WHEN jsonb_typeof(payload) = 'array' THEN NULL ELSE payload::text END AS payload
+  FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`;
+
+const NOT_A_LIST = new Error('not an array of event records');
+
+/** Logs what was set aside (an operator reads the rows in `dead_letters`). */
+function reportDeadLetters(sink: DeadLetterSink, letters: DeadLetter[]): void {
+  if (letters.length === 0) return;
+  logger.error('records set aside in dead_letters: refused for what they carry (everything else was applied)', {
+    sink,
+    count: letters.length,
+    refs: letters.slice(0, 5).map((l) => l.ref),
+    err: letters[0]!.error,
+  });
+}
+
+/** Runs `fn` in a savepoint of `q`'s transaction, rolled back to when it fails. */
+async function inSavepoint(q: Queryable, fn: () => Promise<unknown>): Promise<void> {
+  await q.query('SAVEPOINT part');
+  try {
+    await fn();
+  } catch (err) {
+    await q.query('ROLLBACK TO SAVEPOINT part').catch(() => {});
+    throw err;
+  }
+  await q.query('RELEASE SAVEPOINT part');
+}
 
 export interface Sink {
   start(): void;
@@ -106,43 +148,111 @@ function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise
 /** How long the store sink sleeps without a notification: a backstop, should one be missed. */
 const IDLE_BACKSTOP_MS = 5000;
 
+/**
+ * The embedded Log's isolation pass, after its one statement was refused: in one transaction,
+ * lock the oldest entries, apply their records in halves (each part in a savepoint) until each
+ * refused record is alone, record those in `dead_letters`, and delete the entries. Applied
+ * exactly once like the one statement: nothing is taken off the Log unless it was applied or
+ * set aside in the same commit. Returns how many records it handled.
+ */
+async function setAsideFromStoreLog(db: Db): Promise<number> {
+  return db.tx(async (q) => {
+    const entries = (await q.query<{ seq: number; records: string[] | null; payload: string | null }>(TAKE_ENTRIES)).rows;
+    const letters: DeadLetter[] = [];
+    const records: { ref: string; json: string }[] = [];
+    for (const e of entries) {
+      if (e.records) e.records.forEach((json, i) => records.push({ ref: `log_entries:${e.seq}:${i}`, json }));
+      else letters.push({ sink: 'store-log', ref: `log_entries:${e.seq}`, payload: e.payload ?? 'null', error: NOT_A_LIST });
+    }
+    const apply = (part: typeof records) => inSavepoint(q, () => q.query(FROM_PARAM_EMBEDDED, [`[${part.map((r) => r.json).join(',')}]`]));
+    for (const { item, err } of await isolatePoison(records, apply, isDataError)) letters.push({ sink: 'store-log', ref: item.ref, payload: item.json, error: err });
+    await recordDeadLetters(q, letters);
+    await q.query('DELETE FROM log_entries WHERE seq = ANY($1::bigint[])', [entries.map((e) => e.seq)]);
+    reportDeadLetters('store-log', letters);
+    return records.length;
+  });
+}
+
 /** The sink of the embedded Log; it sleeps until an append's NOTIFY (store/pg.ts `listen`). */
 export function storeLogSink(db: Db, appended: Notifications): Sink {
-  const step = async () => (await db.query<{ events: number }>(FROM_STORE_LOG)).rows[0]!.events;
+  const step = async () => {
+    try {
+      return (await db.query<{ events: number }>(FROM_STORE_LOG)).rows[0]!.events;
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      return setAsideFromStoreLog(db);
+    }
+  };
   return sinkLoop('event sink', step, () => appended.wait(IDLE_BACKSTOP_MS), async () => {
     for (let i = 0; i < 1000; i++) if ((await step().catch(() => 0)) === 0) break;
     await appended.close();
   });
 }
 
+/** How often a sink tells JetStream it is still applying a batch (in-progress ack). */
+const WORKING_EVERY_MS = Math.floor(SINK_ACK_WAIT_MS / 2.5);
+
+interface ConsumerSink {
+  label: string;
+  sink: DeadLetterSink;
+  consumer: string;
+  /** Applies records; must make a redelivered batch harmless. */
+  apply: (records: unknown[]) => Promise<unknown>;
+  /** Whether `apply` failed for what the records carry (the batch is then halved), not for an outage. */
+  isPoison: (err: unknown) => boolean;
+}
+
 /**
  * A sink on one durable consumer of the JetStream Log: fetch a batch, `apply` it, then
- * acknowledge it. Acknowledged only after `apply` succeeded: a crash in between redelivers,
- * which `apply` must make harmless. While `apply` fails nothing is acknowledged; JetStream
- * keeps the messages and the sink retries with backoff.
+ * acknowledge it. Acknowledged only after `apply` succeeded, or after the records it refused
+ * are committed to `dead_letters` (in `db`): a crash in between redelivers, which `apply` and
+ * the dead-letter insert (one row per sink and stream position) make harmless. While `apply`
+ * fails for an outage nothing is acknowledged; JetStream keeps the messages and the sink
+ * retries with backoff.
  */
-function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string, consumerName: string, apply: (records: EventRecord[]) => Promise<unknown>): Sink {
+function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stream: string): Sink {
   const js = jetstream(nc);
   // Looked up once (each lookup is a request to the server), again after a failed step.
   let consumer: Consumer | undefined;
   const step = async () => {
-    consumer ??= await js.consumers.get(stream, consumerName);
+    consumer ??= await js.consumers.get(stream, o.consumer);
     // A long poll: an empty Log answers after `expires`, so the loop needs no pause of its own.
     const msgs = await consumer.fetch({ max_messages: 200, expires: FETCH_EXPIRES_MS });
-    const batch = [];
+    const batch: JsMsg[] = [];
     for await (const m of msgs) {
       batch.push(m);
       if (batch.length >= 200) break;
     }
     if (batch.length === 0) return 0;
-    const records: EventRecord[] = batch.flatMap((m) => m.json<EventRecord[]>());
+    // Not redelivered while this batch is applied, however long that takes (the store slow,
+    // poison being isolated); a crash leaves them to be redelivered after ack_wait.
+    const working = setInterval(() => {
+      try {
+        for (const m of batch) m.working();
+      } catch {
+        // The connection is closing: the batch is redelivered after ack_wait, harmlessly.
+      }
+    }, WORKING_EVERY_MS);
+    let records: Unpacked[];
     try {
-      await apply(records);
+      const letters: DeadLetter[] = [];
+      ({ records } = unpack(o.sink, stream, batch, letters));
+      try {
+        if (records.length > 0) await o.apply(records.map((r) => r.record));
+      } catch (err) {
+        if (!o.isPoison(err)) throw err;
+        const refused = await isolatePoison(records, async (part) => void (await o.apply(part.map((r) => r.record))), o.isPoison, { err });
+        for (const { item, err } of refused) letters.push({ sink: o.sink, ref: item.ref, payload: recordText(item), error: err });
+      }
+      await recordDeadLetters(db, letters);
+      reportDeadLetters(o.sink, letters);
     } catch (err) {
+      clearInterval(working);
       // Redeliver on the next fetch (after the loop's backoff), not only after ack_wait.
       for (const m of batch) m.nak();
       throw err;
     }
+    clearInterval(working);
     for (const m of batch) m.ack();
     return records.length;
   };
@@ -151,16 +261,67 @@ function jetStreamConsumerSink(label: string, nc: NatsConnection, stream: string
       consumer = undefined;
       throw err;
     });
-  return sinkLoop(label, guarded, async () => {}, async () => {});
+  return sinkLoop(o.label, guarded, async () => {}, async () => {});
+}
+
+/** A record of a fetched message, with its place on the stream (`ref`). */
+interface Unpacked {
+  ref: string;
+  record: unknown;
+  msg: JsMsg;
+}
+
+/**
+ * The records of `batch`, each with its place on the stream; a message that is not a JSON
+ * array of records is set aside whole (added to `letters`).
+ */
+function unpack(sink: DeadLetterSink, stream: string, batch: JsMsg[], letters: DeadLetter[]): { records: Unpacked[] } {
+  const records: Unpacked[] = [];
+  for (const m of batch) {
+    let parsed: unknown;
+    try {
+      parsed = m.json<unknown>();
+    } catch (err) {
+      letters.push({ sink, ref: `${stream}:${m.seq}`, payload: m.string(), error: err });
+      continue;
+    }
+    if (!Array.isArray(parsed)) letters.push({ sink, ref: `${stream}:${m.seq}`, payload: m.string(), error: NOT_A_LIST });
+    else parsed.forEach((record, i) => records.push({ ref: `${stream}:${m.seq}:${i}`, record, msg: m }));
+  }
+  return { records };
+}
+
+/** The record as JSON text; when it cannot be written again (nested too deeply), its whole message. */
+function recordText(r: { record: unknown; msg: JsMsg }): string {
+  try {
+    return JSON.stringify(r.record);
+  } catch {
+    return r.msg.string();
+  }
+}
+
+/** Records that cannot be serialized again (a RangeError: nested deeper than the serializer's stack). */
+class UnserializableRecords extends Error {}
+
+/** `records` as one JSON text, for a statement's parameter. */
+function recordsJson(records: unknown[]): string {
+  try {
+    return JSON.stringify(records);
+  } catch (err) {
+    throw new UnserializableRecords(`event records that cannot be serialized: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */
 export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean): Sink {
   const sql = fromParam(embeddedAnalytics);
-  return jetStreamConsumerSink('jetstream sink', nc, names.stream, names.storeSink, (records) => db.query(sql, [JSON.stringify(records)]));
+  const apply = (records: unknown[]) => db.query(sql, [recordsJson(records)]);
+  const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
+  return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison }, db, nc, names.stream);
 }
 
-/** The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. */
-export function clickHouseSink(analytics: AnalyticsStore, nc: NatsConnection, names: StreamNames): Sink {
-  return jetStreamConsumerSink('clickhouse sink', nc, names.stream, names.analyticsSink, (records) => analytics.write(records));
+/** The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. Its dead letters go to the store. */
+export function clickHouseSink(analytics: AnalyticsStore, db: Db, nc: NatsConnection, names: StreamNames): Sink {
+  const apply = (records: unknown[]) => analytics.write(records as EventRecord[]);
+  return jetStreamConsumerSink({ label: 'clickhouse sink', sink: 'clickhouse', consumer: names.analyticsSink, apply, isPoison: isRefusedData }, db, nc, names.stream);
 }

@@ -2,10 +2,10 @@
 // few messages as fit under the payload limit (many events per message: one publisher tops
 // out near 40k acknowledged messages/s here), each acknowledged by the server once stored.
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { GroupCommitLog, type Log } from './event-log.js';
-import type { EventRecord } from '../domain/events.js';
+import { connect, InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
+import { DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 
 /** Names of one deployment's stream, subject and consumer; replicas of it share them. */
@@ -17,6 +17,13 @@ const MAX_MESSAGE_BYTES = 512 * 1024;
 /** Publishes awaiting their acks at once: enough to hide the round trip, few enough to batch. */
 const PUBLISHES_IN_FLIGHT = 4;
 const ns = (ms: number) => ms * 1_000_000;
+/**
+ * How long a sink's consumer waits for an acknowledgement before delivering a message again:
+ * what a crashed sink's messages wait before another fetch gets them. A sink applying a batch
+ * for longer tells JetStream it is still working on it (event-sink.ts), so a slow batch is not
+ * redelivered under its feet.
+ */
+export const SINK_ACK_WAIT_MS = 5000;
 
 export function connectNats(url: string, name: string): Promise<NatsConnection> {
   // Reconnect forever: while NATS is away appends fail (503) and recover when it returns.
@@ -34,30 +41,43 @@ export async function ensureEventStream(nc: NatsConnection, names: StreamNames, 
   const exists = await jsm.streams.info(names.stream).then(() => true, () => false);
   if (exists) await jsm.streams.update(names.stream, config);
   else await jsm.streams.add(config);
-  const consumer = { ack_policy: AckPolicy.Explicit, ack_wait: ns(30_000), max_ack_pending: 20_000 };
-  await jsm.consumers.add(names.stream, { durable_name: names.storeSink, ...consumer });
-  if (analytics) await jsm.consumers.add(names.stream, { durable_name: names.analyticsSink, ...consumer });
+  await ensureConsumer(jsm, names.stream, names.storeSink);
+  if (analytics) await ensureConsumer(jsm, names.stream, names.analyticsSink);
   else if (await jsm.consumers.info(names.stream, names.analyticsSink).then(() => true, () => false)) {
     logger.warn('CLICKHOUSE_URL is unset: removing the ClickHouse sink consumer; events it had not read stay out of ClickHouse', { consumer: names.analyticsSink });
     await jsm.consumers.delete(names.stream, names.analyticsSink);
   }
 }
 
+/** Creates a sink's durable consumer, or brings an existing one (e.g. made with a 30 s ack_wait) to this configuration. */
+async function ensureConsumer(jsm: JetStreamManager, stream: string, durable: string): Promise<void> {
+  const config = { ack_wait: ns(SINK_ACK_WAIT_MS), max_ack_pending: 20_000 };
+  const existing = await jsm.consumers.info(stream, durable).catch((err: unknown) => {
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound) return null;
+    throw err;
+  });
+  if (!existing) await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, ...config });
+  else if (existing.config.ack_wait !== config.ack_wait || existing.config.max_ack_pending !== config.max_ack_pending) {
+    await jsm.consumers.update(stream, durable, config);
+    logger.info('sink consumer updated', { consumer: durable, ackWaitMs: SINK_ACK_WAIT_MS });
+  }
+}
+
 /** Packs groups into messages of at most MAX_MESSAGE_BYTES (a group is never split). */
-function messages(groups: EventRecord[][]): { data: string; firstId: string }[] {
+function messages(groups: Group[]): { data: string; firstId: string }[] {
   const out: { data: string; firstId: string }[] = [];
   let parts: string[] = [];
   let firstId = '';
   let size = 2;
   for (const g of groups) {
-    if (g.length === 0) continue;
-    const text = JSON.stringify(g).slice(1, -1);
+    if (g.records.length === 0) continue;
+    const text = g.json.slice(1, -1);
     if (parts.length > 0 && size + text.length + 1 > MAX_MESSAGE_BYTES) {
       out.push({ data: `[${parts.join(',')}]`, firstId });
       parts = [];
       size = 2;
     }
-    if (parts.length === 0) firstId = g[0]!.id;
+    if (parts.length === 0) firstId = g.records[0]!.id;
     parts.push(text);
     size += text.length + 1;
   }
@@ -65,11 +85,33 @@ function messages(groups: EventRecord[][]): { data: string; firstId: string }[] 
   return out;
 }
 
-/** The Log on `nc`; the caller owns (and drains) the connection. */
+/** JetStream's "message size exceeds maximum allowed" (a stream's max_msg_size). */
+const MESSAGE_TOO_LARGE = 10054;
+
+/**
+ * A publish refused for what it carries: a message over the server's max_payload (1 MB by
+ * default; one append's events over it, e.g. a 1 MB batch whose records outgrow the body) is
+ * 413 for that append. Anything else (no answer, no connection) is an outage.
+ */
+const publishRefusal: Refusal = (err) => {
+  const tooLarge = (err instanceof InvalidArgumentError && /max_payload/.test(err.message)) || (err instanceof JetStreamApiError && err.code === MESSAGE_TOO_LARGE);
+  return tooLarge ? new DomainError('PAYLOAD_TOO_LARGE', 'The events of this request are larger than one message of the event log can hold; nothing was recorded') : null;
+};
+
+/**
+ * The Log on `nc`; the caller owns (and drains) the connection. When a group's write is
+ * refused and rewritten in halves (event-log.ts), a message of a half that starts where a
+ * stored message started holds a prefix of that message's appends (packing is greedy from
+ * the same start, within a sub-range), so the msgID dedupe drops only events already stored.
+ */
 export function jetStreamLog(nc: NatsConnection, names: StreamNames): Log {
   const js: JetStreamClient = jetstream(nc, { timeout: 3000 });
-  return new GroupCommitLog(async (groups) => {
-    // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
-    await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
-  }, PUBLISHES_IN_FLIGHT);
+  return new GroupCommitLog(
+    async (groups) => {
+      // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
+      await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
+    },
+    PUBLISHES_IN_FLIGHT,
+    publishRefusal,
+  );
 }

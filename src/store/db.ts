@@ -26,3 +26,19 @@ const UNIQUE_VIOLATION = '23505';
 export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === UNIQUE_VIOLATION;
 }
+
+/**
+ * SQLSTATE classes of a statement refused for the values it was given, which trying again
+ * cannot change: 21 cardinality violation, 22 data exception (a timestamp out of range, U+0000
+ * in jsonb, malformed input), 23 integrity constraint violation, 54 program limit exceeded (a
+ * value nested too deeply, a key too long to index). Everything else, a lost connection (no
+ * SQLSTATE), 08 connection exception, 53 insufficient resources, 57 operator intervention, 40
+ * a deadlock, and 42 (a syntax error or a missing table: a bug or an unmigrated schema, which
+ * every message would hit alike), counts as an outage: retried, nothing set aside.
+ */
+const DATA_ERROR_CLASSES = new Set(['21', '22', '23', '54']);
+
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && DATA_ERROR_CLASSES.has(code.slice(0, 2));
+}

@@ -10,4 +10,5 @@ t.test('GET /healthz answers 200 with version and components, no auth needed', a
   t.equal(r.body.status, 'ok');
   t.type(r.body.version, 'string');
   t.equal(r.body.components.store, 'ok');
+  t.ok(Number.isInteger(r.body.components.dead_letters) && r.body.components.dead_letters >= 0, `dead_letters counted: ${r.body.components.dead_letters}`);
 });

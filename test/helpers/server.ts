@@ -34,6 +34,8 @@ export interface TestServer {
   base: string;
   port: number;
   dataDir: string;
+  /** HERALD_NATS_PREFIX of this server (with NATS_URL): its stream is `<prefix>-events`, subject `<prefix>.events`. */
+  natsPrefix?: string;
   proc: ChildProcess;
   stdout: () => string;
   stderr: () => string;
@@ -45,6 +47,8 @@ export interface TestServer {
 
 export async function startServer(env: Record<string, string | undefined> = {}, opts: { keepDataDir?: string } = {}): Promise<TestServer> {
   const dataDir = opts.keepDataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
+  // Servers sharing one NATS each get their own stream, kept across restarts on one data dir.
+  const natsPrefix = env.HERALD_NATS_PREFIX ?? (process.env.NATS_URL ? `t-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}` : undefined);
   // A fresh embedded data dir starts as a copy of a created, migrated one (initdb is slow).
   if (!opts.keepDataDir && !process.env.DATABASE_URL && env.DATABASE_URL === undefined) await fromTemplate(dataDir, TEST_SECRET);
   const proc = spawn(process.execPath, [CLI, 'start'], {
@@ -56,8 +60,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
       HERALD_AUTH_SECRET: TEST_SECRET,
       HERALD_ACTORS: '2',
       HERALD_LOG_LEVEL: 'warn',
-      // Servers sharing one NATS each get their own stream, kept across restarts on one data dir.
-      ...(process.env.NATS_URL ? { HERALD_NATS_PREFIX: `t-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}` } : {}),
+      ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -87,6 +90,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
     base,
     port,
     dataDir,
+    natsPrefix,
     proc,
     stdout: () => out,
     stderr: () => err,
@@ -102,6 +106,19 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
       return exited;
     },
   };
+}
+
+/**
+ * The PostgreSQL URL of the server's store: DATABASE_URL, or the embedded server's (user and
+ * database `herald`, the password in HERALD_DATA_DIR/pg-password, the port on line 4 of
+ * pg/postmaster.pid). For tests that reach under the API (planting a Log entry).
+ */
+export function storeUrl(s: TestServer, env: Record<string, string | undefined> = {}): string {
+  const configured = env.DATABASE_URL ?? process.env.DATABASE_URL;
+  if (configured) return configured;
+  const password = readFileSync(join(s.dataDir, 'pg-password'), 'utf8').trim();
+  const port = readFileSync(join(s.dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]!.trim();
+  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
 }
 
 export async function request(base: string, method: string, path: string, o: ReqOptions = {}): Promise<Res> {
