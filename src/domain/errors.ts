@@ -8,6 +8,7 @@ export const ERRORS = {
   IDENTIFIER_CONFLICT: 400,
   BATCH_TOO_LARGE: 400,
   INVALID_SEND_POLICY: 400,
+  INVALID_SUPPRESSION_TYPE: 400,
   PUBLIC_KEY_PERMISSION: 400,
   /** Rendered as the fixed 403 body, which carries no code. */
   FORBIDDEN: 403,
@@ -16,6 +17,8 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
   INTERNAL_ERROR: 500,
+  /** A single push send that no device accepted (DECISIONS §10, §11). */
+  PROVIDER_ERROR: 500,
   NOT_IMPLEMENTED: 501,
   SERVICE_UNAVAILABLE: 503,
 } as const;

@@ -190,6 +190,76 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE UNIQUE INDEX devices_by_token ON devices (workspace_id, md5(device_token));
     `,
   },
+  {
+    id: 6,
+    name: 'push records, deliveries, token suppressions, channel credentials',
+    sql: `
+      -- One row per send request that reached a decision worth keeping (INTERFACE 2.8, 3.3):
+      -- sent, failed, policy_suppressed, and scheduled sends (DECISIONS §11) from their 202 on.
+      -- A scheduled row keeps the unrendered content and variables: it is rendered at send time.
+      -- 'sending' marks a scheduled send claimed by one actor, so that it is sent once.
+      CREATE TABLE push_messages (
+        id uuid PRIMARY KEY,
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        person_id uuid NOT NULL REFERENCES people(id) ON DELETE CASCADE,
+        external_id text NOT NULL,
+        status text NOT NULL CHECK (status IN ('scheduled', 'sending', 'sent', 'failed', 'policy_suppressed', 'skipped')),
+        platform text,
+        provider text NOT NULL,
+        provider_id text,
+        skip_reason text,
+        error text,
+        title text,
+        body text,
+        image_url text,
+        action_url text,
+        custom_data jsonb,
+        variables jsonb,
+        tags jsonb,
+        campaign_id text,
+        event_id text,
+        scheduled_at timestamptz,
+        claimed_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        sent_at timestamptz
+      );
+      CREATE INDEX push_messages_by_person ON push_messages (person_id, created_at DESC);
+      -- The send counters are rebuilt from these (DECISIONS §5: caps count 'sent').
+      CREATE INDEX push_messages_sent ON push_messages (person_id, sent_at) WHERE status = 'sent';
+      CREATE INDEX push_messages_due ON push_messages (scheduled_at) WHERE status IN ('scheduled', 'sending');
+      CREATE TABLE push_deliveries (
+        message_id uuid NOT NULL REFERENCES push_messages(id) ON DELETE CASCADE,
+        device_id uuid NOT NULL,
+        device_token text NOT NULL,
+        platform text NOT NULL,
+        status text NOT NULL CHECK (status IN ('sent', 'failed')),
+        provider_id text,
+        error text,
+        PRIMARY KEY (message_id, device_id)
+      );
+      -- INTERFACE 2.9, 3.5: a token is suppressed once per type; tokens are matched by md5
+      -- for the same reason as devices (migration 5).
+      CREATE TABLE token_suppressions (
+        id uuid PRIMARY KEY,
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        device_token text NOT NULL,
+        platform text NOT NULL,
+        suppression_type text NOT NULL CHECK (suppression_type IN ('uninstalled', 'disabled', 'invalid_token', 'opt_out')),
+        reason text,
+        source_push_id uuid,
+        source_campaign_id uuid,
+        suppressed_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE UNIQUE INDEX token_suppressions_by_type ON token_suppressions (workspace_id, md5(device_token), suppression_type);
+      -- Provider credentials (DECISIONS §9), each sealed with AES-256-GCM under HERALD_SECRETS_KEY.
+      CREATE TABLE push_channels (
+        workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+        fcm bytea,
+        apns bytea,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {
