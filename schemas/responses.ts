@@ -134,7 +134,8 @@ const pushMessage = closed(
     message_id: uuid,
     status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
     external_id: str,
-    platform: { ...platform, nullable: true },
+    // OpenAPI 3.0.3: a nullable enum lists null among its values (ajv holds a null to the enum).
+    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'null when no device was tried (scheduled, policy_suppressed, skipped)' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: skipReason,
