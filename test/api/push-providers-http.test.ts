@@ -142,9 +142,8 @@ t.test('retries: 503 and 429 with Retry-After are retried; sent; two attempts re
 t.test('configuration errors: 500 PROVIDER_ERROR, devices untouched', async (t) => {
   const check = async (w: PushWs, token: string, platform: 'android' | 'ios', what: string) => {
     await w.personWith('cfg', [[token, platform]]);
-    const r = await w.send({ external_id: 'cfg', title: 'x' });
-    isProviderError(t, r);
-    t.equal((await w.status(r.body.message_id)).body.message.status, 'failed', `${what}: stored as failed`);
+    const failedId = isProviderError(t, await w.send({ external_id: 'cfg', title: 'x' }));
+    t.equal((await w.status(failedId)).body.message.status, 'failed', `${what}: stored as failed`);
     const d = (await w.devices('cfg')).get(token)!;
     t.same([d.is_valid, d.is_active], [true, true], `${what}: device untouched`);
   };

@@ -155,9 +155,8 @@ t.test('dead token (sandbox unregistered-): 500 PROVIDER_ERROR, record failed, d
   const w = await PushWs.create(s);
   const dead = pushToken('unregistered-');
   const id = await w.personWith('dead', [[dead, 'android']]);
-  const r = await w.send({ external_id: 'dead', title: 'x' });
-  isProviderError(t, r);
-  const st = await w.status(r.body.message_id);
+  const failedId = isProviderError(t, await w.send({ external_id: 'dead', title: 'x' }));
+  const st = await w.status(failedId);
   t.equal(st.status, 200, 'the failed send is stored');
   t.equal(st.body.message.status, 'failed');
   t.equal(st.body.message.deliveries[0]?.status, 'failed');
@@ -178,9 +177,8 @@ t.test('provider refusal (sandbox fail-): 500 PROVIDER_ERROR, the device untouch
   const w = await PushWs.create(s);
   const bad = pushToken('fail-');
   await w.personWith('refused', [[bad, 'ios']]);
-  const r = await w.send({ external_id: 'refused', title: 'x' });
-  isProviderError(t, r);
-  t.equal((await w.status(r.body.message_id)).body.message.status, 'failed');
+  const failedId = isProviderError(t, await w.send({ external_id: 'refused', title: 'x' }));
+  t.equal((await w.status(failedId)).body.message.status, 'failed');
   const d = (await w.devices('refused')).get(bad)!;
   t.equal(d.is_valid, true, 'still valid');
   t.equal(d.is_active, true, 'still active');

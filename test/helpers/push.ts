@@ -211,10 +211,12 @@ function resultOf(t: Test, r: Res | Json): Json {
   return (res.body ?? {}) as Json;
 }
 
-/** The single route's 500 PROVIDER_ERROR, with the stored record's message id. */
-export function isProviderError(t: Test, r: Res): void {
+/** The single route's 500 PROVIDER_ERROR naming the stored `failed` record (`details.message_id`, README); returns its id. */
+export function isProviderError(t: Test, r: Res): string {
   keyError(t, r, 500, 'PROVIDER_ERROR');
-  t.match(r.body?.message_id, UUID, 'the failed record has a message id');
+  const id = r.body?.details?.message_id;
+  t.match(id, UUID, 'details.message_id names the failed record');
+  return String(id);
 }
 
 /**
