@@ -14,6 +14,7 @@ import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
 import { sendPolicy } from './workspaces.js';
+import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
 
 export interface ResponseDoc {
   description: string;
@@ -114,6 +115,30 @@ const device = closed({
   created_at: timestamp,
   updated_at: timestamp,
 });
+
+/** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
+const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
+const pushPlatform = enumOf(...PUSH_PLATFORMS);
+/** INTERFACE 2.9. */
+const tokenSuppression = closed({
+  id: { ...uuid, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  suppressed_at: timestamp,
+  already_suppressed: { type: 'boolean' },
+});
+/** DECISIONS §3: one validated token, in request order. */
+const tokenValidation = closed(
+  {
+    index: count,
+    device_token: maskedToken,
+    platform: pushPlatform,
+    valid: { type: 'boolean' },
+    reason: { ...enumOf('invalid_format', 'suppressed', 'not_registered', 'inactive'), description: 'Present when not valid; the first that applies, in this order' },
+  },
+  ['index', 'device_token', 'platform', 'valid'],
+);
 
 const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
 /** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
@@ -251,6 +276,8 @@ export const COMPONENTS: Record<string, Schema> = {
   PersonIdentity: trimmedPerson,
   DashboardPerson: dashboardPerson,
   Device: device,
+  TokenSuppression: tokenSuppression,
+  TokenValidation: tokenValidation,
   Event: storedEvent,
   SearchedEvent: searchedEvent,
   DashboardEvent: dashboardEvent,
@@ -441,9 +468,27 @@ const SPECIFIC: Record<string, RouteResponses> = {
 
   [`POST ${PUSH}/send`]: notImplemented,
   [`POST ${PUSH}/send/batch`]: notImplemented,
-  [`POST ${PUSH}/tokens/validate`]: notImplemented,
-  [`POST ${PUSH}/tokens/suppress`]: notImplemented,
-  [`DELETE ${PUSH}/tokens/suppress/{id}`]: notImplemented,
+  [`POST ${PUSH}/tokens/validate`]: {
+    success: {
+      200: ok('One result per token, in request order', {
+        results: { type: 'array', items: tokenValidation },
+        summary: closed({ total: count, valid: count, invalid: count }),
+      }),
+    },
+    errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 1,000 tokens' } },
+  },
+  [`POST ${PUSH}/tokens/suppress`]: {
+    success: {
+      201: ok('A new suppression: later sends to the token are skipped (`device_token_suppressed`)', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } }),
+      200: ok('The token was suppressed under this type already: that suppression', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } }),
+    },
+    errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
+    badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+  },
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: {
+    success: { 200: ok('The suppression is lifted', { message: str, id: uuid }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
+  },
   [`GET ${PUSH}/status/{messageId}`]: notImplemented,
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,
