@@ -14,6 +14,7 @@ import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
 import { sendPolicy } from './workspaces.js';
+import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
 
 export interface ResponseDoc {
   description: string;
@@ -115,6 +116,8 @@ const device = closed({
   updated_at: timestamp,
 });
 
+/** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
+const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
 const platform = enumOf('ios', 'android', 'web');
 const skipReason = enumOf('person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap');
 const pushResultFields = {
@@ -150,12 +153,34 @@ const pushMessage = closed(
     deliveries: {
       type: 'array',
       items: closed(
-        { device_id: uuid, device_token: { type: 'string', description: 'Masked: first 4 + `***` + last 4, or `***`' }, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
+        { device_id: uuid, device_token: maskedToken, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
         ['device_id', 'device_token', 'platform', 'status'],
       ),
     },
   },
   ['message_id', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+);
+
+const pushPlatform = enumOf(...PUSH_PLATFORMS);
+/** INTERFACE 2.9. */
+const tokenSuppression = closed({
+  id: { ...uuid, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  suppressed_at: timestamp,
+  already_suppressed: { type: 'boolean' },
+});
+/** DECISIONS §3: one validated token, in request order. */
+const tokenValidation = closed(
+  {
+    index: count,
+    device_token: maskedToken,
+    platform: pushPlatform,
+    valid: { type: 'boolean' },
+    reason: { ...enumOf('invalid_format', 'suppressed', 'not_registered', 'inactive'), description: 'Present when not valid; the first that applies, in this order' },
+  },
+  ['index', 'device_token', 'platform', 'valid'],
 );
 
 const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
@@ -297,6 +322,8 @@ export const COMPONENTS: Record<string, Schema> = {
   PersonIdentity: trimmedPerson,
   DashboardPerson: dashboardPerson,
   Device: device,
+  TokenSuppression: tokenSuppression,
+  TokenValidation: tokenValidation,
   Event: storedEvent,
   SearchedEvent: searchedEvent,
   DashboardEvent: dashboardEvent,
@@ -505,12 +532,30 @@ const SPECIFIC: Record<string, RouteResponses> = {
     },
     errors: { 400: { codes: ['VALIDATION_ERROR', 'BATCH_TOO_LARGE'], why: 'Neither title nor body, a template that does not parse (VALIDATION_ERROR); more than 1,000 recipients' } },
   },
-  [`POST ${PUSH}/tokens/validate`]: notImplemented,
-  [`POST ${PUSH}/tokens/suppress`]: notImplemented,
-  [`DELETE ${PUSH}/tokens/suppress/{id}`]: notImplemented,
   [`GET ${PUSH}/status/{messageId}`]: {
     success: { 200: ok('The push record with its deliveries', { message: pushMessage }) },
     errors: { 404: { codes: ['NOT_FOUND'], why: "No such record in this workspace (unknown, another workspace's, a synthetic `skipped-…` id)" } },
+  },
+  [`POST ${PUSH}/tokens/validate`]: {
+    success: {
+      200: ok('One result per token, in request order', {
+        results: { type: 'array', items: tokenValidation },
+        summary: closed({ total: count, valid: count, invalid: count }),
+      }),
+    },
+    errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 1,000 tokens' } },
+  },
+  [`POST ${PUSH}/tokens/suppress`]: {
+    success: {
+      201: ok('A new suppression: later sends to the token are skipped (`device_token_suppressed`)', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } }),
+      200: ok('The token was suppressed under this type already: that suppression', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } }),
+    },
+    errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
+    badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+  },
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: {
+    success: { 200: ok('The suppression is lifted', { message: str, id: uuid }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
   },
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,

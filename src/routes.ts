@@ -11,6 +11,7 @@ import * as people from '../schemas/people.js';
 import * as devices from '../schemas/devices.js';
 import * as events from '../schemas/events.js';
 import * as pushSend from '../schemas/push-send.js';
+import * as push from '../schemas/push.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -101,10 +102,10 @@ const defs = [
   // Push (key, workspace in the path must be the key's).
   { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushSend, summary: 'Send a push to one person' },
   { method: 'POST', path: `${PUSH}/send/batch`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushBatch, refusals: pushSend.pushBatchRefusals, summary: 'Send one push to up to 1,000 recipients' },
-  { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Validate device tokens', notImplemented: LATER },
-  { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Suppress a device token', notImplemented: LATER },
-  { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression', notImplemented: LATER },
   { method: 'GET', path: `${PUSH}/status/{messageId}`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Delivery status of a push' },
+  { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenValidate, refusals: [BATCH_TOO_LARGE('/tokens', '1,000 tokens')], summary: 'Validate up to 1,000 device tokens' },
+  { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenSuppress, refusals: push.tokenSuppressRefusals, summary: 'Suppress a device token' },
+  { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression' },
   { method: 'GET', path: `${PUSH}/history`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push delivery history (not provided)', notImplemented: 'Push delivery history is not available' },
   { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
 

@@ -8,5 +8,6 @@ import { peopleHandlers } from './people.js';
 import { deviceHandlers } from './devices.js';
 import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
+import { pushTokenHandlers } from './push-tokens.js';
 
-export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers, ...pushHandlers };
+export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers, ...pushHandlers, ...pushTokenHandlers };
