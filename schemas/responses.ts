@@ -137,7 +137,7 @@ const pushMessage = closed(
     message_id: uuid,
     status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
     external_id: str,
-    platform: { ...platform, nullable: true },
+    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: skipReason,
