@@ -137,8 +137,7 @@ const pushMessage = closed(
     message_id: uuid,
     status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
     external_id: str,
-    // OpenAPI 3.0.3: a nullable enum lists null among its values (ajv holds a null to the enum).
-    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'null when no device was tried (scheduled, policy_suppressed, skipped)' },
+    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: skipReason,
