@@ -6,7 +6,8 @@
 // clock of an instant is one cached DateTimeFormat per zone, and the instant a local day starts
 // is found from the offsets in force around it, so days of 23 or 25 hours are right. This runs
 // per recipient in 1,000-recipient batches, so each zone also remembers the local day it last
-// computed: the daily cap costs a lookup until that day ends.
+// computed and, when one UTC offset holds all that day, the offset: until the day ends, the
+// daily cap and quiet hours cost no formatting.
 import { LRUCache } from 'lru-cache';
 import type { FieldError } from './errors.js';
 
@@ -42,6 +43,8 @@ interface Zone {
   /** The local day last computed, [dayStart, dayEnd) in epoch ms (NaN until then). */
   dayStart: number;
   dayEnd: number;
+  /** The UTC offset (ms) of that whole day; null when it changes during the day (DST). */
+  offset: number | null;
 }
 
 // Zone names come from people's data too, so the cache is bounded; `false` remembers a name that is no zone.
@@ -61,7 +64,7 @@ function lookupZone(tz: string): Zone | false {
         minute: 'numeric',
         second: 'numeric',
       });
-      z = { format, dayStart: NaN, dayEnd: NaN };
+      z = { format, dayStart: NaN, dayEnd: NaN, offset: null };
     } catch {
       z = false;
     }
@@ -114,21 +117,31 @@ function firstInstant(z: Zone, midnight: number, near: number): number {
   return first;
 }
 
-/** The instant the local day holding `nowMs` started. */
-function dayStart(z: Zone, nowMs: number): number {
-  if (nowMs >= z.dayStart && nowMs < z.dayEnd) return z.dayStart;
+const sinceMidnight = (w: number) => ((w % DAY_MS) + DAY_MS) % DAY_MS;
+
+/** Makes the zone's remembered day the local day holding `nowMs`. */
+function localDay(z: Zone, nowMs: number): Zone {
+  if (nowMs >= z.dayStart && nowMs < z.dayEnd) return z;
   const w = wall(z, nowMs);
-  const midnight = w - (((w % DAY_MS) + DAY_MS) % DAY_MS);
+  const midnight = w - sinceMidnight(w);
   z.dayStart = firstInstant(z, midnight, nowMs);
   z.dayEnd = firstInstant(z, midnight + DAY_MS, z.dayStart + DAY_MS);
-  return z.dayStart;
+  // The same offset at both ends: none in between either (no zone changes twice in a day).
+  const offset = wall(z, z.dayStart) - z.dayStart;
+  z.offset = wall(z, z.dayEnd - 1) - (z.dayEnd - 1) === offset ? offset : null;
+  return z;
+}
+
+/** wall(z, nowMs), from the day's offset when one holds all day. */
+function wallNow(z: Zone, nowMs: number): number {
+  const { offset } = localDay(z, nowMs);
+  return offset === null ? wall(z, nowMs) : nowMs + offset;
 }
 
 const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 function inQuietHours(quiet: { start: string; end: string }, z: Zone, nowMs: number): boolean {
-  const w = wall(z, nowMs);
-  const now = Math.floor((((w % DAY_MS) + DAY_MS) % DAY_MS) / MINUTE_MS);
+  const now = Math.floor(sinceMidnight(wallNow(z, nowMs)) / MINUTE_MS);
   const start = minutes(quiet.start);
   const end = minutes(quiet.end);
   return start < end ? now >= start && now < end : now >= start || now < end;
@@ -171,7 +184,7 @@ export function policyBlock(
   }
   if (opts.bypassCaps) return null;
   const perDay = policy.max_pushes_per_day ?? 0;
-  if (perDay > 0 && countFrom(sentAtMs, dayStart(z, nowMs)) >= perDay) {
+  if (perDay > 0 && countFrom(sentAtMs, localDay(z, nowMs).dayStart) >= perDay) {
     return { skip_reason: 'frequency_cap', error: `Daily cap reached: ${pushes(perDay)} since local midnight (${zone})` };
   }
   const perWindow = policy.max_pushes_per_window ?? 0;

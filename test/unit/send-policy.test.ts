@@ -197,6 +197,21 @@ t.test('quiet hours follow DST: America/New_York in July is UTC-4', async (t) =>
   t.equal(reason(policy, 'America/New_York', at('2025-07-16T12:00:00Z'), []), null, '08:00 EDT');
 });
 
+t.test('quiet hours on the DST days of Europe/Paris: the wall clock after the change', async (t) => {
+  const policy: SendPolicy = { quiet_hours: { start: '03:00', end: '08:00' } };
+  // 2025-03-30: 02:00 CET becomes 03:00 CEST at 01:00Z.
+  t.equal(reason(policy, 'Europe/Paris', at('2025-03-30T00:59:59.999Z'), []), null, '01:59:59.999 CET');
+  t.equal(reason(policy, 'Europe/Paris', at('2025-03-30T01:00:00Z'), []), 'quiet_hours', '03:00 CEST');
+  t.equal(reason(policy, 'Europe/Paris', at('2025-03-30T05:59:59.999Z'), []), 'quiet_hours', '07:59:59.999 CEST');
+  t.equal(reason(policy, 'Europe/Paris', at('2025-03-30T06:00:00Z'), []), null, '08:00 CEST');
+  // 2025-10-26: 03:00 CEST becomes 02:00 CET at 01:00Z, so 02:00-03:00 happens twice.
+  const night: SendPolicy = { quiet_hours: { start: '02:30', end: '03:00' } };
+  t.equal(reason(night, 'Europe/Paris', at('2025-10-26T00:30:00Z'), []), 'quiet_hours', '02:30 CEST');
+  t.equal(reason(night, 'Europe/Paris', at('2025-10-26T01:00:00Z'), []), null, '02:00 CET');
+  t.equal(reason(night, 'Europe/Paris', at('2025-10-26T01:30:00Z'), []), 'quiet_hours', '02:30 CET, again');
+  t.equal(reason(night, 'Europe/Paris', at('2025-10-26T02:00:00Z'), []), null, '03:00 CET');
+});
+
 t.test('quiet hours in Asia/Kolkata (UTC+5:30), across midnight and within a day', async (t) => {
   const wrapping: SendPolicy = { quiet_hours: { start: '23:30', end: '06:15' } };
   const cases: [string, string, boolean][] = [
