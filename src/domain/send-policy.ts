@@ -34,9 +34,11 @@ export interface PolicyBlock {
 
 /**
  * How far back a person's sent times must reach for policyBlock to be right: the longest
- * rolling window (168 h) covers the local day too (at most 25 h, with a DST change).
+ * rolling window (168 h) covers the local day too (at most 25 h, with a DST change), plus an
+ * hour of slack for a caller whose `now` is a little before the instant it loaded the times
+ * from, or a clock stepped back.
  */
-export const COUNTER_HORIZON_MS = 168 * HOUR_MS;
+export const COUNTER_HORIZON_MS = 169 * HOUR_MS;
 
 interface Zone {
   format: Intl.DateTimeFormat;
@@ -208,18 +210,4 @@ export function sendPolicyConflicts(policy: SendPolicy | null): FieldError[] {
     problems.push({ field: 'send_policy.max_pushes_per_window', message: 'max_pushes_per_window and window_hours are set together: both > 0 enables the rolling cap, both 0 disables it' });
   }
   return problems;
-}
-
-// PLACEHOLDER until branch push-rules lands.
-export interface SendPolicy { timezone?: string; quiet_hours?: { start: string; end: string } | null; max_pushes_per_day?: number; max_pushes_per_window?: number; window_hours?: number }
-export type PolicySkip = 'quiet_hours' | 'frequency_cap' | 'rolling_cap';
-export interface PolicyBlock { skip_reason: PolicySkip; error: string }
-export const COUNTER_HORIZON_MS = 169 * 3600_000;
-export function recipientZone(personTimeZone: string | null | undefined, policy: SendPolicy | null): string {
-  return personTimeZone && isTimeZone(personTimeZone) ? personTimeZone : policy?.timezone || 'UTC';
-}
-export function policyBlock(policy: SendPolicy | null, _zone: string, nowMs: number, sentAtMs: readonly number[], opts: { bypassCaps?: boolean } = {}): PolicyBlock | null {
-  if (!policy || opts.bypassCaps) return null;
-  if (policy.max_pushes_per_day && sentAtMs.filter((t) => t > nowMs - 86_400_000).length >= policy.max_pushes_per_day) return { skip_reason: 'frequency_cap', error: 'daily cap' };
-  return null;
 }
