@@ -71,6 +71,21 @@ t.test('variables: recipient values win over top-level; person and traits per re
   t.equal(mb.body, 'free S');
 });
 
+t.test('a recipient whose template cannot be rendered (a limit reached) fails alone; a single send is a 400', async (t) => {
+  const w = await PushWs.create(s);
+  const small = await w.personWith('small', [[pushToken(), 'android']]);
+  const huge = await w.personWith('huge', [[pushToken(), 'android']]);
+  const title = '{% for i in (1..n) %}xxxxxxxxxx{% endfor %}';
+  const r = await w.batch({ title, variables: { n: 2 }, recipients: [{ user_id: small }, { user_id: huge, variables: { n: 100_000_000 } }] });
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  t.same(r.body.results.map((x: Result) => x.status), ['sent', 'failed']);
+  t.type(r.body.results[1].error, 'string', 'the failed recipient says why');
+  t.equal((await w.status(r.body.results[0].message_id)).body.message.title, 'x'.repeat(20));
+  const before = (await w.history(huge)).body.total;
+  invalidField(t, await w.send({ external_id: 'huge', title, variables: { n: 100_000_000 } }), 'title');
+  t.equal((await w.history(huge)).body.total, before, 'the single send stored nothing');
+});
+
 t.test('device_token selector: only that device; a token not among the active devices is skipped', async (t) => {
   const w = await PushWs.create(s);
   const t1 = pushToken('one-');
