@@ -231,6 +231,22 @@ const workspaceSettings: Schema = {
 const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
 const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
 
+/** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
+const channelState = (identifiers: Record<string, Schema>): Schema => ({
+  anyOf: [
+    closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers }),
+    closed({ configured: enumOf(true), readable: enumOf(false) }, undefined, { description: 'Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends to it fail until it is set again' }),
+    closed({ configured: enumOf(false) }),
+  ],
+});
+const pushChannels = closed({
+  channels: closed({
+    fcm: channelState({ project_id: str, client_email: str, private_key_id: nullableStr, token_uri: str }),
+    apns: channelState({ key_id: str, team_id: str, bundle_id: str, production: { type: 'boolean' } }),
+  }),
+  updated_at: { ...nullableTimestamp, description: 'Last change; null when no credentials were ever set' },
+});
+
 const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
 /** GET /healthz (DECISIONS §1). */
 const health = closed({
@@ -334,6 +350,7 @@ export const COMPONENTS: Record<string, Schema> = {
   WorkspaceSettings: workspaceSettings,
   Workspace: workspace,
   Member: member,
+  PushChannels: pushChannels,
   Health: health,
   FieldError: fieldError,
   BadRequest: badRequest,
@@ -578,6 +595,16 @@ const SPECIFIC: Record<string, RouteResponses> = {
     success: { 200: message('The member is removed') },
     errors: { 400: { codes: [], why: 'The owner cannot be removed (VALIDATION_ERROR)' }, 404: { codes: ['NOT_FOUND'], why: 'Not a member' } },
   },
+  'PUT /workspaces/{workspaceId}/channels/push': {
+    success: { 200: ok('The channels as now stored (private keys are never echoed)', { data: pushChannels }) },
+    errors: {
+      400: {
+        codes: [],
+        why: "A private key that does not import as its provider's key (FCM: PKCS#8 RSA; APNs: PKCS#8 EC P-256), APNs fields omitted with no stored credentials to keep them from (VALIDATION_ERROR, naming the field)",
+      },
+    },
+  },
+  'GET /workspaces/{workspaceId}/channels/push': { success: { 200: ok('Which channels are configured, with their non-secret identifiers', { data: pushChannels }) } },
 
   [`POST ${KEYS}`]: {
     success: { 201: ok('The key with its full credential, shown once', { api_key: newApiKey, warning: str }) },

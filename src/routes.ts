@@ -12,6 +12,7 @@ import * as devices from '../schemas/devices.js';
 import * as events from '../schemas/events.js';
 import * as pushSend from '../schemas/push-send.js';
 import * as push from '../schemas/push.js';
+import * as channels from '../schemas/channels.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -119,6 +120,10 @@ const defs = [
   { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, refusals: ws.workspaceUpdateRefusals, summary: 'Update name and settings (send policy)' },
   { method: 'POST', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', body: ws.memberAdd, summary: 'Add a member' },
   { method: 'DELETE', path: '/workspaces/{workspaceId}/members/{userId}', auth: 'session', workspace: 'path', summary: 'Remove a member' },
+
+  // Push provider credentials (session), never echoed back.
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
 
   // API keys (session).
   { method: 'POST', path: KEYS, auth: 'session', workspace: 'path', body: keys.apiKeyCreate, summary: 'Create an API key' },

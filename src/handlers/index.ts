@@ -9,5 +9,15 @@ import { deviceHandlers } from './devices.js';
 import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
 import { pushTokenHandlers } from './push-tokens.js';
+import { channelHandlers } from './channels.js';
 
-export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers, ...pushHandlers, ...pushTokenHandlers };
+export const handlers: Record<HandledRouteId, Handler> = {
+  ...workspaceHandlers,
+  ...apiKeyHandlers,
+  ...peopleHandlers,
+  ...deviceHandlers,
+  ...eventHandlers,
+  ...pushHandlers,
+  ...pushTokenHandlers,
+  ...channelHandlers,
+};

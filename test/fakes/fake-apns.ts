@@ -26,7 +26,10 @@ export interface FakeApns {
   teamId: string;
   bundleId: string;
   received: ReceivedPush[];
+  /** Sessions (connections) the server accepted. */
   sessions: number;
+  /** Sessions open now. */
+  readonly openSessions: number;
   close(): Promise<void>;
 }
 
@@ -51,6 +54,9 @@ export async function startFakeApns(): Promise<FakeApns> {
     bundleId: 'com.example.herald',
     received: [],
     sessions: 0,
+    get openSessions() {
+      return sessions.size;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sessions) s.destroy();

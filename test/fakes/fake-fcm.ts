@@ -33,6 +33,8 @@ export interface FakeFcm {
   tokenFetches: number;
   /** Sessions (connections) the server accepted. */
   sessions: number;
+  /** HTTP/2 sessions open now (clients that closed theirs are not counted). */
+  readonly openSessions: number;
   /** The most streams open at once on one session. */
   maxConcurrentStreams: number;
   tokenLifetimeSeconds: number;
@@ -55,6 +57,7 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
   const retried = new Set<string>();
   const sockets = new Set<TLSSocket>();
   const streamsOpen = new Map<http2.Http2Session, number>();
+  const live = new Set<http2.Http2Session>();
   let trigger: { kind: 'goaway' | 'drop'; after: number } | undefined;
 
   const server = http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true });
@@ -64,6 +67,8 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
   });
   server.on('session', (session) => {
     fake.sessions++;
+    live.add(session);
+    session.on('close', () => live.delete(session));
     session.on('error', () => {});
   });
 
@@ -82,6 +87,9 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
     received: [],
     tokenFetches: 0,
     sessions: 0,
+    get openSessions() {
+      return live.size;
+    },
     maxConcurrentStreams: 0,
     tokenLifetimeSeconds: 3600,
     slowMs: 300,
