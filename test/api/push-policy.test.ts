@@ -86,6 +86,18 @@ t.test('daily cap: N sent, then frequency_cap, per person', async (t) => {
   isSent(t, await w.send({ external_id: 'daily', title: '5' }));
 });
 
+t.test('concurrent sends to one person cannot both take the last slot', async (t) => {
+  const w = await PushWs.create(s);
+  await w.policy({ timezone: comfortableZone().zone, max_pushes_per_day: 2 });
+  const id = await w.personWith('rush', [[pushToken(), 'android']]);
+  const rs = await Promise.all(Array.from({ length: 8 }, (_, n) => w.send({ external_id: 'rush', title: `n${n}` })));
+  for (const r of rs) t.equal(r.status, 200, r.text);
+  const statuses = rs.map((r) => `${r.body.status}:${r.body.skip_reason ?? ''}`).sort();
+  t.same(statuses, ['policy_suppressed:frequency_cap', 'policy_suppressed:frequency_cap', 'policy_suppressed:frequency_cap', 'policy_suppressed:frequency_cap', 'policy_suppressed:frequency_cap', 'policy_suppressed:frequency_cap', 'sent:', 'sent:']);
+  const b = await w.batch({ title: 'x', recipients: [{ user_id: id }] });
+  t.equal(b.body.results[0].status, 'policy_suppressed', 'the batch route shares the counter');
+});
+
 t.test('caps count sent pushes only: failed, skipped and suppressed sends do not use the allowance', async (t) => {
   const w = await PushWs.create(s);
   await w.policy({ timezone: comfortableZone().zone, max_pushes_per_day: 1 });

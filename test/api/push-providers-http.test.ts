@@ -27,8 +27,9 @@ const CUSTOM = {
   'google.c.a.e': '1',
   'gcm.n.e': '1',
   aps: { badge: 99 },
+  nested: { list: ['{{ name }}', 1] },
 };
-const CONTENT = { title: 'Hi {{ name }}', body: '{{ traits.plan }} plan', image_url: 'https://example.com/i.png', custom_data: CUSTOM, variables: { name: 'Ann' } };
+const CONTENT = { title: 'Hi {{ name }}', body: '{{ traits.plan }} plan', image_url: 'https://example.com/{{ name }}.png', custom_data: CUSTOM, variables: { name: 'Ann' } };
 
 t.test('FCM: the request carries the rendered message; FCM-reserved data keys are stripped', async (t) => {
   const w = await faked();
@@ -42,7 +43,7 @@ t.test('FCM: the request carries the rendered message; FCM-reserved data keys ar
   t.equal(got.length, 1, 'one request');
   const msg = got[0]!.body.message as { notification?: Record<string, string>; data?: Record<string, string> };
   t.equal(got[0]!.path, '/v1/projects/herald-test/messages:send');
-  t.same(msg.notification, { title: 'Hi Ann', body: 'pro plan', image: 'https://example.com/i.png' }, 'notification rendered');
+  t.same(msg.notification, { title: 'Hi Ann', body: 'pro plan', image: 'https://example.com/Ann.png' }, 'notification rendered, image_url too');
   t.equal(msg.data?.greeting, 'Hello Ann', 'custom_data string values rendered');
   t.equal(msg.data?.count, '3', 'FCM data values are strings');
   t.equal(msg.data?.keep, 'k');
@@ -68,6 +69,7 @@ t.test('APNs: the request carries the rendered alert and the custom data; a cust
   t.equal(body.greeting, 'Hello Ann', 'custom data rendered');
   t.equal(body.count, 3);
   t.equal(body.keep, 'k');
+  t.same(body.nested, { list: ['Ann', 1] }, 'strings rendered at any depth, other values as they are');
 });
 
 t.test('android and ios devices: each provider gets one request; one sent result', async (t) => {

@@ -171,6 +171,13 @@ t.test('dead token (sandbox unregistered-): 500 PROVIDER_ERROR, record failed, d
 
   await isSkipped(t, w, await w.send({ external_id: 'dead', title: 'x' }), 'no_active_device_tokens');
   t.equal((await w.history(id)).body.total, 1, 'the failed record only');
+
+  // Registering the token again makes the device active, but the suppression stays until lifted.
+  await w.device('dead', dead, 'android');
+  await isSkipped(t, w, await w.send({ external_id: 'dead', title: 'x' }), 'device_token_suppressed');
+  const lift = await s.req('DELETE', `/workspaces/${w.id}/push/tokens/suppress/${again.body.suppression.id}`, { token: w.keys.send });
+  t.equal(lift.status, 200, lift.text);
+  isProviderError(t, await w.send({ external_id: 'dead', title: 'x' }));
 });
 
 t.test('provider refusal (sandbox fail-): 500 PROVIDER_ERROR, the device untouched and tried again next time', async (t) => {
@@ -309,6 +316,26 @@ t.test('scheduled send skipped at send time keeps its message id and shows skipp
   t.equal(m?.message_id, r.body.message_id);
   t.equal(m?.status, 'skipped', `skipped at send time: ${JSON.stringify(m)}`);
   t.equal(m?.skip_reason, 'person_unsubscribed');
+});
+
+t.test('scheduled send: the policy and the person are those of send time', async (t) => {
+  const w = await PushWs.create(s);
+  await w.personWith('busy', [[pushToken(), 'android']], { plan: 'free' });
+  await w.policy({ timezone: comfortableZone().zone, max_pushes_per_day: 1 });
+  const r = await w.send({ external_id: 'busy', title: 'Plan {{ traits.plan }}', scheduled_at: new Date(Date.now() + 2000).toISOString() });
+  t.equal(r.status, 202, r.text);
+  await w.person('busy', { plan: 'pro' });
+  isSent(t, await w.send({ external_id: 'busy', title: 'now' }));
+  const m = await settled(w, r.body.message_id);
+  t.equal(m?.status, 'policy_suppressed', `the cap reached meanwhile holds it: ${JSON.stringify(m)}`);
+  t.equal(m?.skip_reason, 'frequency_cap');
+
+  await w.policy(null);
+  const r2 = await w.send({ external_id: 'busy', title: 'Plan {{ traits.plan }}', scheduled_at: new Date(Date.now() + 1500).toISOString() });
+  await w.person('busy', { plan: 'team' });
+  const m2 = await settled(w, r2.body.message_id);
+  t.equal(m2?.status, 'sent');
+  t.equal(m2?.title, 'Plan team', 'rendered with the traits of send time');
 });
 
 t.test('scheduled send whose only device is dead: failed when due, device invalidated', async (t) => {

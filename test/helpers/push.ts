@@ -48,7 +48,7 @@ export function pushToken(prefix = 'tok-'): string {
 }
 
 /** The Unix seconds of a `skipped-<unix seconds>` message id, or NaN. */
-export function skippedSeconds(messageId: unknown): number {
+function skippedSeconds(messageId: unknown): number {
   const m = /^skipped-(\d+)$/.exec(String(messageId));
   return m ? Number(m[1]) : NaN;
 }
