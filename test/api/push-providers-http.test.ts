@@ -2,9 +2,10 @@
 // a platform without credentials fails instead of going to the sandbox (DECISIONS §9, §11): what
 // the providers receive (rendered content, reserved custom_data keys stripped), dead-token
 // feedback, retries on 429/503 with Retry-After, configuration errors, missing credentials.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { makeP8 } from '../fakes/fake-apns.js';
+import type { Res } from '../helpers/server.js';
 import { PushWs, apnsSends, fcmSends, isProviderError, isSent, isSkipped, pushToken, startPushServer } from '../helpers/push.js';
 
 const { s, fakes } = await startPushServer(t, { HERALD_PUSH_PROVIDER: 'live' });
@@ -31,12 +32,18 @@ const CUSTOM = {
 };
 const CONTENT = { title: 'Hi {{ name }}', body: '{{ traits.plan }} plan', image_url: 'https://example.com/{{ name }}.png', custom_data: CUSTOM, variables: { name: 'Ann' } };
 
-t.test('FCM: the request carries the rendered message; FCM-reserved data keys are stripped', async (t) => {
+/** CONTENT sent to a person (plan pro) with one device of `platform` in a faked workspace: sent by `provider`. */
+async function sendContent(t: Test, platform: 'android' | 'ios', provider: string): Promise<{ w: PushWs; token: string; r: Res }> {
   const w = await faked();
   const token = pushToken();
-  await w.personWith('droid', [[token, 'android']], { plan: 'pro' });
-  const r = await w.send({ external_id: 'droid', ...CONTENT });
-  isSent(t, r, 'fcm');
+  await w.personWith('someone', [[token, platform]], { plan: 'pro' });
+  const r = await w.send({ external_id: 'someone', ...CONTENT });
+  isSent(t, r, provider);
+  return { w, token, r };
+}
+
+t.test('FCM: the request carries the rendered message; FCM-reserved data keys are stripped', async (t) => {
+  const { w, token, r } = await sendContent(t, 'android', 'fcm');
   t.match(r.body.provider_id, /^projects\/herald-test\/messages\//, 'provider_id is the FCM message name');
 
   const got = fcmSends(fakes, token);
@@ -55,11 +62,7 @@ t.test('FCM: the request carries the rendered message; FCM-reserved data keys ar
 });
 
 t.test('APNs: the request carries the rendered alert and the custom data; a custom `aps` is stripped', async (t) => {
-  const w = await faked();
-  const token = pushToken();
-  await w.personWith('phone', [[token, 'ios']], { plan: 'pro' });
-  const r = await w.send({ external_id: 'phone', ...CONTENT });
-  isSent(t, r, 'apns');
+  const { token } = await sendContent(t, 'ios', 'apns');
   const got = apnsSends(fakes, token);
   t.equal(got.length, 1, 'one request');
   t.equal(got[0]!.headers['apns-topic'], apns.bundleId);
