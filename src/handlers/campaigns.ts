@@ -87,8 +87,9 @@ const list: Handler = async (ctx) => {
 
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
-  const stats = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
-  return json(200, { success: true, data: { campaign: present(campaign), stats: { ...stats, last_triggered_at: iso(stats.last_triggered_at) }, message: 'Campaign retrieved' } });
+  const st = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
+  return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
 
 const update: Handler = async (ctx) => {
