@@ -248,7 +248,7 @@ const pushChannels = closed({
 });
 const campaignStatus = enumOf('draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed');
 const triggerType = enumOf('event', 'webhook', 'schedule', 'dynamic_schedule');
-/** INTERFACE 2.7; template_id only when the campaign was created with one (and it still exists). */
+/** INTERFACE 2.7; template_id only when the campaign was created with one. */
 const campaign = closed(
   {
     id: uuid,

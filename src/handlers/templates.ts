@@ -69,7 +69,9 @@ const update: Handler = async (ctx) => {
 
 const remove: Handler = async (ctx) => {
   const name = await ctx.db.tx(async (q) => {
-    // The lock waits for a campaign going live with this template (it reads it FOR SHARE) to commit.
+    // A campaign going live reads its templates FOR SHARE: with this lock held, it either
+    // committed before (and is found below) or reads the template after it is gone (and fails
+    // activation), never both.
     const template = await loadTemplate(q, ctx, true);
     const using = await liveCampaignsUsing(q, ctx.workspaceId!, template.id);
     if (using.length > 0) throw new DomainError('TEMPLATE_IN_USE', `The template is used by live campaigns (${using.join(', ')}): pause them or change their workflows first`);

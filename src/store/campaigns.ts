@@ -30,8 +30,8 @@ export interface CampaignStats {
   last_triggered_at: Date | null;
 }
 
-const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at';
 const LIVE = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
+const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at';
 
 export async function insertCampaign(q: Queryable, c: Omit<CampaignRow, 'created_at' | 'updated_at'>): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
@@ -79,7 +79,7 @@ export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
   await q.query('DELETE FROM campaigns WHERE id = $1', [id]);
 }
 
-/** Names of the workspace's live campaigns whose push nodes (or creation template) use the template. */
+/** Names of the workspace's live campaigns whose push nodes, or creation template, use the template. */
 export async function liveCampaignsUsing(q: Queryable, workspaceId: string, templateId: string): Promise<string[]> {
   const r = await q.query<{ name: string }>(
     `SELECT name FROM campaigns

@@ -280,8 +280,11 @@ const migrations: { id: number; name: string; sql: string }[] = [
       );
       CREATE INDEX message_templates_by_workspace ON message_templates (workspace_id, created_at DESC, id DESC);
       -- INTERFACE 2.7, DECISIONS §6. trigger_config, audience_config and workflow_definition are
-      -- kept as written (validated for activation by domain/campaigns.ts); template_id is the one
-      -- the campaign was created with (its push nodes name theirs in workflow_definition).
+      -- kept as written (validated for activation by domain/campaigns.ts). template_id is the
+      -- one the campaign was created with, as given: push nodes name theirs in the workflow, and
+      -- a template deleted since is reported by activation. No foreign key, so deleting a
+      -- template never locks campaign rows (which a campaign going live holds while it reads
+      -- its templates).
       CREATE TABLE campaigns (
         id uuid PRIMARY KEY,
         workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -291,7 +294,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         trigger_config jsonb NOT NULL,
         audience_config jsonb NOT NULL DEFAULT '{}',
         workflow_definition jsonb NOT NULL DEFAULT '{"nodes": []}',
-        template_id uuid REFERENCES message_templates(id) ON DELETE SET NULL,
+        template_id uuid,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       );
