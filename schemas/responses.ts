@@ -246,6 +246,54 @@ const pushChannels = closed({
   }),
   updated_at: { ...nullableTimestamp, description: 'Last change; null when no credentials were ever set' },
 });
+const campaignStatus = enumOf('draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed');
+const triggerType = enumOf('event', 'webhook', 'schedule', 'dynamic_schedule');
+/** INTERFACE 2.7; template_id only when the campaign was created with one. */
+const campaign = closed(
+  {
+    id: uuid,
+    workspace_id: uuid,
+    name: str,
+    status: campaignStatus,
+    trigger_type: triggerType,
+    trigger_config: freeObject,
+    audience_config: freeObject,
+    workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
+    template_id: uuid,
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+  ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
+);
+/** DECISIONS §3. */
+const campaignStats = closed({
+  enrolled: { ...count, description: 'Entries of people into the campaign' },
+  triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
+  sent: count,
+  skipped: count,
+  policy_suppressed: count,
+  failed: count,
+  last_triggered_at: { ...nullableTimestamp, description: 'The latest enrolment' },
+});
+/** DECISIONS §11. */
+const messageTemplate = closed({
+  id: uuid,
+  workspace_id: uuid,
+  name: str,
+  channel: enumOf('push'),
+  title: nullableStr,
+  body: nullableStr,
+  image_url: nullableStr,
+  action_url: nullableStr,
+  custom_data: { ...freeObject, nullable: true },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const nodeMessage = closed(
+  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, template_id: uuid },
+  [],
+  { description: "The push node's own content (and the template it uses); fields it does not set are absent" },
+);
 
 const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
 /** GET /healthz (DECISIONS §1). */
@@ -351,6 +399,9 @@ export const COMPONENTS: Record<string, Schema> = {
   Workspace: workspace,
   Member: member,
   PushChannels: pushChannels,
+  Campaign: campaign,
+  CampaignStats: campaignStats,
+  MessageTemplate: messageTemplate,
   Health: health,
   FieldError: fieldError,
   BadRequest: badRequest,
@@ -387,7 +438,7 @@ const ok = (description: string, properties: Record<string, Schema>, required?: 
 });
 
 /** Errors a handler throws beyond the common ones: status → codes and when. */
-type HandlerErrors = Partial<Record<400 | 404 | 500, { codes: ErrorCode[]; why: string }>>;
+type HandlerErrors = Partial<Record<400 | 404 | 409 | 500, { codes: ErrorCode[]; why: string }>>;
 
 interface RouteResponses {
   /** The 2xx answers. */
@@ -419,6 +470,11 @@ const dashboardPersonNotFound: HandlerErrors[404] = { codes: ['PERSON_NOT_FOUND'
 
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const PUSH = '/workspaces/{workspaceId}/push';
+const TEMPLATES = '/workspaces/{workspaceId}/templates';
+const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such campaign in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such template in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
+const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
 
 const SPECIFIC: Record<string, RouteResponses> = {
   'GET /openapi.json': {
@@ -625,10 +681,43 @@ const SPECIFIC: Record<string, RouteResponses> = {
   },
   [`GET ${KEYS}/{keyId}/usage`]: { success: { 200: ok('Usage of the key (lags by up to 1 s)', { usage: apiKeyUsage }) }, errors: { 404: keyNotFound } },
 
-  'POST /campaigns': notImplemented,
-  'GET /campaigns': notImplemented,
-  'GET /campaigns/{campaignId}': notImplemented,
-  'PUT /campaigns/{campaignId}': notImplemented,
+  'POST /campaigns': {
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, maxItems: 0 } }) }) },
+    errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
+  },
+  'GET /campaigns': {
+    success: { 200: ok('A page of campaigns, newest first; total counts every match', { campaigns: { type: 'array', items: campaign }, total: count, limit: count, offset: count }) },
+  },
+  'GET /campaigns/{campaignId}': {
+    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },
+    errors: { 404: campaignNotFound },
+  },
+  'PUT /campaigns/{campaignId}': {
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
+      404: campaignNotFound,
+    },
+  },
+  'DELETE /campaigns/{campaignId}': {
+    success: { 200: message('Deleted with its enrolments; push records stay') },
+    errors: { 404: campaignNotFound, 409: { codes: ['CAMPAIGN_ACTIVE'], why: 'The campaign is active or scheduled: pause it first' } },
+  },
+  'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': {
+    success: { 200: ok("The push node's content now", { data: closed({ node_id: str, message: nodeMessage }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED'], why: `The node is not a push node (VALIDATION_ERROR), ${TEMPLATE_PARSE}; a live campaign left failing the activation rules` },
+      404: { codes: ['NOT_FOUND'], why: "No such campaign in the workspace, or no such node in its workflow" },
+    },
+  },
+  [`POST ${TEMPLATES}`]: { success: { 201: templateBody('The template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE } } },
+  [`GET ${TEMPLATES}`]: { success: { 200: ok('The templates, newest first', { templates: { type: 'array', items: messageTemplate }, total: count }) } },
+  [`GET ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The template') }, errors: { 404: templateNotFound } },
+  [`PUT ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The updated template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE }, 404: templateNotFound } },
+  [`DELETE ${TEMPLATES}/{templateId}`]: {
+    success: { 200: message('Deleted') },
+    errors: { 404: templateNotFound, 409: { codes: ['TEMPLATE_IN_USE'], why: 'An active or scheduled campaign uses the template' } },
+  },
   'GET /workspaces/{workspaceId}/people': { success: { 200: personPage('A page of people, oldest first', dashboardPerson) } },
   'GET /workspaces/{workspaceId}/people/stats': {
     success: { 200: ok('People statistics', { total: count, active: count, unsubscribed: count, bounced: count, suppressed: count, recent: { ...count, description: 'Created in the last 7 days' } }) },
@@ -692,6 +781,8 @@ function responsesOf(route: Route): Responses {
   }
   const own404 = spec.errors?.[404];
   if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
+  const own409 = spec.errors?.[409];
+  if (own409) out['409'] = { description: own409.why, schema: error(own409.codes) };
   const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
   out['413'] = {
     description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,

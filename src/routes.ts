@@ -13,6 +13,7 @@ import * as events from '../schemas/events.js';
 import * as pushSend from '../schemas/push-send.js';
 import * as push from '../schemas/push.js';
 import * as channels from '../schemas/channels.js';
+import * as campaigns from '../schemas/campaigns.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -74,6 +75,7 @@ type RouteDef = KeyRoute | SessionRoute | PublicRoute;
 
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
+const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const LATER = 'This route is defined by the interface and not served by this Herald version yet';
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
@@ -141,11 +143,18 @@ const defs = [
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/messages', auth: 'session', workspace: 'path', query: pushSend.messageHistory, summary: "A person's push messages, newest first" },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 
-  // Campaign authoring (session), a later issue.
-  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'Create a campaign', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
-  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
+  // Campaign authoring and message templates (session).
+  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', body: campaigns.campaignCreate, summary: 'Create a campaign (draft)' },
+  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', query: campaigns.campaignList, summary: 'List campaigns' },
+  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign with its stats' },
+  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
+  { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push node's content" },
+  { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
+  { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
+  { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },
+  { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
+  { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 ] as const satisfies readonly RouteDef[];
 
 type Def = (typeof defs)[number];

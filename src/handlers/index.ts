@@ -10,6 +10,8 @@ import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
 import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
+import { campaignHandlers } from './campaigns.js';
+import { templateHandlers } from './templates.js';
 
 export const handlers: Record<HandledRouteId, Handler> = {
   ...workspaceHandlers,
@@ -20,4 +22,6 @@ export const handlers: Record<HandledRouteId, Handler> = {
   ...pushHandlers,
   ...pushTokenHandlers,
   ...channelHandlers,
+  ...campaignHandlers,
+  ...templateHandlers,
 };
