@@ -4,10 +4,10 @@
 // status object and the message history (DECISIONS §3, §10), and permissions (INTERFACE 5.2).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { FORBIDDEN, ISO_MS, UUID, badRequest, keyError } from '../helpers/assert.js';
+import { FORBIDDEN, ISO_MS, UUID, badRequest, keyError, sessionError } from '../helpers/assert.js';
 import { eventually, type Res } from '../helpers/server.js';
 import {
-  PushWs, comfortableZone, fcmSends, invalidField, isPolicySuppressed, isProviderError, isSent, isSkipped, pushToken, sessionError, startPushServer,
+  PushWs, comfortableZone, fcmSends, invalidField, isPolicySuppressed, isProviderError, isSent, isSkipped, pushToken, startPushServer,
 } from '../helpers/push.js';
 
 const { s, fakes } = await startPushServer(t);

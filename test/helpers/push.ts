@@ -230,14 +230,6 @@ export function invalidField(t: Test, r: Res, field: string): void {
   t.ok((r.body?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.details)}`);
 }
 
-/** The session-route error body of DECISIONS §4. */
-export function sessionError(t: Test, r: Res, status: number, code: string): void {
-  t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
-  t.equal(r.body?.success, false);
-  t.equal(r.body?.error?.code, code, `code ${code}`);
-  t.type(r.body?.error?.message, 'string');
-}
-
 /** Minutes since local midnight in `zone` at `at`. */
 export function localMinutes(zone: string, at = new Date()): number {
   const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at);
