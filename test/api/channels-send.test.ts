@@ -4,30 +4,11 @@
 // CA). POST /push/send reaches the fakes with the stored credentials; a platform without
 // credentials is PROVIDER_ERROR naming the channel; a PUT is used by the very next send.
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { newKey, newWorkspace, startServer, uniqueUser, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS } from '../helpers/assert.js';
-import { startFakeApns } from '../fakes/fake-apns.js';
-import { startFakeFcm } from '../fakes/fake-fcm.js';
+import { newKey, newWorkspace, uniqueUser } from '../helpers/server.js';
+import { startPushServer } from '../helpers/push.js';
 
-const fcm = await startFakeFcm();
-t.teardown(() => fcm.close());
-const apns = await startFakeApns();
-t.teardown(() => apns.close());
-const dir = mkdtempSync(join(tmpdir(), 'herald-ca-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-writeFileSync(join(dir, 'ca.pem'), fcm.ca + apns.ca);
-
-const s: TestServer = await startServer({
-  ...NO_LIMITS,
-  HERALD_PUSH_PROVIDER: 'live',
-  HERALD_FCM_ENDPOINT: fcm.url,
-  HERALD_APNS_ENDPOINT: apns.url,
-  NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'),
-});
-t.teardown(() => s.stop());
+const { s, fakes } = await startPushServer(t, { HERALD_PUSH_PROVIDER: 'live' });
+const { fcm, apns } = fakes;
 
 const apnsCreds = { key_p8: apns.keyP8, key_id: apns.keyId, team_id: apns.teamId, bundle_id: apns.bundleId };
 const hex = (label: string) => Buffer.from(label.padEnd(32, '.')).toString('hex');
