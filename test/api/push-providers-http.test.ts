@@ -204,3 +204,26 @@ t.test('missing credentials (not sandbox): 500 PROVIDER_ERROR naming the channel
   const byPlatform = Object.fromEntries(st.deliveries.map((d: { platform: string; status: string }) => [d.platform, d.status]));
   t.same(byPlatform, { android: 'failed', ios: 'sent' });
 });
+
+/** A batch of `n` people with one android device each through the fake FCM, with `disrupt` armed first. */
+async function disruptedBatch(t: Test, n: number, disrupt: () => void): Promise<void> {
+  const w = await faked();
+  const people = await Promise.all(Array.from({ length: n }, (_, i) => w.personWith(`mid-${i}`, [[pushToken(), 'android']])));
+  disrupt();
+  const r = await w.batch({ title: 'Mid-batch', recipients: people.map((user_id) => ({ user_id })) });
+  t.equal(r.status, 200, r.text);
+  t.same(r.body.summary.sent, n, 'every recipient sent: unanswered requests went again on a fresh session');
+  t.equal(r.body.summary.failed, 0);
+}
+
+t.test('GOAWAY from FCM mid-batch: the batch completes on a new session, every recipient sent', async (t) => {
+  const before = fcm.sessions;
+  await disruptedBatch(t, 40, () => fcm.goawayAfter(10));
+  t.ok(fcm.sessions > before, 'a new session was opened after the GOAWAY');
+});
+
+t.test('FCM connection dropped mid-batch: the batch completes on a new session, every recipient sent', async (t) => {
+  const before = fcm.sessions;
+  await disruptedBatch(t, 40, () => fcm.dropAfter(10));
+  t.ok(fcm.sessions > before, 'a new session was opened after the drop');
+});
