@@ -1,17 +1,19 @@
 // The push send pipeline (INTERFACE 2.8, 3.3, 4.5; DECISIONS §5, §9, §10, §11), run in the
 // actor that owns the workspace. A send to many recipients is three phases:
-//   1. load, in a constant number of statements: the policy, the recipients' sendable devices,
-//      which of their tokens are suppressed, the send counters of capped people;
+//   1. load, in one statement (store/send-context.ts): the policy, the recipients' sendable
+//      devices, which of their tokens are suppressed; and, when a cap is set, the send counters
+//      of people the actor does not hold yet;
 //   2. decide, synchronously per recipient, in DECISIONS §5 order: person status → devices →
 //      token suppression → (render) → quiet hours → daily cap → rolling cap; a send reserves its
 //      counter slot with no await between the check and the reservation;
-//   3. send through the workspace's providers with bounded concurrency, then write every record,
-//      delivery and dead-token effect in one transaction before answering.
+//   3. send through the workspace's providers with bounded concurrency, then write every record
+//      and delivery (one statement) and the dead-token effects (with them, in one transaction)
+//      before answering.
 import type { Db } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
-import { loadWorkspace } from '../store/workspaces.js';
-import { invalidateDevices, sendableDevicesOf, type SendableDevice } from '../store/devices.js';
-import { suppressedAmong, suppressToken } from '../store/suppressions.js';
+import { sendContext } from '../store/send-context.js';
+import { invalidateDevices, type SendableDevice } from '../store/devices.js';
+import { suppressToken } from '../store/suppressions.js';
 import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
 import { renderContent, type CompiledContent, type PushContent } from '../domain/templates.js';
@@ -107,13 +109,10 @@ export class PushEngine {
     // 1. Load.
     const people = recipients.flatMap((r) => (r.person ? [r.person] : []));
     const personIds = [...new Set(people.map((p) => p.id))];
-    const [workspace, devices] = await Promise.all([loadWorkspace(this.db, send.workspaceId), sendableDevicesOf(this.db, personIds)]);
-    const policy = (workspace?.settings.send_policy ?? null) as SendPolicy | null;
+    const { policy: stored, devices, suppressed } = await sendContext(this.db, send.workspaceId, personIds);
+    const policy = stored as SendPolicy | null;
     const capped = !send.bypassCaps && !!policy && ((policy.max_pushes_per_day ?? 0) > 0 || (policy.max_pushes_per_window ?? 0) > 0);
-    const [suppressed] = await Promise.all([
-      suppressedAmong(this.db, send.workspaceId, [...new Set(devices.map((d) => d.device_token))]),
-      capped ? this.counters.load(personIds) : undefined,
-    ]);
+    if (capped) await this.counters.load(personIds);
     const devicesOf = new Map<string, SendableDevice[]>();
     for (const d of devices) (devicesOf.get(d.person_id) ?? devicesOf.set(d.person_id, []).get(d.person_id)!).push(d);
 
@@ -216,13 +215,17 @@ export class PushEngine {
       return { message_id: id, status: 'failed', sent_at: sentAt, provider: out[0]!.provider, error };
     });
     try {
-      await this.db.tx(async (q) => {
-        await saveRecords(q, records, deliveries);
-        await invalidateDevices(q, dead.map((x) => x.device.id));
-        for (const x of dead) {
-          await suppressToken(q, send.workspaceId, { device_token: x.device.device_token, platform: x.device.platform, suppression_type: x.type, reason: x.error, source_push_id: x.messageId });
-        }
-      });
+      // One statement when no token died (the usual case); with dead-token effects, one transaction.
+      if (dead.length === 0) await saveRecords(this.db, records, deliveries);
+      else {
+        await this.db.tx(async (q) => {
+          await saveRecords(q, records, deliveries);
+          await invalidateDevices(q, dead.map((x) => x.device.id));
+          for (const x of dead) {
+            await suppressToken(q, send.workspaceId, { device_token: x.device.device_token, platform: x.device.platform, suppression_type: x.type, reason: x.error, source_push_id: x.messageId });
+          }
+        });
+      }
     } catch (err) {
       // Not recorded: the sends that went out no longer count against the caps here either,
       // matching what a restart would rebuild from the records.

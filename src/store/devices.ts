@@ -66,21 +66,12 @@ export async function deactivateDevice(q: Queryable, workspaceId: string, extern
   return r.rowCount > 0;
 }
 
+/** A device a push can go to (active and valid): store/send-context.ts reads them. */
 export interface SendableDevice {
   id: string;
   person_id: string;
   device_token: string;
   platform: 'ios' | 'android' | 'web';
-}
-
-/** The people's devices a push can go to (active and valid), most recently used first. */
-export async function sendableDevicesOf(q: Queryable, personIds: readonly string[]): Promise<SendableDevice[]> {
-  const r = await q.query<SendableDevice>(
-    `SELECT id, person_id, device_token, platform FROM devices
-     WHERE person_id = ANY ($1::uuid[]) AND is_active AND is_valid ORDER BY last_used_at DESC, created_at DESC`,
-    [personIds],
-  );
-  return r.rows;
 }
 
 /** A provider said these tokens are gone (DECISIONS §9): later sends leave them out. */

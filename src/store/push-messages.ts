@@ -46,26 +46,23 @@ const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id
 const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[0]!);
 
 /**
- * Writes the records and their deliveries. A scheduled send's row exists already (it was
- * claimed): its outcome replaces it, keeping its id and created_at.
+ * Writes the records and their deliveries in one statement (so atomically, and in one round
+ * trip). A scheduled send's row exists already (it was claimed): its outcome replaces it,
+ * keeping its id, scheduled_at and created_at.
  */
 export async function saveRecords(q: Queryable, messages: readonly PushRecord[], deliveries: readonly DeliveryRecord[]): Promise<void> {
-  if (messages.length > 0) {
-    await q.query(
-      `INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
+  if (messages.length === 0) return;
+  await q.query(
+    `WITH m AS (
+       INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
        SELECT ${MESSAGE_NAMES.join(', ')} FROM jsonb_to_recordset($1::jsonb) AS x(${MESSAGE_COLUMNS})
-       ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_at = NULL`,
-      [JSON.stringify(messages)],
-    );
-  }
-  if (deliveries.length > 0) {
-    await q.query(
-      `INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
-       SELECT message_id, device_id, device_token, platform, status, provider_id, error
-       FROM jsonb_to_recordset($1::jsonb) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)`,
-      [JSON.stringify(deliveries)],
-    );
-  }
+       ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_at = NULL
+     )
+     INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
+     SELECT message_id, device_id, device_token, platform, status, provider_id, error
+     FROM jsonb_to_recordset($2::jsonb) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)`,
+    [JSON.stringify(messages), JSON.stringify(deliveries)],
+  );
 }
 
 /** The times of the people's `sent` pushes since `sinceMs`, by person. */

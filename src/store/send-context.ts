@@ -1,0 +1,30 @@
+// What a push send reads before it decides (src/delivery/engine.ts), in one round trip however
+// many recipients: the workspace's send policy, the recipients' sendable devices (active and
+// valid, most recently used first) and which of their tokens are suppressed.
+import type { Queryable } from './db.js';
+import type { SendableDevice } from './devices.js';
+
+export interface SendContext {
+  policy: unknown;
+  devices: SendableDevice[];
+  suppressed: Set<string>;
+}
+
+export async function sendContext(q: Queryable, workspaceId: string, personIds: readonly string[]): Promise<SendContext> {
+  const r = await q.query<{ policy: unknown; devices: SendableDevice[]; suppressed: string[] }>(
+    `WITH d AS (
+       SELECT id, person_id, device_token, platform, last_used_at, created_at FROM devices
+       WHERE person_id = ANY ($2::uuid[]) AND is_active AND is_valid
+     ), s AS (
+       SELECT DISTINCT t.device_token FROM token_suppressions t
+       WHERE t.workspace_id = $1 AND md5(t.device_token) IN (SELECT md5(device_token) FROM d) AND t.device_token IN (SELECT device_token FROM d)
+     )
+     SELECT (SELECT settings->'send_policy' FROM workspaces WHERE id = $1) AS policy,
+       COALESCE((SELECT json_agg(json_build_object('id', id, 'person_id', person_id, 'device_token', device_token, 'platform', platform)
+         ORDER BY last_used_at DESC, created_at DESC) FROM d), '[]') AS devices,
+       COALESCE((SELECT json_agg(device_token) FROM s), '[]') AS suppressed`,
+    [workspaceId, personIds],
+  );
+  const row = r.rows[0]!;
+  return { policy: row.policy ?? null, devices: row.devices, suppressed: new Set(row.suppressed) };
+}
