@@ -1,16 +1,20 @@
-// The processes a bench run starts (Herald, the floor, the load generator), how it talks to
-// them, and how it makes sure none outlives it.
+// The processes a bench run starts (Herald, the floor, the load generator, the push scenarios'
+// fake providers and push floor), how it talks to them, and how it makes sure none outlives it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
+import type { FakeProvidersReady, FakeProvidersStats, FromFakes, ToFakes } from './fake-providers.js';
+import type { FromPushFloor, PushFloorConfig, PushFloorResult } from './push-floor.js';
 import { round } from './stats.js';
 
 const HERALD_CLI = new URL('../src/cli.js', import.meta.url).pathname;
 const FLOOR = new URL('./floor.js', import.meta.url).pathname;
 const LOAD = new URL('./load.js', import.meta.url).pathname;
+const FAKES = new URL('./fake-providers.js', import.meta.url).pathname;
+const PUSH_FLOOR = new URL('./push-floor.js', import.meta.url).pathname;
 
 /** Every child this run started; killed (by pid, each one) when the run ends in any way. */
 const children = new Set<ChildProcess>();
@@ -117,6 +121,94 @@ export async function startFloor(): Promise<{ child: ChildProcess; base: string 
   return { child, base: m[1]! };
 }
 
+/** The fake FCM and APNs, in a process of their own; asked over IPC what they received. */
+export class FakeProviders {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly ready: FakeProvidersReady,
+  ) {}
+
+  static async start(): Promise<FakeProviders> {
+    const child = track(fork(FAKES, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'fake providers');
+    const ready = await new Promise<FakeProvidersReady>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the fake providers did not start within 30 s')), 30_000);
+      child.once('message', (m: FromFakes) => {
+        clearTimeout(timer);
+        if (m.type === 'ready') resolve(m);
+        else reject(new Error(`the fake providers sent ${m.type} before ready`));
+      });
+      child.once('exit', (code) => reject(new Error(`the fake providers exited (${code}) while starting`)));
+    });
+    return new FakeProviders(child, ready);
+  }
+
+  private ask<T extends FromFakes['type']>(type: ToFakes['type'] & T): Promise<Extract<FromFakes, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`the fake providers did not answer ${type} within 10 s`)), 10_000);
+      const onMessage = (m: FromFakes) => {
+        if (m.type === type) done(null, m as Extract<FromFakes, { type: T }>);
+      };
+      const done = (err: Error | null, m?: Extract<FromFakes, { type: T }>) => {
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        if (err) reject(err);
+        else resolve(m!);
+      };
+      this.child.on('message', onMessage);
+      this.child.send({ type });
+    });
+  }
+
+  stats(): Promise<FakeProvidersStats> {
+    return this.ask('stats');
+  }
+
+  /** FCM request bodies as the fake received them (the first ones). */
+  async sample(): Promise<string[]> {
+    return (await this.ask('sample')).bodies;
+  }
+
+  /**
+   * Waits until the fakes have received nothing new for `quietMs`: requests a finished phase
+   * left in flight are still being sent until then. Resolves with how long that took.
+   */
+  async quiet(quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+    const t0 = Date.now();
+    let last = await this.stats();
+    let since = Date.now();
+    while (Date.now() - t0 < maxMs) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = await this.stats();
+      if (now.fcm.requests !== last.fcm.requests || now.apns.requests !== last.apns.requests) {
+        last = now;
+        since = Date.now();
+      } else if (Date.now() - since >= quietMs) return { ms: Date.now() - t0, quiet: true };
+    }
+    return { ms: Date.now() - t0, quiet: false };
+  }
+}
+
+/** Runs the push floor in a process of its own; `env` carries NODE_EXTRA_CA_CERTS for the fake. */
+export function runPushFloor(config: PushFloorConfig, env: NodeJS.ProcessEnv): Promise<PushFloorResult> {
+  const child = track(fork(PUSH_FLOOR, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'push floor');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the push floor exceeded its time budget'));
+    }, config.durationMs + 60_000);
+    child.once('message', (m: FromPushFloor) => {
+      clearTimeout(timer);
+      if (m.type === 'result') resolve(m.result);
+      else reject(new Error(`the push floor failed: ${m.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the push floor exited (${code}) without a result`));
+    });
+    child.send({ type: 'run', config });
+  });
+}
+
 /** A load-generator process; runs one phase at a time. */
 export class LoadGenerator {
   private readonly child = track(fork(LOAD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'load generator');
@@ -198,7 +290,7 @@ export async function call(base: string, method: string, path: string, token: st
   return { status: res.status, body: parsed };
 }
 
-function sessionToken(secret: string, sub: string): Promise<string> {
+export function sessionToken(secret: string, sub: string): Promise<string> {
   return new SignJWT({ name: 'Herald bench' })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
