@@ -115,6 +115,48 @@ const device = closed({
   updated_at: timestamp,
 });
 
+const platform = enumOf('ios', 'android', 'web');
+const skipReason = enumOf('person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap');
+const pushResultFields = {
+  message_id: { type: 'string', description: 'The record\'s UUID; `skipped-<unix seconds>` for an immediate skip and `failed-<unix seconds>` for a recipient that names no person (neither stored)' },
+  status: enumOf('sent', 'skipped', 'policy_suppressed', 'failed'),
+  sent_at: { ...timestamp, description: 'When the send went to the provider, or when it was decided not to send' },
+  provider: { type: 'string', description: '`sandbox`, `fcm`, `apns`, or `none` when nothing reached a provider' },
+  provider_id: { type: 'string', description: "The provider's message id (first accepted device)" },
+  error: { type: 'string', description: 'Prose, on every result that is not `sent`; do not branch on it' },
+  skip_reason: { ...skipReason, description: 'Why nothing reached the provider (skipped, policy_suppressed); branch on this' },
+};
+const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
+
+/** DECISIONS §3, §10, §11: a push record as the status route and the message history show it. */
+const pushMessage = closed(
+  {
+    message_id: uuid,
+    status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
+    external_id: str,
+    platform: { ...platform, nullable: true },
+    provider: str,
+    provider_id: nullableStr,
+    skip_reason: skipReason,
+    error: str,
+    title: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
+    body: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
+    created_at: timestamp,
+    sent_at: nullableTimestamp,
+    scheduled_at: timestamp,
+    campaign_id: str,
+    event_id: str,
+    deliveries: {
+      type: 'array',
+      items: closed(
+        { device_id: uuid, device_token: { type: 'string', description: 'Masked: first 4 + `***` + last 4, or `***`' }, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
+        ['device_id', 'device_token', 'platform', 'status'],
+      ),
+    },
+  },
+  ['message_id', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+);
+
 const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
 /** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
 const storedEvent = closed(eventFields);
@@ -203,6 +245,9 @@ const once = (key: string, make: () => Schema): Schema => made.get(key) ?? (made
 function keyError(codes: readonly ErrorCode[]): Schema {
   return once(`key ${codes.join(',')}`, () => closed({ success: failure, error: str, code: enumOf(...codes), details: fieldErrors }, ['success', 'error', 'code']));
 }
+
+/** A single push send no device accepted (DECISIONS §10): the stored failed record's id in details. */
+const providerError = closed({ success: failure, error: str, code: enumOf('PROVIDER_ERROR'), details: closed({ message_id: uuid }) });
 
 /** The details of a refused permission list (api-key create and update). */
 const permissionDetails = closed({ unknown: strings, disallowed: strings, allowed: strings }, ['allowed']);
@@ -298,7 +343,7 @@ const ok = (description: string, properties: Record<string, Schema>, required?: 
 });
 
 /** Errors a handler throws beyond the common ones: status → codes and when. */
-type HandlerErrors = Partial<Record<400 | 404, { codes: ErrorCode[]; why: string }>>;
+type HandlerErrors = Partial<Record<400 | 404 | 500, { codes: ErrorCode[]; why: string }>>;
 
 interface RouteResponses {
   /** The 2xx answers. */
@@ -439,12 +484,33 @@ const SPECIFIC: Record<string, RouteResponses> = {
     badRequest: 'no token, in the body or as `?token=`',
   },
 
-  [`POST ${PUSH}/send`]: notImplemented,
-  [`POST ${PUSH}/send/batch`]: notImplemented,
+  [`POST ${PUSH}/send`]: {
+    success: {
+      200: ok('Sent (to at least one device), skipped (nothing stored) or policy_suppressed (stored)', pushResultFields, pushResultRequired),
+      202: ok('Held until scheduled_at; sent once then, with the checks of that moment', { message_id: uuid, status: enumOf('scheduled'), scheduled_at: timestamp }),
+    },
+    errors: {
+      400: { codes: ['VALIDATION_ERROR'], why: 'Neither title nor body, a template that does not parse (the field is named in details), the person UUID as external_id' },
+      404: personNotFound,
+      500: { codes: ['PROVIDER_ERROR'], why: "No device accepted the push (refused, token gone, or the platform's credentials missing): the record is stored as failed, `details.message_id` names it" },
+    },
+  },
+  [`POST ${PUSH}/send/batch`]: {
+    success: {
+      200: ok('One result per recipient, in request order; a failing recipient fails alone', {
+        results: { type: 'array', items: closed({ user_id: str, ...pushResultFields }, ['user_id', ...pushResultRequired]) },
+        summary: closed({ total: count, sent: count, failed: count, skipped: count, policy_suppressed: count, processed: timestamp }),
+      }),
+    },
+    errors: { 400: { codes: ['VALIDATION_ERROR', 'BATCH_TOO_LARGE'], why: 'Neither title nor body, a template that does not parse (VALIDATION_ERROR); more than 1,000 recipients' } },
+  },
   [`POST ${PUSH}/tokens/validate`]: notImplemented,
   [`POST ${PUSH}/tokens/suppress`]: notImplemented,
   [`DELETE ${PUSH}/tokens/suppress/{id}`]: notImplemented,
-  [`GET ${PUSH}/status/{messageId}`]: notImplemented,
+  [`GET ${PUSH}/status/{messageId}`]: {
+    success: { 200: ok('The push record with its deliveries', { message: pushMessage }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: "No such record in this workspace (unknown, another workspace's, a synthetic `skipped-…` id)" } },
+  },
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,
   'POST /campaigns/{campaignId}/trigger': notImplemented,
@@ -497,6 +563,10 @@ const SPECIFIC: Record<string, RouteResponses> = {
   },
   'GET /workspaces/{workspaceId}/people/{personId}/events': {
     success: { 200: ok('The newest events of the person', { person_id: uuid, events: { type: 'array', items: dashboardEvent }, total: count }) },
+    errors: { 404: dashboardPersonNotFound },
+  },
+  'GET /workspaces/{workspaceId}/people/{personId}/messages': {
+    success: { 200: ok("The person's push records, newest first", { messages: { type: 'array', items: pushMessage }, total: count }) },
     errors: { 404: dashboardPersonNotFound },
   },
   'PATCH /workspaces/{workspaceId}/people/{personId}': {
@@ -561,7 +631,10 @@ function responsesOf(route: Route): Responses {
     schema: rateLimited(scopes),
     headers: RATE_LIMIT_HEADERS,
   };
-  out['500'] = { description: 'Unexpected failure (logged)', schema: error(['INTERNAL_ERROR']) };
+  const own500 = spec.errors?.[500];
+  out['500'] = own500
+    ? { description: `${own500.why}; or an unexpected failure (INTERNAL_ERROR, logged)`, schema: { anyOf: [error(['INTERNAL_ERROR']), providerError] } }
+    : { description: 'Unexpected failure (logged)', schema: error(['INTERNAL_ERROR']) };
   if (route.notImplemented) out['501'] = { description: route.notImplemented, schema: error(['NOT_IMPLEMENTED']) };
   if (route.auth !== 'public') {
     out['503'] = {

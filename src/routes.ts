@@ -10,6 +10,7 @@ import * as keys from '../schemas/api-keys.js';
 import * as people from '../schemas/people.js';
 import * as devices from '../schemas/devices.js';
 import * as events from '../schemas/events.js';
+import * as pushSend from '../schemas/push-send.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -98,12 +99,12 @@ const defs = [
   { method: 'DELETE', path: '/people/{id}/devices', auth: 'key', permissions: ['devices:register', 'devices:write'], scope: 'ws-devices', cors: true, body: devices.deviceUnregister, query: devices.deviceUnregisterQuery, summary: 'Unregister a device token' },
 
   // Push (key, workspace in the path must be the key's).
-  { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Send a push to one person', notImplemented: LATER },
-  { method: 'POST', path: `${PUSH}/send/batch`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Send one push to up to 1,000 recipients', notImplemented: LATER },
+  { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushSend, summary: 'Send a push to one person' },
+  { method: 'POST', path: `${PUSH}/send/batch`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushBatch, refusals: pushSend.pushBatchRefusals, summary: 'Send one push to up to 1,000 recipients' },
   { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Validate device tokens', notImplemented: LATER },
   { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Suppress a device token', notImplemented: LATER },
   { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression', notImplemented: LATER },
-  { method: 'GET', path: `${PUSH}/status/{messageId}`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Delivery status of a push', notImplemented: LATER },
+  { method: 'GET', path: `${PUSH}/status/{messageId}`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Delivery status of a push' },
   { method: 'GET', path: `${PUSH}/history`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push delivery history (not provided)', notImplemented: 'Push delivery history is not available' },
   { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
 
@@ -131,6 +132,7 @@ const defs = [
   { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.personEvents, summary: "A person's events" },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/messages', auth: 'session', workspace: 'path', query: pushSend.messageHistory, summary: "A person's push messages, newest first" },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 
   // Campaign authoring (session), a later issue.

@@ -13,6 +13,10 @@ import { Buckets } from '../src/ratelimit/buckets.js';
 import { SharedBuckets } from '../src/ratelimit/shared.js';
 import { shardOf } from '../src/actors/host.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
+import { PushEngine } from '../src/delivery/engine.js';
+import { SendCounters } from '../src/delivery/counters.js';
+import { Scheduler } from '../src/delivery/scheduler.js';
+import { SandboxProvider } from '../src/push/sandbox.js';
 
 const { store, index } = workerData as ActorWorkerData;
 const cfg = loadConfig();
@@ -22,9 +26,14 @@ const limits = parseRateLimits(cfg.rateLimits);
 const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, `herald-actor-${index}`) : null;
 const eventLog = nats ? jetStreamLog(nats, streamNames(cfg.natsPrefix)) : storeLog(db);
 const shared = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
-const handle = createPipeline(db, eventLog, new Buckets(limits, shared), handlers);
+const sandbox = new SandboxProvider();
+const push = new PushEngine(db, { forWorkspace: async () => ({ forPlatform: () => sandbox }) }, new SendCounters(db, 100_000));
+const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
+const scheduler = new Scheduler(db, push, owns);
+scheduler.start();
+const handle = createPipeline(db, eventLog, push, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
-void resumeMerges(db, (ws) => shardOf(ws, cfg.actors) === index);
+void resumeMerges(db, owns);
 const port = parentPort!;
 const send = (m: FromActor) => port.postMessage(m);
 
@@ -32,8 +41,9 @@ port.on('message', (m: ToActor) => {
   if (m.type === 'request') {
     void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
   } else {
-    void eventLog
-      .close()
+    void scheduler
+      .stop()
+      .then(() => eventLog.close())
       .then(() => shared?.close())
       .then(() => nats?.drain())
       .then(() => db.close())

@@ -18,6 +18,7 @@ import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { LogUnavailable, type Log } from '../eventlog/event-log.js';
 import type { ValidateFunction } from 'ajv';
+import type { PushEngine } from '../delivery/engine.js';
 
 interface Validators {
   params?: ValidateFunction;
@@ -38,7 +39,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** `buckets` holds the workspace budgets of the workspaces this actor owns. */
-export function createPipeline(db: Db, events: Log, buckets: Buckets, handlers: Record<HandledRouteId, Handler>): (req: ActorRequest) => Promise<Reply> {
+export function createPipeline(db: Db, events: Log, push: PushEngine, buckets: Buckets, handlers: Record<HandledRouteId, Handler>): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<RouteId, Route>(ROUTES.map((r) => [r.id, r]));
   const validators = new Map<RouteId, Validators>(
     ROUTES.map((r) => [r.id, { params: r.params && compileStrings(r.params), body: r.body && compileBody(r.body), query: r.query && compileStrings(r.query) }]),
@@ -108,7 +109,7 @@ export function createPipeline(db: Db, events: Log, buckets: Buckets, handlers: 
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      db, events, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      db, events, push, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

@@ -32,3 +32,17 @@ export function sendPolicyConflicts(policy: SendPolicyFields | null): FieldError
   }
   return problems;
 }
+
+// PLACEHOLDER until branch push-rules lands.
+export interface SendPolicy { timezone?: string; quiet_hours?: { start: string; end: string } | null; max_pushes_per_day?: number; max_pushes_per_window?: number; window_hours?: number }
+export type PolicySkip = 'quiet_hours' | 'frequency_cap' | 'rolling_cap';
+export interface PolicyBlock { skip_reason: PolicySkip; error: string }
+export const COUNTER_HORIZON_MS = 169 * 3600_000;
+export function recipientZone(personTimeZone: string | null | undefined, policy: SendPolicy | null): string {
+  return personTimeZone && isTimeZone(personTimeZone) ? personTimeZone : policy?.timezone || 'UTC';
+}
+export function policyBlock(policy: SendPolicy | null, _zone: string, nowMs: number, sentAtMs: readonly number[], opts: { bypassCaps?: boolean } = {}): PolicyBlock | null {
+  if (!policy || opts.bypassCaps) return null;
+  if (policy.max_pushes_per_day && sentAtMs.filter((t) => t > nowMs - 86_400_000).length >= policy.max_pushes_per_day) return { skip_reason: 'frequency_cap', error: 'daily cap' };
+  return null;
+}

@@ -6,6 +6,7 @@ import type { HandledRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { SessionUser } from '../auth/sessions.js';
 import type { Role } from '../domain/roles.js';
+import type { PushEngine } from '../delivery/engine.js';
 
 export interface KeyPrincipal {
   kind: 'key';
@@ -23,6 +24,8 @@ export interface Ctx {
   db: Db;
   /** The event Log: facts appended here are acknowledged once durable. */
   events: Log;
+  /** The push send pipeline of this actor (its counters are the workspace's). */
+  push: PushEngine;
   params: Record<string, string>;
   query: Record<string, unknown>;
   // Validated against the route's schema before the handler runs.

@@ -7,5 +7,6 @@ import { apiKeyHandlers } from './api-keys.js';
 import { peopleHandlers } from './people.js';
 import { deviceHandlers } from './devices.js';
 import { eventHandlers } from './events.js';
+import { pushHandlers } from './push.js';
 
-export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers };
+export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers, ...pushHandlers };

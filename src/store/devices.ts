@@ -65,3 +65,26 @@ export async function deactivateDevice(q: Queryable, workspaceId: string, extern
   );
   return r.rowCount > 0;
 }
+
+export interface SendableDevice {
+  id: string;
+  person_id: string;
+  device_token: string;
+  platform: 'ios' | 'android' | 'web';
+}
+
+/** The people's devices a push can go to (active and valid), most recently used first. */
+export async function sendableDevicesOf(q: Queryable, personIds: readonly string[]): Promise<SendableDevice[]> {
+  const r = await q.query<SendableDevice>(
+    `SELECT id, person_id, device_token, platform FROM devices
+     WHERE person_id = ANY ($1::uuid[]) AND is_active AND is_valid ORDER BY last_used_at DESC, created_at DESC`,
+    [personIds],
+  );
+  return r.rows;
+}
+
+/** A provider said these tokens are gone (DECISIONS §9): later sends leave them out. */
+export async function invalidateDevices(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query('UPDATE devices SET is_valid = false, is_active = false, updated_at = now() WHERE id = ANY ($1::uuid[])', [ids]);
+}

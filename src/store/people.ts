@@ -70,6 +70,12 @@ export async function findPersonById(q: Queryable, workspaceId: string, id: stri
   return r.rows[0] ?? null;
 }
 
+/** The workspace's people among these UUIDs (unknown ones are absent). */
+export async function peopleByIds(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<PersonRow[]> {
+  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`, [workspaceId, ids]);
+  return r.rows;
+}
+
 /** Merges traits and their dedicated fields into a known person; false when unknown. */
 export async function updateTraits(q: Queryable, workspaceId: string, externalId: string, traits: Record<string, unknown>, fields: Record<string, string | null>): Promise<boolean> {
   const r = await q.query(

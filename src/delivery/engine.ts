@@ -1,0 +1,277 @@
+// The push send pipeline (INTERFACE 2.8, 3.3, 4.5; DECISIONS §5, §9, §10, §11), run in the
+// actor that owns the workspace. A send to many recipients is three phases:
+//   1. load, in a constant number of statements: the policy, the recipients' sendable devices,
+//      which of their tokens are suppressed, the send counters of capped people;
+//   2. decide, synchronously per recipient, in DECISIONS §5 order: person status → devices →
+//      token suppression → (render) → quiet hours → daily cap → rolling cap; a send reserves its
+//      counter slot with no await between the check and the reservation;
+//   3. send through the workspace's providers with bounded concurrency, then write every record,
+//      delivery and dead-token effect in one transaction before answering.
+import type { Db } from '../store/db.js';
+import type { PersonRow } from '../store/people.js';
+import { loadWorkspace } from '../store/workspaces.js';
+import { invalidateDevices, sendableDevicesOf, type SendableDevice } from '../store/devices.js';
+import { suppressedAmong, suppressToken } from '../store/suppressions.js';
+import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
+import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
+import { renderContent, type CompiledContent, type PushContent } from '../domain/templates.js';
+import type { PushOutcome } from '../domain/push-outcome.js';
+import { InvalidInput } from '../domain/errors.js';
+import { newId } from '../ids.js';
+import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
+import { sendWithRetries, type RetryOptions } from '../push/retry.js';
+import type { SendCounters } from './counters.js';
+
+export type Platform = 'ios' | 'android' | 'web';
+
+/** Where a workspace's providers come from (ProviderRegistry in production). */
+export interface ProviderSource {
+  forWorkspace(workspaceId: string): Promise<{ forPlatform(platform: Platform): PushProvider }>;
+}
+
+type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
+
+/** INTERFACE 2.8. */
+export interface SendResult {
+  message_id: string;
+  status: 'sent' | 'skipped' | 'policy_suppressed' | 'failed';
+  sent_at: string;
+  provider: string;
+  provider_id?: string;
+  error?: string;
+  skip_reason?: string;
+}
+
+/** What every recipient of one send shares. */
+export interface Send {
+  workspaceId: string;
+  content: CompiledContent;
+  tags?: string[];
+  campaignId?: string;
+  eventId?: string;
+  /** A campaign push node's `bypass_frequency_cap`: skips both caps, never quiet hours. */
+  bypassCaps?: boolean;
+  /** How a template that fails to render is answered: a 400 for the whole request, or that recipient `failed`. */
+  renderErrors: 'throw' | 'fail';
+}
+
+export interface Recipient {
+  /** Null: the recipient failed before any person was found (`failure` says why); nothing is stored. */
+  person: PersonRow | null;
+  failure?: string;
+  /** Selects one of the person's sendable devices. */
+  deviceToken?: string;
+  /** Only the person's devices of this platform. */
+  platform?: Platform;
+  variables: Record<string, unknown>;
+  /** A claimed scheduled send: its record takes the outcome, skips included (DECISIONS §11). */
+  scheduledId?: string;
+}
+
+type Decision =
+  | { kind: 'skip'; reason: SkipReason; error: string }
+  | { kind: 'fail'; error: string; content?: PushContent }
+  | { kind: 'policy'; reason: string; error: string; content: PushContent }
+  | { kind: 'send'; devices: SendableDevice[]; content: PushContent };
+
+const SKIP_PROSE: Record<SkipReason, string> = {
+  person_unsubscribed: 'The person is unsubscribed',
+  person_suppressed: 'The person is suppressed',
+  no_active_device_tokens: 'The person has no active device token',
+  requested_device_not_active: "The requested device token is not one of the person's active devices",
+  device_token_suppressed: "Every one of the person's device tokens is suppressed",
+};
+
+/** How many recipients of one batch are with the providers at once. */
+const SEND_CONCURRENCY = 256;
+
+const unixSeconds = (ms: number) => Math.floor(ms / 1000);
+
+/** What templates may read of a person: the key-surface fields, no internal ones. */
+function personScope(p: PersonRow): Record<string, unknown> {
+  const { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status } = p;
+  return { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status };
+}
+
+function toMessage(c: PushContent): PushMessage {
+  return { title: c.title, body: c.body, imageUrl: c.image_url, actionUrl: c.action_url, data: c.custom_data };
+}
+
+export class PushEngine {
+  constructor(
+    private readonly db: Db,
+    private readonly providers: ProviderSource,
+    private readonly counters: SendCounters,
+    private readonly retry: RetryOptions = {},
+  ) {}
+
+  /** Sends one content to each recipient; one result per recipient, in order. */
+  async send(send: Send, recipients: readonly Recipient[]): Promise<SendResult[]> {
+    // 1. Load.
+    const people = recipients.flatMap((r) => (r.person ? [r.person] : []));
+    const personIds = [...new Set(people.map((p) => p.id))];
+    const [workspace, devices] = await Promise.all([loadWorkspace(this.db, send.workspaceId), sendableDevicesOf(this.db, personIds)]);
+    const policy = (workspace?.settings.send_policy ?? null) as SendPolicy | null;
+    const capped = !send.bypassCaps && !!policy && ((policy.max_pushes_per_day ?? 0) > 0 || (policy.max_pushes_per_window ?? 0) > 0);
+    const [suppressed] = await Promise.all([
+      suppressedAmong(this.db, send.workspaceId, [...new Set(devices.map((d) => d.device_token))]),
+      capped ? this.counters.load(personIds) : undefined,
+    ]);
+    const devicesOf = new Map<string, SendableDevice[]>();
+    for (const d of devices) (devicesOf.get(d.person_id) ?? devicesOf.set(d.person_id, []).get(d.person_id)!).push(d);
+
+    // 2. Decide (no await from here to the end of the loop: the counters stay consistent).
+    const now = Date.now();
+    const decisions = recipients.map((r) => this.decide(send, r, devicesOf.get(r.person?.id ?? '') ?? [], suppressed, policy, now));
+
+    // 3. Send, record, answer.
+    const outcomes: (DeviceOutcome[] | undefined)[] = new Array(recipients.length);
+    const providers = decisions.some((d) => d.kind === 'send') ? await this.providers.forWorkspace(send.workspaceId) : undefined;
+    await eachLimited(decisions, SEND_CONCURRENCY, async (d, i) => {
+      if (d.kind === 'send') outcomes[i] = await sendToDevices(providers!, toMessage(d.content), d.devices, this.retry);
+    });
+    return this.record(send, recipients, decisions, outcomes, now);
+  }
+
+  private decide(send: Send, r: Recipient, all: SendableDevice[], suppressed: Set<string>, policy: SendPolicy | null, now: number): Decision {
+    const person = r.person;
+    if (!person) return { kind: 'fail', error: r.failure ?? 'Unknown person' };
+    if (person.status === 'unsubscribed') return skip('person_unsubscribed');
+    if (person.status === 'suppressed') return skip('person_suppressed');
+    let targets = r.platform ? all.filter((d) => d.platform === r.platform) : all;
+    if (r.deviceToken !== undefined) {
+      targets = targets.filter((d) => d.device_token === r.deviceToken);
+      if (targets.length === 0) return skip('requested_device_not_active');
+    }
+    if (targets.length === 0) return skip('no_active_device_tokens');
+    targets = targets.filter((d) => !suppressed.has(d.device_token));
+    if (targets.length === 0) return skip('device_token_suppressed');
+
+    let content: PushContent;
+    try {
+      content = renderContent(send.content, { variables: r.variables, person: personScope(person), traits: person.traits ?? {} });
+    } catch (err) {
+      if (send.renderErrors === 'throw' || !(err instanceof InvalidInput)) throw err;
+      return { kind: 'fail', error: err.message };
+    }
+    const zone = recipientZone(person.timezone, policy);
+    const block = policyBlock(policy, zone, now, this.counters.times(person.id, now), { bypassCaps: send.bypassCaps });
+    if (block) return { kind: 'policy', reason: block.skip_reason, error: block.error, content };
+    this.counters.reserve(person.id, now);
+    return { kind: 'send', devices: targets, content };
+  }
+
+  /** Writes the records, deliveries and dead-token effects in one transaction, then releases the reservations of sends that did not go out. */
+  private async record(send: Send, recipients: readonly Recipient[], decisions: Decision[], outcomes: (DeviceOutcome[] | undefined)[], now: number): Promise<SendResult[]> {
+    const records: PushRecord[] = [];
+    const deliveries: DeliveryRecord[] = [];
+    const dead: { device: SendableDevice; type: 'uninstalled' | 'invalid_token'; error: string; messageId: string }[] = [];
+    const decidedAt = new Date(now).toISOString();
+    const counted: string[] = [];
+    const results = decisions.map((d, i): SendResult => {
+      const r = recipients[i]!;
+      const person = r.person;
+      const base = (id: string, status: PushRecord['status'], content: PushContent | undefined): PushRecord => ({
+        id, workspace_id: send.workspaceId, person_id: person!.id, external_id: person!.external_id, status, platform: null, provider: 'none',
+        provider_id: null, skip_reason: null, error: null, title: content?.title ?? null, body: content?.body ?? null, image_url: content?.image_url ?? null,
+        action_url: content?.action_url ?? null, custom_data: content?.custom_data ?? null, variables: null, tags: send.tags ?? null,
+        campaign_id: send.campaignId ?? null, event_id: send.eventId ?? null, scheduled_at: null, sent_at: null,
+      });
+      if (d.kind === 'skip') {
+        const prose = SKIP_PROSE[d.reason];
+        // An immediate skip is not stored and carries a synthetic id; a scheduled one keeps its record.
+        if (!r.scheduledId) return { message_id: `skipped-${unixSeconds(now)}`, status: 'skipped', sent_at: decidedAt, provider: 'none', error: prose, skip_reason: d.reason };
+        records.push({ ...base(r.scheduledId, 'skipped', undefined), skip_reason: d.reason, error: prose });
+        return { message_id: r.scheduledId, status: 'skipped', sent_at: decidedAt, provider: 'none', error: prose, skip_reason: d.reason };
+      }
+      if (d.kind === 'fail' && !person) return { message_id: `failed-${unixSeconds(now)}`, status: 'failed', sent_at: decidedAt, provider: 'none', error: d.error };
+      const id = r.scheduledId ?? newId();
+      if (d.kind === 'fail') {
+        records.push({ ...base(id, 'failed', d.content), error: d.error });
+        return { message_id: id, status: 'failed', sent_at: decidedAt, provider: 'none', error: d.error };
+      }
+      if (d.kind === 'policy') {
+        records.push({ ...base(id, 'policy_suppressed', d.content), skip_reason: d.reason, error: d.error });
+        return { message_id: id, status: 'policy_suppressed', sent_at: decidedAt, provider: 'none', error: d.error, skip_reason: d.reason };
+      }
+      // Sent to the provider: one delivery per device.
+      const out = outcomes[i]!;
+      out.forEach(({ outcome: o }, k) => {
+        const device = d.devices[k]!;
+        deliveries.push({
+          message_id: id, device_id: device.id, device_token: device.device_token, platform: device.platform,
+          status: o.kind === 'delivered' ? 'sent' : 'failed', provider_id: o.kind === 'delivered' ? o.providerMessageId : null, error: o.kind === 'delivered' ? null : o.error,
+        });
+        if (o.kind === 'dead_token') dead.push({ device, type: o.suppression, error: o.error, messageId: id });
+      });
+      const sentAt = new Date().toISOString();
+      const first = out.find((x) => x.outcome.kind === 'delivered');
+      if (first) {
+        const providerId = (first.outcome as { providerMessageId: string }).providerMessageId;
+        const platform = d.devices[out.indexOf(first)]!.platform;
+        records.push({ ...base(id, 'sent', d.content), platform, provider: first.provider, provider_id: providerId, sent_at: sentAt });
+        counted.push(person!.id);
+        return { message_id: id, status: 'sent', sent_at: sentAt, provider: first.provider, provider_id: providerId };
+      }
+      this.counters.release(person!.id, now);
+      const error = [...new Set(out.map((x) => (x.outcome as { error: string }).error))].join('; ');
+      records.push({ ...base(id, 'failed', d.content), platform: d.devices[0]!.platform, provider: out[0]!.provider, error });
+      return { message_id: id, status: 'failed', sent_at: sentAt, provider: out[0]!.provider, error };
+    });
+    try {
+      await this.db.tx(async (q) => {
+        await saveRecords(q, records, deliveries);
+        await invalidateDevices(q, dead.map((x) => x.device.id));
+        for (const x of dead) {
+          await suppressToken(q, send.workspaceId, { device_token: x.device.device_token, platform: x.device.platform, suppression_type: x.type, reason: x.error, source_push_id: x.messageId });
+        }
+      });
+    } catch (err) {
+      // Not recorded: the sends that went out no longer count against the caps here either,
+      // matching what a restart would rebuild from the records.
+      for (const personId of counted) this.counters.release(personId, now);
+      throw err;
+    }
+    return results;
+  }
+}
+
+function skip(reason: SkipReason): Decision {
+  return { kind: 'skip', reason, error: SKIP_PROSE[reason] };
+}
+
+/** One device's outcome and the code of the provider that gave it (`sandbox`, `fcm`, `apns`). */
+interface DeviceOutcome {
+  outcome: PushOutcome;
+  provider: string;
+}
+
+/** Sends to each device through its platform's provider, in one call per provider; outcomes in device order. */
+async function sendToDevices(providers: { forPlatform(p: Platform): PushProvider }, message: PushMessage, devices: SendableDevice[], retry: RetryOptions): Promise<DeviceOutcome[]> {
+  const groups = new Map<PushProvider, number[]>();
+  devices.forEach((d, i) => {
+    const p = providers.forPlatform(d.platform);
+    (groups.get(p) ?? groups.set(p, []).get(p)!).push(i);
+  });
+  const out: DeviceOutcome[] = new Array(devices.length);
+  await Promise.all(
+    [...groups].map(async ([provider, idx]) => {
+      const targets: PushDevice[] = idx.map((i) => ({ token: devices[i]!.device_token, platform: devices[i]!.platform }));
+      const got = await sendWithRetries(provider, message, targets, retry);
+      idx.forEach((i, k) => (out[i] = { outcome: got[k]!, provider: provider.name }));
+    }),
+  );
+  return out;
+}
+
+/** Runs fn over items with at most `limit` at once. */
+async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,150 @@
+// Push sends, their status and a person's message history (INTERFACE 2.8, 3.3, 4.5; DECISIONS
+// §3, §10, §11). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
+// and records into answers; the rules of a send are the engine's and the domain's.
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { personByUuid, personNotFound } from './people.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
+import { compileContent, type CompiledContent, type PushContent } from '../domain/templates.js';
+import { maskToken } from '../domain/tokens.js';
+import { iso, parseTimestamp } from '../domain/time.js';
+import { isUuid, newId } from '../ids.js';
+import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
+import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
+import type { Platform, Recipient, Send } from '../delivery/engine.js';
+
+/** `limit` of the message history above this is silently reduced (DECISIONS §3). */
+const HISTORY_PAGE_MAX = 100;
+
+interface ContentBody extends PushContent {
+  variables?: Record<string, unknown>;
+  tags?: string[];
+  campaign_id?: string;
+  event_id?: string;
+}
+
+/** The content fields of a send body, checked and parsed: neither title nor body is a 400 (DECISIONS §3), so is a template that does not parse. */
+function contentOf(b: ContentBody): { raw: PushContent; compiled: CompiledContent } {
+  if (b.title === undefined && b.body === undefined) throw new InvalidInput('A push needs a title or a body', [{ field: 'title', message: 'title or body is required' }]);
+  const raw: PushContent = { title: b.title, body: b.body, image_url: b.image_url, action_url: b.action_url, custom_data: b.custom_data };
+  return { raw, compiled: compileContent(raw) };
+}
+
+function sendOf(ctx: Ctx, b: ContentBody, compiled: CompiledContent, renderErrors: Send['renderErrors']): Send {
+  return { workspaceId: ctx.workspaceId!, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
+}
+
+/** The person a single send names by external id; the person UUID is refused, not looked up (INTERFACE 9.4). */
+async function recipientPerson(ctx: Ctx, externalId: string): Promise<PersonRow> {
+  const person = await findPerson(ctx.db, ctx.workspaceId!, externalId);
+  if (person) return person;
+  if (isUuid(externalId) && (await findPersonById(ctx.db, ctx.workspaceId!, externalId.toLowerCase()))) {
+    throw new InvalidInput('external_id takes your own user id, not the person UUID', [{ field: 'external_id', message: "is a person UUID; send the person's external id" }]);
+  }
+  throw personNotFound(externalId);
+}
+
+const send: Handler = async (ctx) => {
+  const b = ctx.body as ContentBody & { external_id: string; scheduled_at?: string };
+  const { raw, compiled } = contentOf(b);
+  const person = await recipientPerson(ctx, b.external_id);
+  const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
+  if (at !== undefined && at > Date.now()) {
+    // Held until due (DECISIONS §11): stored unrendered with its variables; the scheduler
+    // (src/delivery/scheduler.ts) claims and sends it once, running the checks then.
+    const id = newId();
+    const scheduledAt = new Date(at).toISOString();
+    await saveRecords(ctx.db, [{
+      id, workspace_id: ctx.workspaceId!, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
+      provider_id: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
+      action_url: raw.action_url ?? null, custom_data: raw.custom_data ?? null, variables: b.variables ?? null, tags: b.tags ?? null,
+      campaign_id: b.campaign_id ?? null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
+    }], []);
+    return json(202, { success: true, message_id: id, status: 'scheduled', scheduled_at: scheduledAt });
+  }
+  const [result] = await ctx.push.send(sendOf(ctx, b, compiled, 'throw'), [{ person, variables: b.variables ?? {} }]);
+  // Every device refused (DECISIONS §10): the record is stored as failed, the request is a 500.
+  if (result!.status === 'failed') throw new DomainError('PROVIDER_ERROR', `No device accepted the push: ${result!.error}`, { message_id: result!.message_id });
+  return json(200, { success: true, ...result });
+};
+
+interface BatchRecipient {
+  user_id: string;
+  device_token?: string;
+  platform?: Platform;
+  variables?: Record<string, unknown>;
+}
+
+const sendBatch: Handler = async (ctx) => {
+  const b = ctx.body as ContentBody & { recipients: BatchRecipient[] };
+  const { compiled } = contentOf(b);
+  const ids = [...new Set(b.recipients.map((r) => r.user_id.toLowerCase()).filter(isUuid))];
+  const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId!, ids) : []).map((p) => [p.id, p]));
+  const recipients = b.recipients.map((r): Recipient => {
+    const variables = { ...b.variables, ...r.variables };
+    if (!isUuid(r.user_id)) return { person: null, failure: 'user_id must be a person UUID', variables };
+    const person = people.get(r.user_id.toLowerCase()) ?? null;
+    return { person, failure: person ? undefined : `No person with id '${r.user_id}' in this workspace`, deviceToken: r.device_token, platform: r.platform, variables };
+  });
+  const results = await ctx.push.send(sendOf(ctx, b, compiled, 'fail'), recipients);
+  const count = (s: string) => results.filter((r) => r.status === s).length;
+  return json(200, {
+    success: true,
+    results: results.map((r, i) => ({ user_id: b.recipients[i]!.user_id, ...r })),
+    summary: { total: results.length, sent: count('sent'), failed: count('failed'), skipped: count('skipped'), policy_suppressed: count('policy_suppressed'), processed: new Date().toISOString() },
+  });
+};
+
+/** A record as the status route and the history show it (DECISIONS §3, §10). */
+function present(m: StoredMessage) {
+  return {
+    message_id: m.id,
+    // A claimed scheduled send is still `scheduled` to the outside until its outcome is written.
+    status: m.status === 'sending' ? 'scheduled' : m.status,
+    external_id: m.external_id,
+    platform: m.platform,
+    provider: m.provider,
+    provider_id: m.provider_id,
+    ...(m.skip_reason ? { skip_reason: m.skip_reason } : {}),
+    ...(m.error ? { error: m.error } : {}),
+    title: m.title,
+    body: m.body,
+    created_at: iso(m.created_at),
+    sent_at: iso(m.sent_at),
+    ...(m.scheduled_at ? { scheduled_at: iso(m.scheduled_at) } : {}),
+    ...(m.campaign_id ? { campaign_id: m.campaign_id } : {}),
+    ...(m.event_id ? { event_id: m.event_id } : {}),
+    deliveries: m.deliveries.map((d) => ({
+      device_id: d.device_id,
+      device_token: maskToken(d.device_token),
+      platform: d.platform,
+      status: d.status,
+      ...(d.provider_id ? { provider_id: d.provider_id } : {}),
+      ...(d.error ? { error: d.error } : {}),
+    })),
+  };
+}
+
+const status: Handler = async (ctx) => {
+  const id = ctx.params.messageId!;
+  // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
+  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId!, id.toLowerCase()) : null;
+  if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
+  return json(200, { success: true, message: present(m) });
+};
+
+const history: Handler = async (ctx) => {
+  const person = await personByUuid(ctx);
+  const limit = Math.min(ctx.query.limit as number, HISTORY_PAGE_MAX);
+  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId!, person.id, limit, ctx.query.offset as number);
+  return json(200, { success: true, messages: messages.map(present), total });
+};
+
+const PUSH = '/workspaces/{workspaceId}/push';
+
+export const pushHandlers = {
+  [`POST ${PUSH}/send`]: send,
+  [`POST ${PUSH}/send/batch`]: sendBatch,
+  [`GET ${PUSH}/status/{messageId}`]: status,
+  'GET /workspaces/{workspaceId}/people/{personId}/messages': history,
+} satisfies Handlers;

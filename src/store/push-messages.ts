@@ -1,0 +1,150 @@
+// Push records and their per-device deliveries (INTERFACE 2.8, 3.3; DECISIONS §3, §5, §11), and
+// the scheduled sends waiting in the same table. Records are written many at a time (a batch
+// send's are one statement each for messages and deliveries).
+import type { Queryable } from './db.js';
+
+type PushStatus = 'scheduled' | 'sending' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped';
+
+export interface PushRecord {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  external_id: string;
+  status: PushStatus;
+  platform: string | null;
+  provider: string;
+  provider_id: string | null;
+  skip_reason: string | null;
+  error: string | null;
+  title: string | null;
+  body: string | null;
+  image_url: string | null;
+  action_url: string | null;
+  custom_data: Record<string, unknown> | null;
+  /** Kept only while scheduled: the send renders with them when due. */
+  variables: Record<string, unknown> | null;
+  tags: string[] | null;
+  campaign_id: string | null;
+  event_id: string | null;
+  scheduled_at: string | null;
+  sent_at: string | null;
+}
+
+export interface DeliveryRecord {
+  message_id: string;
+  device_id: string;
+  device_token: string;
+  platform: string;
+  status: 'sent' | 'failed';
+  provider_id: string | null;
+  error: string | null;
+}
+
+const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id text, status text, platform text, provider text,
+  provider_id text, skip_reason text, error text, title text, body text, image_url text, action_url text, custom_data jsonb,
+  variables jsonb, tags jsonb, campaign_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz`;
+const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[0]!);
+
+/**
+ * Writes the records and their deliveries. A scheduled send's row exists already (it was
+ * claimed): its outcome replaces it, keeping its id and created_at.
+ */
+export async function saveRecords(q: Queryable, messages: readonly PushRecord[], deliveries: readonly DeliveryRecord[]): Promise<void> {
+  if (messages.length > 0) {
+    await q.query(
+      `INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
+       SELECT ${MESSAGE_NAMES.join(', ')} FROM jsonb_to_recordset($1::jsonb) AS x(${MESSAGE_COLUMNS})
+       ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_at = NULL`,
+      [JSON.stringify(messages)],
+    );
+  }
+  if (deliveries.length > 0) {
+    await q.query(
+      `INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
+       SELECT message_id, device_id, device_token, platform, status, provider_id, error
+       FROM jsonb_to_recordset($1::jsonb) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)`,
+      [JSON.stringify(deliveries)],
+    );
+  }
+}
+
+/** The times of the people's `sent` pushes since `sinceMs`, by person. */
+export async function sentTimes(q: Queryable, personIds: readonly string[], sinceMs: number): Promise<Map<string, number[]>> {
+  const r = await q.query<{ person_id: string; times: string[] }>(
+    `SELECT person_id, array_agg((extract(epoch FROM sent_at) * 1000)::bigint::text ORDER BY sent_at) AS times FROM push_messages
+     WHERE person_id = ANY ($1::uuid[]) AND status = 'sent' AND sent_at > to_timestamp($2::double precision / 1000)
+     GROUP BY person_id`,
+    [personIds, sinceMs],
+  );
+  return new Map(r.rows.map((row) => [row.person_id, row.times.map(Number)]));
+}
+
+export interface StoredMessage extends PushRecord {
+  created_at: Date;
+  deliveries: Omit<DeliveryRecord, 'message_id'>[];
+}
+
+const READ = `SELECT m.id, m.workspace_id, m.person_id, m.external_id, m.status, m.platform, m.provider, m.provider_id, m.skip_reason, m.error,
+    m.title, m.body, m.image_url, m.action_url, m.custom_data, m.variables, m.tags, m.campaign_id, m.event_id, m.scheduled_at, m.sent_at, m.created_at,
+    COALESCE((SELECT jsonb_agg(jsonb_build_object('device_id', d.device_id, 'device_token', d.device_token, 'platform', d.platform,
+      'status', d.status, 'provider_id', d.provider_id, 'error', d.error) ORDER BY d.device_id)
+      FROM push_deliveries d WHERE d.message_id = m.id), '[]') AS deliveries
+  FROM push_messages m`;
+
+/** One record of the workspace with its deliveries, or null. */
+export async function loadMessage(q: Queryable, workspaceId: string, id: string): Promise<StoredMessage | null> {
+  const r = await q.query<StoredMessage>(`${READ} WHERE m.workspace_id = $1 AND m.id = $2`, [workspaceId, id]);
+  return r.rows[0] ?? null;
+}
+
+/** Whether the id names a push record of the workspace (a suppression's source_push_id). */
+export async function messageExists(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  const r = await q.query('SELECT 1 FROM push_messages WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  return r.rowCount > 0;
+}
+
+/** A person's records, newest first, and how many there are. */
+export async function messagesOf(q: Queryable, workspaceId: string, personId: string, limit: number, offset: number): Promise<{ messages: StoredMessage[]; total: number }> {
+  const [page, total] = await Promise.all([
+    q.query<StoredMessage>(`${READ} WHERE m.workspace_id = $1 AND m.person_id = $2 ORDER BY m.created_at DESC, m.id DESC LIMIT $3 OFFSET $4`, [workspaceId, personId, limit, offset]),
+    q.query<{ n: string }>('SELECT count(*) AS n FROM push_messages WHERE workspace_id = $1 AND person_id = $2', [workspaceId, personId]),
+  ]);
+  return { messages: page.rows, total: Number(total.rows[0]!.n) };
+}
+
+/** Scheduled sends that are due, oldest first. */
+export async function dueScheduled(q: Queryable, limit: number): Promise<{ id: string; workspace_id: string }[]> {
+  const r = await q.query<{ id: string; workspace_id: string }>(
+    `SELECT id, workspace_id FROM push_messages WHERE status = 'scheduled' AND scheduled_at <= now() ORDER BY scheduled_at LIMIT $1`,
+    [limit],
+  );
+  return r.rows;
+}
+
+/**
+ * Claims due scheduled sends for sending ('scheduled' → 'sending'): a row is claimed by one
+ * caller only, whichever replica or actor asks, so each is sent once.
+ */
+export async function claimScheduled(q: Queryable, ids: readonly string[]): Promise<PushRecord[]> {
+  const r = await q.query<PushRecord>(
+    `UPDATE push_messages SET status = 'sending', claimed_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'scheduled'
+     RETURNING id, workspace_id, person_id, external_id, status, platform, provider, provider_id, skip_reason, error, title, body, image_url,
+       action_url, custom_data, variables, tags, campaign_id, event_id, scheduled_at, sent_at`,
+    [ids],
+  );
+  return r.rows;
+}
+
+/**
+ * Claims left 'sending' longer than `staleMs` (the process that claimed them died): marked
+ * failed rather than sent again, since the provider may have had them already.
+ */
+export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
+  const r = await q.query(
+    `UPDATE push_messages SET status = 'failed', claimed_at = NULL,
+       error = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it'
+     WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
+    [staleMs],
+  );
+  return r.rowCount;
+}
