@@ -90,8 +90,9 @@ export interface HeraldProc {
   output: () => string;
 }
 
-export async function startHerald(env: NodeJS.ProcessEnv): Promise<HeraldProc> {
-  const child = track(spawn(process.execPath, [HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
+/** `nodeArgs`: options for Herald's node (e.g. `--cpu-prof`), before the script. */
+export async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<HeraldProc> {
+  const child = track(spawn(process.execPath, [...nodeArgs, HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
   const out = tail(4000);
   const err = tail(8000);
   const logged = { warn: 0, error: 0, samples: [] as string[] };

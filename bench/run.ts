@@ -26,13 +26,16 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [opti
   --people 100000     distinct people per workspace (external ids p-0 … p-<n-1>; push
                       scenarios: 1000, each with an android and an ios device)
   --push-provider P   push scenarios: fakes (fake FCM and APNs in a process of their own,
-                      the default) or sandbox (push-send only: Herald's sandbox provider)
+                      the default) or sandbox (Herald's sandbox provider; push-batch then
+                      has no floor)
   --push-streams 100  push floor: concurrent streams per HTTP/2 session (Herald's pool's limit)
   --rate N            open loop: send N requests/s evenly (1 ms timer), latency counted
                       from each send (default: closed loop, as fast as answered)
   --target URL        bench a running Herald on 127.0.0.1 instead of starting one
                       (needs HERALD_AUTH_SECRET or --secret to set up workspaces)
   --secret S          session-token secret of the --target Herald
+  --cpu-prof DIR      write V8 CPU profiles of Herald's threads (front and actors) into DIR
+                      when it stops (node --cpu-prof; profiling slows Herald down)
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
   --out bench/results where the JSON result goes`;
 
@@ -56,6 +59,7 @@ interface Options {
   rate?: number;
   target?: string;
   secret?: string;
+  cpuProf?: string;
   lagTimeoutMs: number;
   out: string;
 }
@@ -75,6 +79,7 @@ function options(argv: string[]): Options {
       rate: { type: 'string' },
       target: { type: 'string' },
       secret: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       'lag-timeout': { type: 'string', default: '300s' },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
@@ -93,9 +98,9 @@ function options(argv: string[]): Options {
   const push = PUSH_SCENARIOS.includes(scenario);
   const pushProvider = values['push-provider'];
   if (pushProvider !== 'fakes' && pushProvider !== 'sandbox') fail('--push-provider must be fakes or sandbox');
-  if (pushProvider === 'sandbox' && scenario === 'push-batch') fail('push-batch measures the providers against the push floor: it needs --push-provider fakes');
   // The push scenarios point Herald at the fakes, which only a Herald this run starts can be.
   if (push && values.target) fail('the push scenarios start their own Herald: --target cannot be used');
+  if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
   const int = (name: string, v: string | undefined, min: number, max: number): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) fail(`--${name} must be an integer from ${min} to ${max}`);
@@ -134,6 +139,7 @@ function options(argv: string[]): Options {
     rate: values.rate === undefined ? undefined : int('rate', values.rate, 1, 10_000_000),
     target: values.target?.replace(/\/+$/, '').replace('localhost', '127.0.0.1'),
     secret: values.secret,
+    cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout']!, 1000, 3_600_000),
     out: values.out!,
   };
@@ -342,7 +348,7 @@ async function main(): Promise<number> {
           HERALD_RATE_LIMITS: BENCH_LIMITS,
           HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
           ...pushEnv,
-        });
+        }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
         base = herald.base;
         herald.child.once('exit', (code, sig) => {
           if (!cleanedUp && !stoppingHerald) log(`Herald exited unexpectedly (${code ?? sig})\n${herald!.output()}`);
