@@ -91,7 +91,8 @@ export interface LoadResult {
   autocannon: { requests_avg: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number } | null;
 }
 
-export type FromLoad = { type: 'result'; result: LoadResult } | { type: 'error'; message: string };
+/** `started`: the requests are built and the load begins now (the parent marks its measurements). */
+export type FromLoad = { type: 'started' } | { type: 'result'; result: LoadResult } | { type: 'error'; message: string };
 export type ToLoad = { type: 'run'; config: LoadConfig } | { type: 'exit' };
 
 /** Request bytes the sequences of all connections may take together. */
@@ -153,9 +154,10 @@ function prepare(cfg: LoadConfig, tally: Tally): { sequences: Prepared[][]; perC
 }
 
 /** Closed loop: every connection sends its next request as soon as the last is answered. */
-function runClosed(cfg: LoadConfig): Promise<LoadResult> {
+function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
   const tally = new Tally();
   const { sequences, perConnection } = prepare(cfg, tally);
+  onStart();
   let nextClient = 0;
   const cpu0 = process.cpuUsage();
 
@@ -223,10 +225,11 @@ function runClosed(cfg: LoadConfig): Promise<LoadResult> {
  * At most 16 requests per connection wait; beyond that a
  * request is skipped (counted) rather than queued without bound.
  */
-function runPaced(cfg: LoadConfig): Promise<LoadResult> {
+function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
   const rate = cfg.rate!;
   const tally = new Tally();
   const { sequences, perConnection } = prepare(cfg, tally);
+  onStart();
   // Interleave the connections' sequences so consecutive requests differ as they do there.
   const all: Prepared[] = [];
   for (let i = 0; i < perConnection; i++) for (const s of sequences) all.push(s[i]!);
@@ -323,7 +326,7 @@ function runPaced(cfg: LoadConfig): Promise<LoadResult> {
   });
 }
 
-const runOnce = (cfg: LoadConfig): Promise<LoadResult> => (cfg.rate ? runPaced(cfg) : runClosed(cfg));
+const runOnce = (cfg: LoadConfig, onStart: () => void): Promise<LoadResult> => (cfg.rate ? runPaced(cfg, onStart) : runClosed(cfg, onStart));
 
 const send = (m: FromLoad, then?: () => void) => process.send?.(m, undefined, {}, () => then?.());
 
@@ -339,7 +342,7 @@ process.on('message', (m: ToLoad) => {
   if (m.type === 'exit') return void process.exit(0);
   // Hard bound: autocannon stops by itself after the duration; this catches anything stuck.
   const guard = setTimeout(() => send({ type: 'error', message: 'load generator exceeded its time budget' }, () => process.exit(1)), m.config.durationMs + 60_000);
-  runOnce(m.config).then(
+  runOnce(m.config, () => send({ type: 'started' })).then(
     (result) => {
       clearTimeout(guard);
       send({ type: 'result', result });

@@ -214,7 +214,8 @@ export function runPushFloor(config: PushFloorConfig, env: NodeJS.ProcessEnv): P
 export class LoadGenerator {
   private readonly child = track(fork(LOAD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'load generator');
 
-  run(config: LoadConfig): Promise<LoadResult> {
+  /** `onStart`: called when the requests are built and the load begins. */
+  run(config: LoadConfig, onStart?: () => void): Promise<LoadResult> {
     const child = this.child;
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -230,7 +231,7 @@ export class LoadGenerator {
         } else resolve(r!);
       };
       const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + 90_000);
-      const onMessage = (m: FromLoad) => (m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
+      const onMessage = (m: FromLoad) => (m.type === 'started' ? onStart?.() : m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
       const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}) without a result`));
       child.on('message', onMessage);
       child.once('exit', onExit);

@@ -388,9 +388,13 @@ async function main(): Promise<number> {
           settled = await settle(url, 100, 120_000);
           log(`${name}: ${settled.settled ? 'settled' : 'still busy'} ${settled.ms} ms after the warm-up`);
         }
-        await onStart?.();
         log(`${name}: measuring for ${opt.durationMs / 1000} s`);
-        const result = await gen.run(loadConfig(url));
+        // The measurements start with the load, once the generator has built its requests.
+        let started: Promise<void> | undefined;
+        const result = await gen.run(loadConfig(url), () => {
+          started = onStart?.();
+        });
+        await started;
         return { ...result, settle_after_warmup: settled };
       } finally {
         await gen.close();
