@@ -4,6 +4,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
+import { shardOf } from '../src/actors/host.js';
 import type { BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersReady, FakeProvidersStats, FromFakes, ToFakes } from './fake-providers.js';
@@ -301,15 +302,26 @@ export function sessionToken(secret: string, sub: string): Promise<string> {
     .sign(new TextEncoder().encode(secret));
 }
 
-/** `count` workspaces, each with one API key that may do everything. */
-export async function setupWorkspaces(base: string, secret: string, count: number): Promise<BenchWorkspace[]> {
+/**
+ * `count` workspaces, each with one API key that may do everything. With `actors` (Herald's
+ * actor threads), workspaces are created until `count` of them spread evenly over the actors
+ * (at most ⌈count / actors⌉ on one; the others are left unused): with few workspaces, where
+ * they land (`shardOf`) would otherwise decide how much of the machine Herald can use.
+ */
+export async function setupWorkspaces(base: string, secret: string, count: number, actors?: number): Promise<BenchWorkspace[]> {
   const token = await sessionToken(secret, 'herald-bench');
   const stamp = new Date().toISOString();
   const out: BenchWorkspace[] = [];
-  for (let i = 0; i < count; i++) {
+  const perActor = new Map<number, number>();
+  const most = actors ? Math.ceil(count / actors) : Infinity;
+  for (let i = 0; out.length < count; i++) {
+    if (i >= count * 20) throw new Error(`could not spread ${count} workspaces over ${actors} actors`);
     const ws = await call(base, 'POST', '/api/v1/workspaces', token, { name: `bench ${i + 1} (${stamp})` });
     const id = ws.body?.data?.workspace?.id as string | undefined;
     if (ws.status !== 201 || !id) throw new Error(`creating a workspace answered ${ws.status}: ${JSON.stringify(ws.body).slice(0, 500)}`);
+    const actor = actors ? shardOf(id, actors) : 0;
+    if ((perActor.get(actor) ?? 0) >= most) continue;
+    perActor.set(actor, (perActor.get(actor) ?? 0) + 1);
     const key = await call(base, 'POST', `/api/v1/workspaces/${id}/api-keys`, token, { name: 'bench', permissions: ['*'] });
     const secretKey = key.body?.api_key?.key as string | undefined;
     if (key.status !== 201 || !secretKey) throw new Error(`creating an API key answered ${key.status}: ${JSON.stringify(key.body).slice(0, 500)}`);

@@ -15,6 +15,7 @@ import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
 import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { parseDuration, round } from './stats.js';
+import { shardOf } from '../src/actors/host.js';
 
 const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [options]
 
@@ -153,6 +154,13 @@ function revision(): { commit: string | null; server_sources_modified: boolean |
   } catch {
     return { commit: null, server_sources_modified: null };
   }
+}
+
+/** How many of the workspaces each actor owns (Herald's sharding, src/actors/host.ts). */
+function perActor(workspaces: BenchWorkspace[], actors: number): number[] {
+  const n = new Array<number>(actors).fill(0);
+  for (const w of workspaces) n[shardOf(w.id, actors)]!++;
+  return n;
 }
 
 /** Keys shaped like Herald's, for the floor scenario (no Herald involved). */
@@ -321,6 +329,8 @@ async function main(): Promise<number> {
   try {
     let workspaces: BenchWorkspace[];
     let healthz: unknown;
+    /** Herald's actor threads, as its /healthz says. */
+    let actors: number | undefined;
     /** What Herald and the push floor need to reach and trust the fakes. */
     let pushEnv: NodeJS.ProcessEnv = {};
     if (push && opt.pushProvider === 'fakes') {
@@ -358,8 +368,10 @@ async function main(): Promise<number> {
       }
       if (!secret) throw new Error('--target needs the session secret of that Herald: set HERALD_AUTH_SECRET or pass --secret');
       healthz = (await call(base!, 'GET', '/healthz', '')).body;
-      workspaces = await setupWorkspaces(base!, secret, opt.workspaces);
-      log(`set up ${workspaces.length} workspaces with one API key each`);
+      actors = (healthz as { components?: { actors?: unknown } }).components?.actors as number | undefined;
+      // The push scenarios use few workspaces: spread them evenly over the actors.
+      workspaces = await setupWorkspaces(base!, secret, opt.workspaces, push ? actors : undefined);
+      log(`set up ${workspaces.length} workspaces with one API key each${actors ? ` (per actor: ${perActor(workspaces, actors).join(', ')})` : ''}`);
       if (push) {
         const t = Date.now();
         if (fakes) await setupPushChannels(base!, secret, workspaces, fakes.ready);
@@ -513,7 +525,7 @@ async function main(): Promise<number> {
       revision: revision(),
       options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
-      server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null },
+      server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
       floor: floorResult ?? null,
       herald: heraldResult ? { ...heraldResult, rss_mb: rss ?? null, cpu: cpu ?? null, rss_samples: sampler?.samples ?? [] } : null,
       embedded_postgres: pg ?? null,
