@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
-import { approxRequestBytes, sequence, type BenchRequest, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
+import { approxRequestBytes, requestTimeoutMs, sequence, type BenchRequest, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
 
 const require = createRequire(import.meta.url);
 
@@ -173,7 +173,7 @@ function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
         connections: cfg.connections,
         duration: Math.max(1, cfg.durationMs / 1000),
         pipelining: 1,
-        timeout: 10,
+        timeout: requestTimeoutMs(cfg.scenario) / 1000,
         setupClient: (client) => client.setRequests(sequences[nextClient++ % sequences.length]!),
       },
       (err, result) => {
@@ -261,7 +261,7 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
           maybeDone();
         });
       });
-      r.setTimeout(10_000, () => {
+      r.setTimeout(requestTimeoutMs(cfg.scenario), () => {
         timeouts++;
         r.destroy(new Error('timeout'));
       });
@@ -317,8 +317,8 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
       if (now < end) setTimeout(tick, 1);
       else {
         maybeDone();
-        // Answers still missing 11 s after the end are past their timeout: stop waiting.
-        setTimeout(finish, 11_000).unref();
+        // Answers still missing a second past their timeout after the end: stop waiting.
+        setTimeout(finish, requestTimeoutMs(cfg.scenario) + 1000).unref();
       }
     };
     tally.startTimeline();
@@ -341,7 +341,7 @@ process.once('SIGTERM', () => process.exit(1));
 process.on('message', (m: ToLoad) => {
   if (m.type === 'exit') return void process.exit(0);
   // Hard bound: autocannon stops by itself after the duration; this catches anything stuck.
-  const guard = setTimeout(() => send({ type: 'error', message: 'load generator exceeded its time budget' }, () => process.exit(1)), m.config.durationMs + 60_000);
+  const guard = setTimeout(() => send({ type: 'error', message: 'load generator exceeded its time budget' }, () => process.exit(1)), m.config.durationMs + requestTimeoutMs(m.config.scenario) + 60_000);
   runOnce(m.config, () => send({ type: 'started' })).then(
     (result) => {
       clearTimeout(guard);

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { shardOf } from '../src/actors/host.js';
-import type { BenchWorkspace } from './scenarios.js';
+import { requestTimeoutMs, type BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersReady, FakeProvidersStats, FromFakes, ToFakes } from './fake-providers.js';
 import type { FromPushFloor, PushFloorConfig, PushFloorResult } from './push-floor.js';
@@ -231,7 +231,7 @@ export class LoadGenerator {
           reject(err);
         } else resolve(r!);
       };
-      const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + 90_000);
+      const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + requestTimeoutMs(config.scenario) + 90_000);
       const onMessage = (m: FromLoad) => (m.type === 'started' ? onStart?.() : m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
       const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}) without a result`));
       child.on('message', onMessage);

@@ -44,6 +44,11 @@ const SOURCES = ['ios', 'android', 'web'];
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 const randInt = (n: number) => Math.floor(Math.random() * n);
 
+/** How long a request may go unanswered before it counts as a timeout: a batch of 1,000 pushes takes seconds. */
+export function requestTimeoutMs(scenario: Scenario): number {
+  return scenario === 'push-batch' ? 60_000 : 10_000;
+}
+
 /** Rough size of one request of the scenario, to size the sequences within a memory budget. */
 export function approxRequestBytes(scenario: Scenario): number {
   return scenario === 'push-batch' ? 95_000 : scenario === 'track-batch' ? 15_500 : scenario === 'mixed' ? 900 : 450;
