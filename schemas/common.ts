@@ -3,6 +3,9 @@
 // document publishes.
 export type Schema = Record<string, unknown>;
 
+/** A UUID as Herald stores it (any case); `format: uuid` alone would also pass a `urn:uuid:` prefix, which PostgreSQL refuses. */
+export const uuid: Schema = { type: 'string', format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' };
+
 export const nonEmptyString = (maxLength: number): Schema => ({ type: 'string', minLength: 1, maxLength });
 
 export const object = (properties: Record<string, Schema>, required: string[] = [], extra: Schema = {}): Schema => ({

@@ -3,10 +3,18 @@ import { object, type Schema } from './common.js';
 
 const text: Schema = { type: 'string', maxLength: 255 };
 
+/**
+ * A push token as it is registered or suppressed (INTERFACE 8.3). A browser push subscription
+ * (`{endpoint, keys}`, or that object as JSON text) is not a token.
+ */
+export const deviceToken: Schema = { type: 'string', minLength: 10, maxLength: 4096, pattern: '^(?!\\s*\\{)' };
+
+/** Words deviceToken's subscription refusal for the field at `at`. */
+export const notASubscription = (at: string): SchemaRefusal => ({ at, keyword: 'pattern', message: 'must be the push registration token, not a browser subscription object' });
+
 export const deviceRegister = object(
   {
-    // A browser push subscription (`{endpoint, keys}`, or that object as JSON text) is not a token.
-    token: { type: 'string', minLength: 10, maxLength: 4096, pattern: '^(?!\\s*\\{)' },
+    token: deviceToken,
     platform: { type: 'string', enum: ['ios', 'android', 'web'] },
     device_name: text,
     device_model: text,
@@ -19,7 +27,7 @@ export const deviceRegister = object(
 );
 
 export const deviceRegisterRefusals: readonly SchemaRefusal[] = [
-  { at: '/token', keyword: 'pattern', message: 'must be the push registration token, not a browser subscription object' },
+  notASubscription('/token'),
   { at: '/person_id', message: 'is not accepted: the person comes from the path' },
   { at: '/workspace_id', message: 'is not accepted: the workspace comes from the API key' },
 ];

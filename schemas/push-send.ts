@@ -5,13 +5,18 @@ import { nonEmptyString, object, pagination, timestamp, type Schema } from './co
 
 const text = (maxLength: number, description?: string): Schema => ({ type: 'string', maxLength, ...(description ? { description } : {}) });
 
-/** What one send carries, shared by the single and the batch send. */
-const content = {
+/** A push's content: what a send, a campaign's push node and a message template carry. */
+export const pushContent = {
   title: text(1_000, 'Liquid template'),
   body: text(4_000, 'Liquid template'),
   image_url: text(2_048),
   action_url: text(2_048),
   custom_data: { type: 'object', description: 'Carried in the provider message (reserved provider keys stripped); string values are Liquid templates' },
+};
+
+/** What one send carries, shared by the single and the batch send. */
+const content = {
+  ...pushContent,
   variables: { type: 'object', description: 'Template variables' },
   event_id: text(255, 'Attribution'),
   campaign_id: text(255, 'Attribution'),

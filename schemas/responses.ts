@@ -14,6 +14,7 @@ import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
 import { sendPolicy } from './workspaces.js';
+import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
 
 export interface ResponseDoc {
   description: string;
@@ -115,6 +116,8 @@ const device = closed({
   updated_at: timestamp,
 });
 
+/** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
+const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
 const platform = enumOf('ios', 'android', 'web');
 const skipReason = enumOf('person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap');
 const pushResultFields = {
@@ -134,7 +137,7 @@ const pushMessage = closed(
     message_id: uuid,
     status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
     external_id: str,
-    platform: { ...platform, nullable: true },
+    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: skipReason,
@@ -149,12 +152,34 @@ const pushMessage = closed(
     deliveries: {
       type: 'array',
       items: closed(
-        { device_id: uuid, device_token: { type: 'string', description: 'Masked: first 4 + `***` + last 4, or `***`' }, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
+        { device_id: uuid, device_token: maskedToken, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
         ['device_id', 'device_token', 'platform', 'status'],
       ),
     },
   },
   ['message_id', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+);
+
+const pushPlatform = enumOf(...PUSH_PLATFORMS);
+/** INTERFACE 2.9. */
+const tokenSuppression = closed({
+  id: { ...uuid, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  suppressed_at: timestamp,
+  already_suppressed: { type: 'boolean' },
+});
+/** DECISIONS §3: one validated token, in request order. */
+const tokenValidation = closed(
+  {
+    index: count,
+    device_token: maskedToken,
+    platform: pushPlatform,
+    valid: { type: 'boolean' },
+    reason: { ...enumOf('invalid_format', 'suppressed', 'not_registered', 'inactive'), description: 'Present when not valid; the first that applies, in this order' },
+  },
+  ['index', 'device_token', 'platform', 'valid'],
 );
 
 const eventFields = { id: uuid, type: str, parameters: freeObject, created_at: timestamp };
@@ -205,6 +230,70 @@ const workspaceSettings: Schema = {
 /** DECISIONS §2. */
 const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
 const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
+
+/** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
+const channelState = (identifiers: Record<string, Schema>): Schema => ({
+  anyOf: [
+    closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers }),
+    closed({ configured: enumOf(true), readable: enumOf(false) }, undefined, { description: 'Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends to it fail until it is set again' }),
+    closed({ configured: enumOf(false) }),
+  ],
+});
+const pushChannels = closed({
+  channels: closed({
+    fcm: channelState({ project_id: str, client_email: str, private_key_id: nullableStr, token_uri: str }),
+    apns: channelState({ key_id: str, team_id: str, bundle_id: str, production: { type: 'boolean' } }),
+  }),
+  updated_at: { ...nullableTimestamp, description: 'Last change; null when no credentials were ever set' },
+});
+const campaignStatus = enumOf('draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed');
+const triggerType = enumOf('event', 'webhook', 'schedule', 'dynamic_schedule');
+/** INTERFACE 2.7; template_id only when the campaign was created with one. */
+const campaign = closed(
+  {
+    id: uuid,
+    workspace_id: uuid,
+    name: str,
+    status: campaignStatus,
+    trigger_type: triggerType,
+    trigger_config: freeObject,
+    audience_config: freeObject,
+    workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
+    template_id: uuid,
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+  ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
+);
+/** DECISIONS §3. */
+const campaignStats = closed({
+  enrolled: { ...count, description: 'Entries of people into the campaign' },
+  triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
+  sent: count,
+  skipped: count,
+  policy_suppressed: count,
+  failed: count,
+  last_triggered_at: { ...nullableTimestamp, description: 'The latest enrolment' },
+});
+/** DECISIONS §11. */
+const messageTemplate = closed({
+  id: uuid,
+  workspace_id: uuid,
+  name: str,
+  channel: enumOf('push'),
+  title: nullableStr,
+  body: nullableStr,
+  image_url: nullableStr,
+  action_url: nullableStr,
+  custom_data: { ...freeObject, nullable: true },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const nodeMessage = closed(
+  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, template_id: uuid },
+  [],
+  { description: "The push node's own content (and the template it uses); fields it does not set are absent" },
+);
 
 const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
 /** GET /healthz (DECISIONS §1). */
@@ -296,6 +385,8 @@ export const COMPONENTS: Record<string, Schema> = {
   PersonIdentity: trimmedPerson,
   DashboardPerson: dashboardPerson,
   Device: device,
+  TokenSuppression: tokenSuppression,
+  TokenValidation: tokenValidation,
   Event: storedEvent,
   SearchedEvent: searchedEvent,
   DashboardEvent: dashboardEvent,
@@ -307,6 +398,10 @@ export const COMPONENTS: Record<string, Schema> = {
   WorkspaceSettings: workspaceSettings,
   Workspace: workspace,
   Member: member,
+  PushChannels: pushChannels,
+  Campaign: campaign,
+  CampaignStats: campaignStats,
+  MessageTemplate: messageTemplate,
   Health: health,
   FieldError: fieldError,
   BadRequest: badRequest,
@@ -343,7 +438,7 @@ const ok = (description: string, properties: Record<string, Schema>, required?: 
 });
 
 /** Errors a handler throws beyond the common ones: status → codes and when. */
-type HandlerErrors = Partial<Record<400 | 404 | 500, { codes: ErrorCode[]; why: string }>>;
+type HandlerErrors = Partial<Record<400 | 404 | 409 | 500, { codes: ErrorCode[]; why: string }>>;
 
 interface RouteResponses {
   /** The 2xx answers. */
@@ -375,6 +470,11 @@ const dashboardPersonNotFound: HandlerErrors[404] = { codes: ['PERSON_NOT_FOUND'
 
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const PUSH = '/workspaces/{workspaceId}/push';
+const TEMPLATES = '/workspaces/{workspaceId}/templates';
+const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such campaign in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such template in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
+const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
 
 const SPECIFIC: Record<string, RouteResponses> = {
   'GET /openapi.json': {
@@ -504,12 +604,30 @@ const SPECIFIC: Record<string, RouteResponses> = {
     },
     errors: { 400: { codes: ['VALIDATION_ERROR', 'BATCH_TOO_LARGE'], why: 'Neither title nor body, a template that does not parse (VALIDATION_ERROR); more than 1,000 recipients' } },
   },
-  [`POST ${PUSH}/tokens/validate`]: notImplemented,
-  [`POST ${PUSH}/tokens/suppress`]: notImplemented,
-  [`DELETE ${PUSH}/tokens/suppress/{id}`]: notImplemented,
   [`GET ${PUSH}/status/{messageId}`]: {
     success: { 200: ok('The push record with its deliveries', { message: pushMessage }) },
     errors: { 404: { codes: ['NOT_FOUND'], why: "No such record in this workspace (unknown, another workspace's, a synthetic `skipped-…` id)" } },
+  },
+  [`POST ${PUSH}/tokens/validate`]: {
+    success: {
+      200: ok('One result per token, in request order', {
+        results: { type: 'array', items: tokenValidation },
+        summary: closed({ total: count, valid: count, invalid: count }),
+      }),
+    },
+    errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 1,000 tokens' } },
+  },
+  [`POST ${PUSH}/tokens/suppress`]: {
+    success: {
+      201: ok('A new suppression: later sends to the token are skipped (`device_token_suppressed`)', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } }),
+      200: ok('The token was suppressed under this type already: that suppression', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } }),
+    },
+    errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
+    badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+  },
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: {
+    success: { 200: ok('The suppression is lifted', { message: str, id: uuid }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
   },
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,
@@ -533,6 +651,16 @@ const SPECIFIC: Record<string, RouteResponses> = {
     success: { 200: message('The member is removed') },
     errors: { 400: { codes: [], why: 'The owner cannot be removed (VALIDATION_ERROR)' }, 404: { codes: ['NOT_FOUND'], why: 'Not a member' } },
   },
+  'PUT /workspaces/{workspaceId}/channels/push': {
+    success: { 200: ok('The channels as now stored (private keys are never echoed)', { data: pushChannels }) },
+    errors: {
+      400: {
+        codes: [],
+        why: "A private key that does not import as its provider's key (FCM: PKCS#8 RSA; APNs: PKCS#8 EC P-256), APNs fields omitted with no stored credentials to keep them from (VALIDATION_ERROR, naming the field)",
+      },
+    },
+  },
+  'GET /workspaces/{workspaceId}/channels/push': { success: { 200: ok('Which channels are configured, with their non-secret identifiers', { data: pushChannels }) } },
 
   [`POST ${KEYS}`]: {
     success: { 201: ok('The key with its full credential, shown once', { api_key: newApiKey, warning: str }) },
@@ -553,10 +681,43 @@ const SPECIFIC: Record<string, RouteResponses> = {
   },
   [`GET ${KEYS}/{keyId}/usage`]: { success: { 200: ok('Usage of the key (lags by up to 1 s)', { usage: apiKeyUsage }) }, errors: { 404: keyNotFound } },
 
-  'POST /campaigns': notImplemented,
-  'GET /campaigns': notImplemented,
-  'GET /campaigns/{campaignId}': notImplemented,
-  'PUT /campaigns/{campaignId}': notImplemented,
+  'POST /campaigns': {
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, maxItems: 0 } }) }) },
+    errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
+  },
+  'GET /campaigns': {
+    success: { 200: ok('A page of campaigns, newest first; total counts every match', { campaigns: { type: 'array', items: campaign }, total: count, limit: count, offset: count }) },
+  },
+  'GET /campaigns/{campaignId}': {
+    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },
+    errors: { 404: campaignNotFound },
+  },
+  'PUT /campaigns/{campaignId}': {
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
+      404: campaignNotFound,
+    },
+  },
+  'DELETE /campaigns/{campaignId}': {
+    success: { 200: message('Deleted with its enrolments; push records stay') },
+    errors: { 404: campaignNotFound, 409: { codes: ['CAMPAIGN_ACTIVE'], why: 'The campaign is active or scheduled: pause it first' } },
+  },
+  'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': {
+    success: { 200: ok("The push node's content now", { data: closed({ node_id: str, message: nodeMessage }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED'], why: `The node is not a push node (VALIDATION_ERROR), ${TEMPLATE_PARSE}; a live campaign left failing the activation rules` },
+      404: { codes: ['NOT_FOUND'], why: "No such campaign in the workspace, or no such node in its workflow" },
+    },
+  },
+  [`POST ${TEMPLATES}`]: { success: { 201: templateBody('The template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE } } },
+  [`GET ${TEMPLATES}`]: { success: { 200: ok('The templates, newest first', { templates: { type: 'array', items: messageTemplate }, total: count }) } },
+  [`GET ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The template') }, errors: { 404: templateNotFound } },
+  [`PUT ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The updated template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE }, 404: templateNotFound } },
+  [`DELETE ${TEMPLATES}/{templateId}`]: {
+    success: { 200: message('Deleted') },
+    errors: { 404: templateNotFound, 409: { codes: ['TEMPLATE_IN_USE'], why: 'An active or scheduled campaign uses the template' } },
+  },
   'GET /workspaces/{workspaceId}/people': { success: { 200: personPage('A page of people, oldest first', dashboardPerson) } },
   'GET /workspaces/{workspaceId}/people/stats': {
     success: { 200: ok('People statistics', { total: count, active: count, unsubscribed: count, bounced: count, suppressed: count, recent: { ...count, description: 'Created in the last 7 days' } }) },
@@ -620,6 +781,8 @@ function responsesOf(route: Route): Responses {
   }
   const own404 = spec.errors?.[404];
   if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
+  const own409 = spec.errors?.[409];
+  if (own409) out['409'] = { description: own409.why, schema: error(own409.codes) };
   const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
   out['413'] = {
     description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,

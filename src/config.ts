@@ -30,7 +30,17 @@ export interface Config {
   fcmEndpoint: string;
   /** Base URL replacing both APNs hosts (production and sandbox); undefined means Apple's. */
   apnsEndpoint: string | undefined;
+  /** What a platform without credentials in its workspace sends through (DECISIONS §9, §11). */
+  pushProvider: PushProviderMode;
+  /** Seals stored provider credentials; undefined: the key generated in the data dir (auth/bootstrap.ts). */
+  secretsKey: Buffer | undefined;
 }
+
+/**
+ * `sandbox`: a platform without credentials in its workspace sends through the sandbox provider;
+ * `live`: it is a configuration error (the send fails naming the missing channel).
+ */
+export type PushProviderMode = 'sandbox' | 'live';
 
 export class ConfigError extends Error {}
 
@@ -81,6 +91,23 @@ function httpsUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return url;
 }
 
+function pushProvider(env: NodeJS.ProcessEnv): PushProviderMode {
+  const v = str(env, 'HERALD_PUSH_PROVIDER') ?? 'sandbox';
+  if (v !== 'sandbox' && v !== 'live') throw new ConfigError(`HERALD_PUSH_PROVIDER must be sandbox or live, got '${v}'`);
+  return v;
+}
+
+/** 32 bytes as 64 hex characters or base64 (standard or URL-safe, padded or not). Never echoed: it is a secret. */
+export function parseSecretsKey(raw: string, name: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw)
+    ? Buffer.from(raw, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
+      ? Buffer.from(raw.replace(/=$/, ''), 'base64url')
+      : undefined;
+  if (key?.length !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex characters or base64 (e.g. \`openssl rand -hex 32\`); the value given (${raw.length} characters) is neither`);
+  return key;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
@@ -109,5 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: level as Config['logLevel'],
     fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? 'https://fcm.googleapis.com',
     apnsEndpoint: httpsUrl(env, 'HERALD_APNS_ENDPOINT'),
+    pushProvider: pushProvider(env),
+    secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
   };
 }

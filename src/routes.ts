@@ -11,6 +11,9 @@ import * as people from '../schemas/people.js';
 import * as devices from '../schemas/devices.js';
 import * as events from '../schemas/events.js';
 import * as pushSend from '../schemas/push-send.js';
+import * as push from '../schemas/push.js';
+import * as channels from '../schemas/channels.js';
+import * as campaigns from '../schemas/campaigns.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -72,6 +75,7 @@ type RouteDef = KeyRoute | SessionRoute | PublicRoute;
 
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
+const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const LATER = 'This route is defined by the interface and not served by this Herald version yet';
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
@@ -101,10 +105,10 @@ const defs = [
   // Push (key, workspace in the path must be the key's).
   { method: 'POST', path: `${PUSH}/send`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushSend, summary: 'Send a push to one person' },
   { method: 'POST', path: `${PUSH}/send/batch`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: pushSend.pushBatch, refusals: pushSend.pushBatchRefusals, summary: 'Send one push to up to 1,000 recipients' },
-  { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Validate device tokens', notImplemented: LATER },
-  { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Suppress a device token', notImplemented: LATER },
-  { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression', notImplemented: LATER },
   { method: 'GET', path: `${PUSH}/status/{messageId}`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Delivery status of a push' },
+  { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenValidate, refusals: [BATCH_TOO_LARGE('/tokens', '1,000 tokens')], summary: 'Validate up to 1,000 device tokens' },
+  { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenSuppress, refusals: push.tokenSuppressRefusals, summary: 'Suppress a device token' },
+  { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression' },
   { method: 'GET', path: `${PUSH}/history`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push delivery history (not provided)', notImplemented: 'Push delivery history is not available' },
   { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
 
@@ -118,6 +122,10 @@ const defs = [
   { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, refusals: ws.workspaceUpdateRefusals, summary: 'Update name and settings (send policy)' },
   { method: 'POST', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', body: ws.memberAdd, summary: 'Add a member' },
   { method: 'DELETE', path: '/workspaces/{workspaceId}/members/{userId}', auth: 'session', workspace: 'path', summary: 'Remove a member' },
+
+  // Push provider credentials (session), never echoed back.
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
 
   // API keys (session).
   { method: 'POST', path: KEYS, auth: 'session', workspace: 'path', body: keys.apiKeyCreate, summary: 'Create an API key' },
@@ -135,11 +143,18 @@ const defs = [
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/messages', auth: 'session', workspace: 'path', query: pushSend.messageHistory, summary: "A person's push messages, newest first" },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 
-  // Campaign authoring (session), a later issue.
-  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'Create a campaign', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', summary: 'List campaigns', notImplemented: LATER },
-  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign', notImplemented: LATER },
-  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Update a campaign', notImplemented: LATER },
+  // Campaign authoring and message templates (session).
+  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', body: campaigns.campaignCreate, summary: 'Create a campaign (draft)' },
+  { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', query: campaigns.campaignList, summary: 'List campaigns' },
+  { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign with its stats' },
+  { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
+  { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push node's content" },
+  { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
+  { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
+  { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },
+  { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
+  { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 ] as const satisfies readonly RouteDef[];
 
 type Def = (typeof defs)[number];

@@ -7,7 +7,7 @@ import { migrate } from './store/migrations.js';
 import { listen } from './store/pg.js';
 import { countDeadLetters } from './store/dead-letters.js';
 import { LOG_CHANNEL } from './eventlog/event-log.js';
-import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSessionAuth } from './auth/bootstrap.js';
+import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSecretsKey, resolveSessionAuth } from './auth/bootstrap.js';
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
@@ -64,12 +64,18 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     bootstrap = { workspaceId, token: await signSessionToken(sessionAuth.secret, { sub: LOCAL_ADMIN }, 24 * 3600) };
   }
 
+  const secrets = resolveSecretsKey(cfg);
+  if (secrets.generated && cfg.databaseUrl) {
+    logger.warn('HERALD_SECRETS_KEY is not set: push credentials are sealed with the key generated in the data dir; every replica sharing DATABASE_URL needs the same key, so set HERALD_SECRETS_KEY on all of them', { dataDir: cfg.dataDir });
+  }
+
   // In the error shape of the request's route (DECISIONS §4), like every other error.
   const routes = new Map(ROUTES.map((r) => [r.id, r]));
   const actors = new ActorHost({
     count: cfg.actors,
     script: new URL('../workers/actor.js', import.meta.url),
     store: store.link,
+    secretsKey: secrets.key,
     requestTimeoutMs: cfg.requestTimeoutMs,
     unavailable: (why, route) => unavailable(errorShapeOf(routes.get(route)!), `Service unavailable: ${why}`),
   });

@@ -12,13 +12,13 @@ import { connectNats, jetStreamLog, streamNames } from '../src/eventlog/jetstrea
 import { Buckets } from '../src/ratelimit/buckets.js';
 import { SharedBuckets } from '../src/ratelimit/shared.js';
 import { shardOf } from '../src/actors/host.js';
+import { ProviderRegistry } from '../src/delivery/providers.js';
 import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 import { PushEngine } from '../src/delivery/engine.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
-import { SandboxProvider } from '../src/push/sandbox.js';
 
-const { store, index } = workerData as ActorWorkerData;
+const { store, index, secretsKey } = workerData as ActorWorkerData;
 const cfg = loadConfig();
 const db = openPostgres(store.url, store.poolSize);
 const limits = parseRateLimits(cfg.rateLimits);
@@ -26,12 +26,17 @@ const limits = parseRateLimits(cfg.rateLimits);
 const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, `herald-actor-${index}`) : null;
 const eventLog = nats ? jetStreamLog(nats, streamNames(cfg.natsPrefix)) : storeLog(db);
 const shared = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
-const sandbox = new SandboxProvider();
-const push = new PushEngine(db, { forWorkspace: async () => ({ forPlatform: () => sandbox }) }, new SendCounters(db, 100_000));
+const providers = new ProviderRegistry(db, {
+  mode: cfg.pushProvider,
+  secretsKey: Buffer.from(secretsKey, 'hex'),
+  fcmEndpoint: cfg.fcmEndpoint,
+  apnsEndpoint: cfg.apnsEndpoint,
+});
+const push = new PushEngine(db, providers, new SendCounters(db, 100_000));
 const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
 const scheduler = new Scheduler(db, push, owns);
 scheduler.start();
-const handle = createPipeline(db, eventLog, push, new Buckets(limits, shared), handlers);
+const handle = createPipeline(db, eventLog, push, providers, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
 const port = parentPort!;
@@ -43,6 +48,7 @@ port.on('message', (m: ToActor) => {
   } else {
     void scheduler
       .stop()
+      .then(() => providers.close())
       .then(() => eventLog.close())
       .then(() => shared?.close())
       .then(() => nats?.drain())

@@ -20,6 +20,8 @@ export interface ActorHostOptions {
   script: URL;
   /** How each (re)started actor opens its store. */
   store: StoreLink;
+  /** The key sealing push credentials, handed to each actor. */
+  secretsKey: Buffer;
   requestTimeoutMs: number;
   /** The 503 answer to a request of route `route` (in that route's error shape). */
   unavailable: (why: string, route: RouteId) => Reply;
@@ -60,7 +62,7 @@ export class ActorHost {
   }
 
   private spawn(index: number): Promise<void> {
-    const data: ActorWorkerData = { index, store: this.opts.store };
+    const data: ActorWorkerData = { index, store: this.opts.store, secretsKey: this.opts.secretsKey.toString('hex') };
     const w = new Worker(this.opts.script, { workerData: data });
     this.workers[index] = w;
     const ready = new Promise<void>((resolve, reject) => {

@@ -11,6 +11,7 @@ import type { Ctx, Handler } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
 import { DomainError } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
+import type { ProviderRegistry } from '../delivery/providers.js';
 import type { ActorRequest } from './protocol.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
@@ -38,8 +39,15 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 
 const decoder = new TextDecoder();
 
-/** `buckets` holds the workspace budgets of the workspaces this actor owns. */
-export function createPipeline(db: Db, events: Log, push: PushEngine, buckets: Buckets, handlers: Record<HandledRouteId, Handler>): (req: ActorRequest) => Promise<Reply> {
+/** `buckets` holds the workspace budgets of the workspaces this actor owns; `providers` their push providers. */
+export function createPipeline(
+  db: Db,
+  events: Log,
+  push: PushEngine,
+  providers: ProviderRegistry,
+  buckets: Buckets,
+  handlers: Record<HandledRouteId, Handler>,
+): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<RouteId, Route>(ROUTES.map((r) => [r.id, r]));
   const validators = new Map<RouteId, Validators>(
     ROUTES.map((r) => [r.id, { params: r.params && compileStrings(r.params), body: r.body && compileBody(r.body), query: r.query && compileStrings(r.query) }]),
@@ -109,7 +117,7 @@ export function createPipeline(db: Db, events: Log, push: PushEngine, buckets: B
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      db, events, push, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      db, events, push, providers, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

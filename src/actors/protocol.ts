@@ -22,4 +22,6 @@ export type ToActor = { type: 'request'; req: ActorRequest } | { type: 'stop' };
 export interface ActorWorkerData {
   index: number;
   store: StoreLink;
+  /** The key sealing push credentials (HERALD_SECRETS_KEY or the generated one), as hex. */
+  secretsKey: string;
 }

@@ -21,13 +21,10 @@ import { newId } from '../ids.js';
 import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
 import { sendWithRetries, type RetryOptions } from '../push/retry.js';
 import type { SendCounters } from './counters.js';
+import type { Platform, ProviderRegistry, WorkspaceProviders } from './providers.js';
 
-export type Platform = 'ios' | 'android' | 'web';
-
-/** Where a workspace's providers come from (ProviderRegistry in production). */
-export interface ProviderSource {
-  forWorkspace(workspaceId: string): Promise<{ forPlatform(platform: Platform): PushProvider }>;
-}
+/** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
+type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
 
 type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
 
@@ -247,7 +244,7 @@ interface DeviceOutcome {
 }
 
 /** Sends to each device through its platform's provider, in one call per provider; outcomes in device order. */
-async function sendToDevices(providers: { forPlatform(p: Platform): PushProvider }, message: PushMessage, devices: SendableDevice[], retry: RetryOptions): Promise<DeviceOutcome[]> {
+async function sendToDevices(providers: WorkspaceProviders, message: PushMessage, devices: SendableDevice[], retry: RetryOptions): Promise<DeviceOutcome[]> {
   const groups = new Map<PushProvider, number[]>();
   devices.forEach((d, i) => {
     const p = providers.forPlatform(d.platform);

@@ -10,11 +10,19 @@ export const ERRORS = {
   INVALID_SEND_POLICY: 400,
   INVALID_SUPPRESSION_TYPE: 400,
   PUBLIC_KEY_PERMISSION: 400,
+  /** A campaign that cannot go live: every problem is listed in details (DECISIONS §6). */
+  ACTIVATION_FAILED: 400,
+  /** A known-bad trigger_config key (`event_name`), refused on create and update. */
+  INVALID_TRIGGER_CONFIG: 400,
   /** Rendered as the fixed 403 body, which carries no code. */
   FORBIDDEN: 403,
   PERSON_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** Deleting an active or scheduled campaign (DECISIONS §11). */
+  CAMPAIGN_ACTIVE: 409,
+  /** Deleting a template an active or scheduled campaign uses (DECISIONS §11). */
+  TEMPLATE_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
   INTERNAL_ERROR: 500,
   /** A single push send that no device accepted (DECISIONS §10, §11). */

@@ -1,5 +1,57 @@
-// How a device token is shown (DECISIONS §10): never raw. 12 characters or more: the first 4
-// and the last 4 around `***`; shorter: `***`.
+// Push tokens as the push routes see them (INTERFACE 2.9, 4.5; DECISIONS §3, §10): the platforms
+// and suppression types they name, how a token is shown back (masked: the raw token is never
+// echoed), and the format rules of token validation.
+
+/** Platforms a suppression or a validated token may name (INTERFACE 2.9); devices register only the first three. */
+export const PUSH_PLATFORMS = ['ios', 'android', 'web', 'huawei'] as const;
+export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+
+/** INTERFACE 2.9. */
+export const SUPPRESSION_TYPES = ['uninstalled', 'disabled', 'invalid_token', 'opt_out'] as const;
+export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
+
+/** Tokens at least this long show their first and last MASK_KEEP characters (DECISIONS §10). */
+const MASK_MIN_LENGTH = 12;
+const MASK_KEEP = 4;
+
+/**
+ * `abcd***wxyz` for a token of 12 characters or more, `***` for a shorter one (DECISIONS §10).
+ * Counted in code points, so a mask never splits a surrogate pair.
+ */
 export function maskToken(token: string): string {
-  return token.length >= 12 ? `${token.slice(0, 4)}***${token.slice(-4)}` : '***';
+  const chars = Array.from(token);
+  return chars.length >= MASK_MIN_LENGTH ? `${chars.slice(0, MASK_KEEP).join('')}***${chars.slice(-MASK_KEEP).join('')}` : '***';
+}
+
+// DECISIONS §3: an APNs token is hex bytes (32 today; up to 100 allowed for growth), the others
+// opaque text of the device-token bounds of INTERFACE 8.3 without whitespace.
+const APNS_TOKEN = /^(?:[0-9a-fA-F]{2}){32,100}$/;
+const OPAQUE_TOKEN = /^\S{10,4096}$/u;
+
+/** Whether `token` has the format of a `platform` push token (DECISIONS §3). */
+export function tokenFormatValid(token: string, platform: PushPlatform): boolean {
+  if (platform === 'ios') return APNS_TOKEN.test(token);
+  // Length in characters (code points), as the schemas count it.
+  return OPAQUE_TOKEN.test(token);
+}
+
+/** Why a token fails validation (DECISIONS §3). */
+export type TokenProblem = 'invalid_format' | 'suppressed' | 'not_registered' | 'inactive';
+
+/** What the workspace knows of the well-formed tokens of one validation request. */
+export interface KnownTokens {
+  /** Suppressed under any type. */
+  suppressed: ReadonlySet<string>;
+  /** The workspace's devices by token. */
+  devices: ReadonlyMap<string, { is_active: boolean; is_valid: boolean }>;
+}
+
+/** The first problem of the token, checked in the order DECISIONS §3 gives; undefined when it is valid. */
+export function tokenProblem(token: string, platform: PushPlatform, known: KnownTokens): TokenProblem | undefined {
+  if (!tokenFormatValid(token, platform)) return 'invalid_format';
+  if (known.suppressed.has(token)) return 'suppressed';
+  const device = known.devices.get(token);
+  if (!device) return 'not_registered';
+  if (!device.is_active || !device.is_valid) return 'inactive';
+  return undefined;
 }

@@ -7,6 +7,7 @@ import type { Reply } from './reply.js';
 import type { SessionUser } from '../auth/sessions.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
+import type { ProviderRegistry } from '../delivery/providers.js';
 
 export interface KeyPrincipal {
   kind: 'key';
@@ -26,6 +27,8 @@ export interface Ctx {
   events: Log;
   /** The push send pipeline of this actor (its counters are the workspace's). */
   push: PushEngine;
+  /** This actor's push providers by workspace, and the seal of stored credentials. */
+  providers: ProviderRegistry;
   params: Record<string, string>;
   query: Record<string, unknown>;
   // Validated against the route's schema before the handler runs.

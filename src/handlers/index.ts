@@ -8,5 +8,20 @@ import { peopleHandlers } from './people.js';
 import { deviceHandlers } from './devices.js';
 import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
+import { pushTokenHandlers } from './push-tokens.js';
+import { channelHandlers } from './channels.js';
+import { campaignHandlers } from './campaigns.js';
+import { templateHandlers } from './templates.js';
 
-export const handlers: Record<HandledRouteId, Handler> = { ...workspaceHandlers, ...apiKeyHandlers, ...peopleHandlers, ...deviceHandlers, ...eventHandlers, ...pushHandlers };
+export const handlers: Record<HandledRouteId, Handler> = {
+  ...workspaceHandlers,
+  ...apiKeyHandlers,
+  ...peopleHandlers,
+  ...deviceHandlers,
+  ...eventHandlers,
+  ...pushHandlers,
+  ...pushTokenHandlers,
+  ...channelHandlers,
+  ...campaignHandlers,
+  ...templateHandlers,
+};

@@ -11,7 +11,8 @@ import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
 import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
-import type { Platform, Recipient, Send } from '../delivery/engine.js';
+import type { Recipient, Send } from '../delivery/engine.js';
+import type { Platform } from '../delivery/providers.js';
 
 /** `limit` of the message history above this is silently reduced (DECISIONS §3). */
 const HISTORY_PAGE_MAX = 100;

@@ -4,7 +4,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, fieldProblems } from '../domain/errors.js';
 import { canManage, type Role } from '../domain/roles.js';
-import { sendPolicyConflicts, type SendPolicyFields } from '../domain/send-policy.js';
+import { sendPolicyConflicts, type SendPolicy } from '../domain/send-policy.js';
 import { iso } from '../domain/time.js';
 import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
 
@@ -33,7 +33,7 @@ const get: Handler = async (ctx) => json(200, { success: true, data: { workspace
 
 const update: Handler = async (ctx) => {
   requireManager(ctx);
-  const { name, settings } = ctx.body as { name?: string; settings?: { timezone?: string; send_policy?: SendPolicyFields | null } };
+  const { name, settings } = ctx.body as { name?: string; settings?: { timezone?: string; send_policy?: SendPolicy | null } };
   if (settings?.send_policy !== undefined) {
     const problems = sendPolicyConflicts(settings.send_policy);
     if (problems.length > 0) throw fieldProblems('INVALID_SEND_POLICY', 'Invalid send policy', problems);

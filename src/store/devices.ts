@@ -88,3 +88,19 @@ export async function invalidateDevices(q: Queryable, ids: readonly string[]): P
   if (ids.length === 0) return;
   await q.query('UPDATE devices SET is_valid = false, is_active = false, updated_at = now() WHERE id = ANY ($1::uuid[])', [ids]);
 }
+
+export interface DeviceState {
+  is_active: boolean;
+  is_valid: boolean;
+}
+
+/** The workspace's devices holding any of these tokens, by token: one query however many tokens. */
+export async function devicesByTokens(q: Queryable, workspaceId: string, tokens: readonly string[]): Promise<Map<string, DeviceState>> {
+  if (tokens.length === 0) return new Map();
+  const r = await q.query<DeviceState & { device_token: string }>(
+    `SELECT device_token, is_active, is_valid FROM devices
+     WHERE workspace_id = $1 AND md5(device_token) = ANY (SELECT md5(t) FROM unnest($2::text[]) AS t) AND device_token = ANY ($2::text[])`,
+    [workspaceId, tokens],
+  );
+  return new Map(r.rows.map(({ device_token, ...state }) => [device_token, state]));
+}

@@ -97,8 +97,8 @@ export async function loadMessage(q: Queryable, workspaceId: string, id: string)
   return r.rows[0] ?? null;
 }
 
-/** Whether the id names a push record of the workspace (a suppression's source_push_id). */
-export async function messageExists(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
+/** Whether the workspace has a push record with this id (a suppression's source_push_id; the caller has checked `id` is a UUID). */
+export async function pushMessageExists(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
   const r = await q.query('SELECT 1 FROM push_messages WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
   return r.rowCount > 0;
 }

@@ -3,8 +3,7 @@
 // read by every send.
 import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
-
-export type SuppressionType = 'uninstalled' | 'disabled' | 'invalid_token' | 'opt_out';
+import type { SuppressionType } from '../domain/tokens.js';
 
 export interface SuppressionInput {
   device_token: string;

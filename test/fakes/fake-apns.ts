@@ -31,7 +31,10 @@ export interface FakeApns {
   received: ReceivedPush[];
   /** Every push received, kept or not. */
   requests: number;
+  /** Sessions (connections) the server accepted. */
   sessions: number;
+  /** Sessions open now. */
+  readonly openSessions: number;
   close(): Promise<void>;
 }
 
@@ -59,6 +62,9 @@ export async function startFakeApns(opts: { keep?: number } = {}): Promise<FakeA
     received: [],
     requests: 0,
     sessions: 0,
+    get openSessions() {
+      return sessions.size;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sessions) s.destroy();

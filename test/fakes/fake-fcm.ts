@@ -37,6 +37,8 @@ export interface FakeFcm {
   tokenFetches: number;
   /** Sessions (connections) the server accepted. */
   sessions: number;
+  /** HTTP/2 sessions open now (clients that closed theirs are not counted). */
+  readonly openSessions: number;
   /** The most streams open at once on one session. */
   maxConcurrentStreams: number;
   tokenLifetimeSeconds: number;
@@ -60,6 +62,7 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
   const retried = new Set<string>();
   const sockets = new Set<TLSSocket>();
   const streamsOpen = new Map<http2.Http2Session, number>();
+  const live = new Set<http2.Http2Session>();
   let trigger: { kind: 'goaway' | 'drop'; after: number } | undefined;
 
   const server = http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true });
@@ -69,6 +72,8 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
   });
   server.on('session', (session) => {
     fake.sessions++;
+    live.add(session);
+    session.on('close', () => live.delete(session));
     session.on('error', () => {});
   });
 
@@ -88,6 +93,9 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     requests: 0,
     tokenFetches: 0,
     sessions: 0,
+    get openSessions() {
+      return live.size;
+    },
     maxConcurrentStreams: 0,
     tokenLifetimeSeconds: 3600,
     slowMs: 300,

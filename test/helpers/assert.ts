@@ -21,6 +21,16 @@ export function keyError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.body?.code, code, `code ${code}`);
 }
 
+/** The session-route error body of DECISIONS §4 with `code`; `field`, if given, must be among the details. */
+export function sessionError(t: Test, r: Res, status: number, code: string, field?: string): void {
+  t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 400)}`);
+  t.equal(r.body?.success, false, 'success:false');
+  t.equal(r.body?.error?.code, code, `error.code ${code}`);
+  t.type(r.body?.error?.message, 'string', 'error.message is a string');
+  t.ok(r.body?.error && 'details' in r.body.error, 'error.details present');
+  if (field) t.ok((r.body?.error?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.error?.details)}`);
+}
+
 /** The schema-failure body of DECISIONS §4 on key routes; `field` must be among the details. */
 export function badRequest(t: Test, r: Res, field?: string): void {
   t.equal(r.status, 400, `status 400: ${r.text.slice(0, 300)}`);

@@ -11,6 +11,7 @@ function host(over: Partial<ActorHostOptions> = {}): ActorHost {
     count: 2,
     script: SCRIPT,
     store: { url: 'unused', poolSize: 1 },
+    secretsKey: Buffer.alloc(32),
     requestTimeoutMs: 30_000,
     unavailable: (why: string): Reply => ({ status: 503, body: why }),
     ...over,

@@ -1,0 +1,51 @@
+// Push provider credentials, PUT /workspaces/{id}/channels/push (DECISIONS §9, §11). What a
+// schema cannot say is checked by handlers/channels.ts: that the keys parse as the keys each
+// provider signs with, and that APNs fields omitted are kept from the stored credentials.
+import type { SchemaRefusal } from '../src/routes.js';
+import { nonEmptyString, object, type Schema } from './common.js';
+
+/** A PEM private key; the text must be the key itself (never a file path). */
+const pemKey = (description: string): Schema => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description });
+const appleId = (what: string): Schema => ({ type: 'string', pattern: '^[A-Z0-9]{10}$', description: `${what}: 10 upper-case letters and digits` });
+
+/** The service-account JSON key file as Google issues it; its other fields are accepted and not kept. */
+const serviceAccount = object(
+  {
+    type: { type: 'string', enum: ['service_account'] },
+    project_id: { ...nonEmptyString(255), pattern: '^[^\\s/]+$' },
+    private_key: pemKey('PKCS#8 RSA private key in PEM, as in the file'),
+    private_key_id: { type: 'string', maxLength: 255 },
+    client_email: { type: 'string', format: 'email', maxLength: 254 },
+    token_uri: { type: 'string', format: 'uri', pattern: '^https://[^\\s/?#]+([/?#]\\S*)?$', maxLength: 2048, description: 'Where the OAuth access token is fetched: an https URL' },
+  },
+  ['type', 'project_id', 'private_key', 'client_email', 'token_uri'],
+);
+
+export const pushChannelsUpdate = object(
+  {
+    fcm: object({ service_account: serviceAccount }, ['service_account'], {
+      nullable: true,
+      additionalProperties: false,
+      description: 'Replaces the FCM credentials (android, web); null removes them',
+    }),
+    apns: object(
+      {
+        key_p8: pemKey('The .p8 key (PKCS#8 EC P-256) in PEM, as Apple hands it out'),
+        key_id: appleId('The key id'),
+        team_id: appleId('The team id'),
+        bundle_id: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*$', description: "The app's bundle id: the apns-topic" },
+        production: { type: 'boolean', description: "Apple's production host (true) or its sandbox host (false); default false" },
+      },
+      [],
+      {
+        nullable: true,
+        additionalProperties: false,
+        description: 'APNs token auth (ios). Fields omitted keep their stored value; with none stored, key_p8, key_id, team_id and bundle_id are required. null removes them',
+      },
+    ),
+  },
+  [],
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const pushChannelsUpdateRefusals: readonly SchemaRefusal[] = [{ at: '', keyword: 'minProperties', message: 'must set fcm or apns (null removes one)' }];

@@ -1,0 +1,342 @@
+// Campaign rules (INTERFACE 2.7, 3.1; DECISIONS §6, §10, §11): the statuses a user may set,
+// what a campaign must satisfy to go live, and where a push node's content comes from.
+// Validation is lenient at creation (only known-bad keys and a malformed workflow are refused)
+// and strict at activation, which lists every problem at once. Pure: the handlers load the
+// campaign and its templates and store what these rules decide.
+import { Cron } from 'croner';
+import { DomainError, InvalidInput, fieldProblems, type FieldError } from './errors.js';
+import { compileContent, type PushContent } from './templates.js';
+import { isTimeZone } from './send-policy.js';
+import { parseTimestamp } from './time.js';
+
+export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+/** What PUT may set; `scheduled` and `failed` are set only by the system (INTERFACE 3.1). */
+export const SETTABLE_STATUSES = ['draft', 'active', 'paused', 'archived', 'completed'] as const;
+export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
+
+/** Statuses in which a campaign sends: it cannot be deleted, nor can a template it uses (DECISIONS §11). */
+export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly CampaignStatus[];
+const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
+
+const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
+const COUNT_OPERATORS = ['performed_count_gte', 'performed_count_lte', 'performed_count_eq', 'performed_count_between'] as const;
+/** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
+const OPERATORS: readonly string[] = [...VALUE_OPERATORS, ...COUNT_OPERATORS];
+const PERSON_FIELDS = ['email', 'phone', 'status', 'timezone', 'locale'];
+
+/** The content fields of a push node and of a message template. */
+export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
+
+export interface PushNode extends PushContent {
+  id: string;
+  type: 'push';
+  template_id?: string;
+  bypass_frequency_cap?: boolean;
+}
+interface DelayNode {
+  id: string;
+  type: 'delay';
+  minutes: number;
+}
+type WorkflowNode = PushNode | DelayNode;
+export interface Workflow {
+  nodes: WorkflowNode[];
+}
+
+/** What activation looks at. */
+export interface CampaignSpec {
+  trigger_type: TriggerType;
+  trigger_config: Record<string, unknown>;
+  audience_config: Record<string, unknown>;
+  workflow_definition: Workflow;
+}
+
+/** A template's content, by template id: what push nodes naming it get. */
+export type Templates = ReadonlyMap<string, PushContent>;
+
+const has = (o: object, key: string): boolean => Object.hasOwn(o, key);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isScalar = (v: unknown): boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+const nonEmptyString = (v: unknown, max = 255): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max;
+
+/** Keys refused on create and update whatever the status: `event_name` became `event_names` (INTERFACE 2.7). */
+export function refuseKnownBadKeys(triggerConfig: Record<string, unknown>): void {
+  if (has(triggerConfig, 'event_name')) {
+    throw new DomainError(
+      'INVALID_TRIGGER_CONFIG',
+      'trigger_config.event_name was replaced by event_names, an array of event names: send "event_names": ["<event>"]',
+      [{ field: 'trigger_config.event_name', message: 'was replaced by event_names (an array of event names)' }],
+    );
+  }
+}
+
+/**
+ * A workflow as stored: node ids unique and every delay with its minutes (what its schema
+ * cannot say), template ids in lower case. Anything else is left to activation.
+ */
+export function normalizeWorkflow(workflow: Workflow): Workflow {
+  const problems: FieldError[] = [];
+  const seen = new Set<string>();
+  workflow.nodes.forEach((node, i) => {
+    if (seen.has(node.id)) problems.push({ field: `workflow_definition.nodes.${i}.id`, message: `repeats node id ${node.id}` });
+    seen.add(node.id);
+    if (node.type === 'delay' && node.minutes === undefined) problems.push({ field: `workflow_definition.nodes.${i}.minutes`, message: 'is required on a delay node' });
+  });
+  if (problems.length > 0) throw new InvalidInput(`workflow_definition is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  return { ...workflow, nodes: workflow.nodes.map((n) => (n.type === 'push' && n.template_id !== undefined ? { ...n, template_id: n.template_id.toLowerCase() } : n)) };
+}
+
+/**
+ * The workflow a new campaign starts with. With `templateId`, its push nodes that name no
+ * template use that one, and with no workflow it is a single push node using it (DECISIONS §11).
+ */
+export function initialWorkflow(workflow: Workflow | undefined, templateId: string | undefined): Workflow {
+  if (templateId === undefined) return workflow ?? { nodes: [] };
+  if (workflow === undefined) return { nodes: [{ id: 'push', type: 'push', template_id: templateId }] };
+  return { ...workflow, nodes: workflow.nodes.map((n) => (n.type === 'push' && n.template_id === undefined ? { ...n, template_id: templateId } : n)) };
+}
+
+/** A push node's content: its template's fields, each overridden by the node's own. */
+export function nodeContent(node: PushNode, templates: Templates): PushContent {
+  const template = node.template_id === undefined ? undefined : templates.get(node.template_id);
+  const content: PushContent = {};
+  for (const key of CONTENT_FIELDS) {
+    const value = node[key] ?? template?.[key];
+    if (value !== undefined && value !== null) (content as Record<string, unknown>)[key] = value;
+  }
+  return content;
+}
+
+/** The template ids a workflow's push nodes name. */
+export function templateIdsOf(workflow: Workflow): string[] {
+  return [...new Set(workflow.nodes.flatMap((n) => (n.type === 'push' && n.template_id !== undefined ? [n.template_id] : [])))];
+}
+
+/** A node-messages body: fields sent replace the node's, `null` removes one, omitted stay. */
+export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent[K] | null };
+
+/** The workflow with push node `nodeId`'s content changed; the new content must parse (400 naming the field). */
+export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeMessage): { workflow: Workflow; node: PushNode } {
+  const index = workflow.nodes.findIndex((n) => n.id === nodeId);
+  if (index < 0) throw new DomainError('NOT_FOUND', `This campaign's workflow has no node ${nodeId}`);
+  const current = workflow.nodes[index]!;
+  if (current.type !== 'push') {
+    throw new InvalidInput(`Node ${nodeId} is a ${current.type} node; only push nodes carry a message`, [{ field: 'nodeId', message: `names a ${current.type} node, not a push node` }]);
+  }
+  const node: PushNode = { ...current };
+  const set: PushContent = {};
+  for (const key of CONTENT_FIELDS) {
+    if (!has(change, key)) continue;
+    const value = change[key];
+    if (value === null || value === undefined) delete node[key];
+    else (node as unknown as Record<string, unknown>)[key] = (set as Record<string, unknown>)[key] = value;
+  }
+  // Only what this request sets: content stored earlier is checked at activation.
+  compileContent(set);
+  const nodes = workflow.nodes.slice();
+  nodes[index] = node;
+  return { workflow: { ...workflow, nodes }, node };
+}
+
+/**
+ * The status a campaign is left in by an update: `target`, or the current status when none
+ * was sent. Going live (`active`, or staying live while the rules' inputs change) runs the
+ * activation rules, so no update leaves a live campaign that could not have been activated;
+ * a `schedule` campaign with a future `send_at` then shows `scheduled` (DECISIONS §6).
+ */
+export function settleStatus(current: CampaignStatus, target: SettableStatus | undefined, spec: CampaignSpec, templates: Templates, rulesInputsChanged: boolean, now: number): CampaignStatus {
+  const recheck = target === 'active' || (target === undefined && isLive(current) && rulesInputsChanged);
+  if (!recheck) return target ?? current;
+  const problems = activationProblems(spec, templates, now);
+  if (problems.length > 0) throw fieldProblems('ACTIVATION_FAILED', 'The campaign cannot be activated', problems);
+  return spec.trigger_type === 'schedule' && spec.trigger_config.send_at !== undefined ? 'scheduled' : 'active';
+}
+
+/** Deleting is for campaigns that cannot send (DECISIONS §11). */
+export function checkDeletable(status: CampaignStatus): void {
+  if (isLive(status)) throw new DomainError('CAMPAIGN_ACTIVE', `The campaign is ${status}: pause it before deleting it`);
+}
+
+/** Every reason the campaign cannot go live, each naming its field; empty when it can. */
+export function activationProblems(spec: CampaignSpec, templates: Templates, now: number): FieldError[] {
+  return [
+    ...triggerProblems(spec.trigger_type, spec.trigger_config, now),
+    ...audienceProblems(spec.audience_config),
+    ...workflowProblems(spec.workflow_definition, templates),
+  ];
+}
+
+function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: number): FieldError[] {
+  const problems: FieldError[] = [];
+  const at = (key: string) => `trigger_config.${key}`;
+  const problem = (key: string, message: string) => problems.push({ field: at(key), message });
+  if (has(cfg, 'filters')) problems.push(...conditionProblems(cfg.filters, at('filters'), type === 'event'));
+  switch (type) {
+    case 'event': {
+      const names = cfg.event_names;
+      if (!Array.isArray(names) || names.length === 0) problem('event_names', 'is required: a non-empty array of event names');
+      else names.forEach((n, i) => nonEmptyString(n) || problem(`event_names.${i}`, 'must be an event name (1 to 255 characters)'));
+      if (has(cfg, 'properties') && !isObject(cfg.properties)) problem('properties', 'must be an object');
+      for (const key of ['debounce', 'delay_minutes']) {
+        if (has(cfg, key) && !(typeof cfg[key] === 'number' && cfg[key] >= 0)) problem(key, 'must be a number ≥ 0');
+      }
+      const max = cfg.max_per_user;
+      if (has(cfg, 'max_per_user') && !(Number.isInteger(max) && (max as number) >= 1)) problem('max_per_user', 'must be an integer ≥ 1');
+      if (has(cfg, 'first_occurrence') && typeof cfg.first_occurrence !== 'boolean') problem('first_occurrence', 'must be true or false');
+      if (cfg.first_occurrence === true && typeof max === 'number' && max > 1) {
+        problem('first_occurrence', 'cannot be combined with max_per_user > 1: a first occurrence enrols a person once');
+      }
+      break;
+    }
+    case 'webhook':
+      break;
+    case 'schedule': {
+      const hasSendAt = has(cfg, 'send_at');
+      const hasCron = has(cfg, 'cron');
+      if (hasSendAt && hasCron) problem('send_at', 'and cron cannot both be set: one run at send_at, or a run per cron tick');
+      else if (!hasSendAt && !hasCron) problem('send_at', 'is required (an ISO 8601 instant in the future), or cron with timezone');
+      if (hasSendAt) {
+        const sendAt = typeof cfg.send_at === 'string' ? parseTimestamp(cfg.send_at) : null;
+        if (sendAt === null) problem('send_at', 'must be an ISO 8601 date-time with a time zone');
+        else if (sendAt <= now) problem('send_at', 'must be in the future');
+      }
+      if (hasCron) {
+        const tz = cfg.timezone;
+        const tzOk = typeof tz === 'string' && isTimeZone(tz);
+        if (!has(cfg, 'timezone')) problem('timezone', 'is required with cron (an IANA name, e.g. Europe/Paris)');
+        else if (!tzOk) problem('timezone', 'must be an IANA time zone name, e.g. Europe/Paris');
+        const cronProblem = typeof cfg.cron === 'string' ? cronPatternProblem(cfg.cron, tzOk ? (tz as string) : 'UTC') : 'must be a cron pattern';
+        if (cronProblem) problem('cron', cronProblem);
+      }
+      break;
+    }
+    case 'dynamic_schedule':
+      if (!nonEmptyString(cfg.trait)) problem('trait', 'is required: the trait holding each person\'s date');
+      if (!Number.isInteger(cfg.offset_minutes)) problem('offset_minutes', 'is required: an integer number of minutes (negative: before the date)');
+      break;
+  }
+  return problems;
+}
+
+/**
+ * A `schedule` campaign's cron: five fields (minute hour day-of-month month day-of-week) or a
+ * nickname such as `@daily`, in `timezone`. The one reading of a pattern, for activation and runs.
+ */
+export function cronOf(pattern: string, timezone: string): Cron {
+  return new Cron(pattern, { timezone, mode: '5-part', paused: true });
+}
+
+function cronPatternProblem(pattern: string, timezone: string): string | undefined {
+  let cron: Cron;
+  try {
+    cron = cronOf(pattern, timezone);
+  } catch (err) {
+    return `is not a 5-field cron pattern (minute hour day-of-month month day-of-week) or nickname: ${(err as Error).message}`;
+  }
+  return cron.nextRun() === null ? 'never fires' : undefined;
+}
+
+function audienceProblems(audience: Record<string, unknown>): FieldError[] {
+  const problems: FieldError[] = [];
+  if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
+  if (has(audience, 'match') && audience.match !== 'all' && audience.match !== 'any') problems.push({ field: 'audience_config.match', message: 'must be all or any' });
+  return problems;
+}
+
+/**
+ * Conditions (DECISIONS §6): `{field, operator, value}`. `parameters.<path>` reads the
+ * triggering event, so it exists only where there is one (`eventFields`: an event trigger's
+ * filters); the performed_count_* operators take an event name as field and `{count, count_max}`.
+ */
+function conditionProblems(conditions: unknown, at: string, eventFields: boolean): FieldError[] {
+  if (!Array.isArray(conditions)) return [{ field: at, message: 'must be an array of conditions {field, operator, value}' }];
+  const problems: FieldError[] = [];
+  conditions.forEach((c, i) => {
+    const here = `${at}.${i}`;
+    const problem = (key: string, message: string) => problems.push({ field: `${here}.${key}`, message });
+    if (!isObject(c)) return problems.push({ field: here, message: 'must be an object {field, operator, value}' });
+    const { field, operator, value } = c;
+    if (typeof operator !== 'string' || !OPERATORS.includes(operator)) return problem('operator', `is not a known operator; known: ${OPERATORS.join(', ')}`);
+    if ((COUNT_OPERATORS as readonly string[]).includes(operator)) {
+      if (!nonEmptyString(field)) problem('field', 'must be the event name whose occurrences are counted');
+      const count = isObject(value) ? value.count : undefined;
+      if (!Number.isInteger(count) || (count as number) < 0) problem('value', 'must be {count} with count an integer ≥ 0');
+      else if (operator === 'performed_count_between') {
+        const countMax = (value as Record<string, unknown>).count_max;
+        if (!Number.isInteger(countMax) || (countMax as number) < (count as number)) problem('value', 'must be {count, count_max} with count_max an integer ≥ count');
+      }
+      return;
+    }
+    const fieldProblem = conditionFieldProblem(field, eventFields);
+    if (fieldProblem) problem('field', fieldProblem);
+    const valueProblem = conditionValueProblem(operator, c);
+    if (valueProblem) problem('value', valueProblem);
+  });
+  return problems;
+}
+
+function conditionFieldProblem(field: unknown, eventFields: boolean): string | undefined {
+  if (typeof field !== 'string') return 'is required';
+  if (field.startsWith('parameters.')) {
+    if (!eventFields) return 'parameters.* reads the triggering event, which only an event trigger has';
+    return validPath(field) ? undefined : 'must be parameters.<path>';
+  }
+  if (field.startsWith('traits.')) return validPath(field) ? undefined : 'must be traits.<path>';
+  if (field.startsWith('person.') && PERSON_FIELDS.includes(field.slice('person.'.length))) return undefined;
+  return `must be ${eventFields ? 'parameters.<path>, ' : ''}traits.<path> or person.${PERSON_FIELDS.join('|')}`;
+}
+
+/** `parameters.a.b`: a prefix and one or more non-empty segments. */
+const validPath = (field: string): boolean => field.split('.').slice(1).every((s) => s.length > 0);
+
+function conditionValueProblem(operator: string, c: Record<string, unknown>): string | undefined {
+  const value = c.value;
+  switch (operator) {
+    case 'exists':
+    case 'not_exists':
+      return undefined;
+    case 'in':
+    case 'not_in':
+      return Array.isArray(value) && value.length > 0 && value.every(isScalar) ? undefined : 'must be a non-empty array of strings, numbers or booleans';
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return typeof value === 'number' || typeof value === 'string' ? undefined : 'must be a number or a string';
+    case 'starts_with':
+    case 'ends_with':
+      return typeof value === 'string' ? undefined : 'must be a string';
+    case 'contains':
+    case 'not_contains':
+      return isScalar(value) ? undefined : 'must be a string, number or boolean';
+    default: // eq, neq
+      return isScalar(value) || value === null ? undefined : 'is required: a string, number, boolean or null';
+  }
+}
+
+function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
+  const problems: FieldError[] = [];
+  const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
+  if (push.length === 0) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
+  for (const { node, at } of push) {
+    if (node.template_id !== undefined && !templates.has(node.template_id)) {
+      problems.push({ field: `${at}.template_id`, message: 'names no message template of this workspace' });
+    }
+    const content = nodeContent(node, templates);
+    if (!content.title?.trim() && !content.body?.trim()) {
+      problems.push({ field: at, message: `push node ${node.id} has neither title nor body: set them with PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/${node.id} or a template` });
+    }
+    try {
+      compileContent(content);
+    } catch (err) {
+      if (!(err instanceof InvalidInput)) throw err;
+      problems.push(...err.fields.map((f) => ({ field: `${at}.${f.field}`, message: f.message })));
+    }
+  }
+  return problems;
+}

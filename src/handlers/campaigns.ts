@@ -1,0 +1,148 @@
+// Campaign authoring (INTERFACE 2.7, 3.1, 4.7; DECISIONS §3, §6, §10, §11). Session routes:
+// the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
+// workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
+// one transaction holding the campaign row; the rules are domain/campaigns.ts.
+import type { Ctx, Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
+import {
+  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf,
+  type CampaignSpec, type CampaignStatus, type NodeMessage, type PushNode, type SettableStatus, type TriggerType, type Workflow,
+} from '../domain/campaigns.js';
+import { iso } from '../domain/time.js';
+import { isUuid, newId } from '../ids.js';
+import { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, saveCampaign, type CampaignFields, type CampaignRow } from '../store/campaigns.js';
+import { findTemplate, templateContents } from '../store/templates.js';
+import type { Queryable } from '../store/db.js';
+
+/** `limit` of the list above this is silently reduced. */
+const LIST_MAX = 500;
+
+function present(c: CampaignRow) {
+  return {
+    id: c.id,
+    workspace_id: c.workspace_id,
+    name: c.name,
+    status: c.status,
+    trigger_type: c.trigger_type,
+    trigger_config: c.trigger_config,
+    audience_config: c.audience_config,
+    workflow_definition: c.workflow_definition,
+    ...(c.template_id === null ? {} : { template_id: c.template_id }),
+    created_at: iso(c.created_at),
+    updated_at: iso(c.updated_at),
+  };
+}
+
+/** Unknown, another workspace's, or not a UUID: all the same 404. */
+async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
+  const id = ctx.params.campaignId!;
+  const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId!, id.toLowerCase(), lock) : null;
+  if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');
+  return campaign;
+}
+
+/**
+ * Stores `next` with the status the update leaves (domain settleStatus: activation rules when
+ * it goes or stays live), reading the templates its push nodes name.
+ */
+async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next: Omit<CampaignFields, 'status'>, target: SettableStatus | undefined, rulesInputsChanged: boolean): Promise<CampaignRow> {
+  const spec: CampaignSpec = { trigger_type: current.trigger_type, ...next };
+  const templates = await templateContents(q, ctx.workspaceId!, templateIdsOf(next.workflow_definition));
+  const status = settleStatus(current.status, target, spec, templates, rulesInputsChanged, Date.now());
+  return saveCampaign(q, current.id, { ...next, status });
+}
+
+interface CampaignBody {
+  name?: string;
+  trigger_config?: Record<string, unknown>;
+  audience_config?: Record<string, unknown>;
+  workflow_definition?: Workflow;
+}
+
+const create: Handler = async (ctx) => {
+  const b = ctx.body as CampaignBody & { name: string; trigger_type: TriggerType; trigger_config: Record<string, unknown>; template_id?: string };
+  refuseKnownBadKeys(b.trigger_config);
+  const templateId = b.template_id?.toLowerCase();
+  const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition), templateId);
+  const campaign = await ctx.db.tx(async (q) => {
+    // Held until commit, so the template cannot go between this check and the insert.
+    if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId!, templateId, true))) {
+      throw new InvalidInput('template_id names no message template of this workspace', [{ field: 'template_id', message: 'names no message template of this workspace' }]);
+    }
+    return insertCampaign(q, {
+      id: newId(), workspace_id: ctx.workspaceId!, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
+      audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
+    });
+  });
+  return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: [] } });
+};
+
+const list: Handler = async (ctx) => {
+  const limit = Math.min(ctx.query.limit as number, LIST_MAX);
+  const offset = ctx.query.offset as number;
+  const r = await listCampaigns(ctx.db, ctx.workspaceId!, { status: ctx.query.status as CampaignStatus | undefined, trigger_type: ctx.query.trigger_type as TriggerType | undefined, limit, offset });
+  return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
+};
+
+const get: Handler = async (ctx) => {
+  const campaign = await loadCampaign(ctx.db, ctx);
+  const st = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
+  return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
+};
+
+const update: Handler = async (ctx) => {
+  const b = ctx.body as CampaignBody & { status?: SettableStatus };
+  if (b.trigger_config !== undefined) refuseKnownBadKeys(b.trigger_config);
+  const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition);
+  const campaign = await ctx.db.tx(async (q) => {
+    const current = await loadCampaign(q, ctx, true);
+    const next = {
+      name: b.name ?? current.name,
+      trigger_config: b.trigger_config ?? current.trigger_config,
+      audience_config: b.audience_config ?? current.audience_config,
+      workflow_definition: workflow ?? current.workflow_definition,
+    };
+    const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
+    return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
+  });
+  return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
+};
+
+const remove: Handler = async (ctx) => {
+  const name = await ctx.db.tx(async (q) => {
+    const campaign = await loadCampaign(q, ctx, true);
+    checkDeletable(campaign.status);
+    await deleteCampaign(q, campaign.id);
+    return campaign.name;
+  });
+  return json(200, { success: true, message: `Campaign ${name} deleted with its enrolments; its push records are kept` });
+};
+
+/** The node's own content (and the template it names), as node-messages answers it. */
+function messageOf(node: PushNode) {
+  const message: Record<string, unknown> = {};
+  for (const key of [...CONTENT_FIELDS, 'template_id'] as const) if (node[key] !== undefined) message[key] = node[key];
+  return message;
+}
+
+const nodeMessage: Handler = async (ctx) => {
+  const node = await ctx.db.tx(async (q) => {
+    const current = await loadCampaign(q, ctx, true);
+    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body as NodeMessage);
+    const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow };
+    await settleAndSave(q, ctx, current, next, undefined, true);
+    return changed.node;
+  });
+  return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) } });
+};
+
+export const campaignHandlers = {
+  'POST /campaigns': create,
+  'GET /campaigns': list,
+  'GET /campaigns/{campaignId}': get,
+  'PUT /campaigns/{campaignId}': update,
+  'DELETE /campaigns/{campaignId}': remove,
+  'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': nodeMessage,
+} satisfies Handlers;

@@ -1,0 +1,64 @@
+// Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3, §10), in the key's
+// workspace (the front has checked the path's). What the bodies may hold is the schemas'
+// (schemas/push.ts); a token is only ever echoed masked.
+import type { Handler, Handlers } from './context.js';
+import { json } from './reply.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
+import { iso } from '../domain/time.js';
+import { maskToken, tokenFormatValid, tokenProblem, type PushPlatform } from '../domain/tokens.js';
+import { isUuid } from '../ids.js';
+import { liftSuppression, suppressedAmong, suppressToken, type SuppressionInput } from '../store/suppressions.js';
+import { devicesByTokens } from '../store/devices.js';
+import { pushMessageExists } from '../store/push-messages.js';
+
+const suppress: Handler = async (ctx) => {
+  const ws = ctx.workspaceId!;
+  // Only these fields: a `workspace_id` in the body is ignored.
+  const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body as SuppressionInput;
+  if (source_push_id && !(await pushMessageExists(ctx.db, ws, source_push_id))) {
+    throw new InvalidInput('source_push_id names no push record of this workspace', [{ field: 'source_push_id', message: 'is not a push record (message_id) of this workspace' }]);
+  }
+  const { row, created } = await suppressToken(ctx.db, ws, { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id });
+  return json(created ? 201 : 200, {
+    success: true,
+    suppression: {
+      id: row.id,
+      device_token: maskToken(row.device_token),
+      platform: row.platform,
+      suppression_type: row.suppression_type,
+      suppressed_at: iso(row.suppressed_at),
+      already_suppressed: !created,
+    },
+  });
+};
+
+const lift: Handler = async (ctx) => {
+  const id = ctx.params.id!;
+  if (!isUuid(id) || !(await liftSuppression(ctx.db, ctx.workspaceId!, id))) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
+  return json(200, { success: true, message: 'Suppression lifted', id: id.toLowerCase() });
+};
+
+interface TokenEntry {
+  token: string;
+  platform: PushPlatform;
+}
+
+/** Two lookups for the whole request, whatever its size: suppressions and devices of the well-formed tokens. */
+const validate: Handler = async (ctx) => {
+  const ws = ctx.workspaceId!;
+  const entries = ctx.body.tokens as TokenEntry[];
+  const wellFormed = [...new Set(entries.filter((e) => tokenFormatValid(e.token, e.platform)).map((e) => e.token))];
+  const [suppressed, devices] = await Promise.all([suppressedAmong(ctx.db, ws, wellFormed), devicesByTokens(ctx.db, ws, wellFormed)]);
+  const results = entries.map((e, index) => {
+    const reason = tokenProblem(e.token, e.platform, { suppressed, devices });
+    return { index, device_token: maskToken(e.token), platform: e.platform, valid: reason === undefined, ...(reason ? { reason } : {}) };
+  });
+  const valid = results.filter((r) => r.valid).length;
+  return json(200, { success: true, results, summary: { total: results.length, valid, invalid: results.length - valid } });
+};
+
+export const pushTokenHandlers = {
+  'POST /workspaces/{workspaceId}/push/tokens/suppress': suppress,
+  'DELETE /workspaces/{workspaceId}/push/tokens/suppress/{id}': lift,
+  'POST /workspaces/{workspaceId}/push/tokens/validate': validate,
+} satisfies Handlers;

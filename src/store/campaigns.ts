@@ -1,0 +1,112 @@
+// Campaigns (INTERFACE 2.7) and what their stats read: enrolments (campaign_enrolments) and the
+// push records attributed to them (push_messages.campaign_id).
+import type { Queryable } from './db.js';
+import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
+
+export interface CampaignRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  status: CampaignStatus;
+  trigger_type: TriggerType;
+  trigger_config: Record<string, unknown>;
+  audience_config: Record<string, unknown>;
+  workflow_definition: Workflow;
+  template_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What an update may change. */
+export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition'>;
+
+export interface CampaignStats {
+  enrolled: number;
+  triggered: number;
+  sent: number;
+  skipped: number;
+  policy_suppressed: number;
+  failed: number;
+  last_triggered_at: Date | null;
+}
+
+const LIVE = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
+const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at';
+
+export async function insertCampaign(q: Queryable, c: Omit<CampaignRow, 'created_at' | 'updated_at'>): Promise<CampaignRow> {
+  const r = await q.query<CampaignRow>(
+    `INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id)
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb, $8::text::jsonb, $9) RETURNING ${COLUMNS}`,
+    [c.id, c.workspace_id, c.name, c.status, c.trigger_type, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.template_id],
+  );
+  return r.rows[0]!;
+}
+
+/** A campaign of the workspace (the caller has checked `id` is a UUID); `lock` holds it until the transaction ends. */
+export async function findCampaign(q: Queryable, workspaceId: string, id: string, lock = false): Promise<CampaignRow | null> {
+  const r = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1 AND workspace_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, workspaceId]);
+  return r.rows[0] ?? null;
+}
+
+export interface CampaignFilter {
+  status?: CampaignStatus;
+  trigger_type?: TriggerType;
+  limit: number;
+  offset: number;
+}
+
+const MATCHING = 'workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR trigger_type = $3)';
+
+/** A page of the workspace's campaigns, newest first, and how many match in all. */
+export async function listCampaigns(q: Queryable, workspaceId: string, f: CampaignFilter): Promise<{ campaigns: CampaignRow[]; total: number }> {
+  const params = [workspaceId, f.status ?? null, f.trigger_type ?? null];
+  const total = (await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM campaigns WHERE ${MATCHING}`, params)).rows[0]!.total;
+  const page = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE ${MATCHING} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [...params, f.limit, f.offset]);
+  return { campaigns: page.rows, total };
+}
+
+export async function saveCampaign(q: Queryable, id: string, c: CampaignFields): Promise<CampaignRow> {
+  const r = await q.query<CampaignRow>(
+    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now()
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition)],
+  );
+  return r.rows[0]!;
+}
+
+/** Deletes the campaign with its enrolments (cascade); push records attributed to it stay. */
+export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
+  await q.query('DELETE FROM campaigns WHERE id = $1', [id]);
+}
+
+/** Names of the workspace's live campaigns whose push nodes, or creation template, use the template. */
+export async function liveCampaignsUsing(q: Queryable, workspaceId: string, templateId: string): Promise<string[]> {
+  const r = await q.query<{ name: string }>(
+    `SELECT name FROM campaigns
+     WHERE workspace_id = $1 AND status IN (${LIVE})
+       AND (template_id = $2::uuid OR workflow_definition @> jsonb_build_object('nodes', jsonb_build_array(jsonb_build_object('template_id', $2::text))))
+     ORDER BY created_at`,
+    [workspaceId, templateId],
+  );
+  return r.rows.map((c) => c.name);
+}
+
+/**
+ * DECISIONS §3, in one statement so the numbers agree: enrolments (rows; `triggered` counts
+ * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
+ * campaign's push records of the workspace by status (scheduled ones are not counted yet).
+ */
+export async function campaignStats(q: Queryable, workspaceId: string, id: string): Promise<CampaignStats> {
+  const r = await q.query<CampaignStats>(
+    `SELECT e.enrolled, e.triggered, e.last_triggered_at, m.sent, m.skipped, m.policy_suppressed, m.failed
+     FROM (SELECT count(*)::int AS enrolled, count(DISTINCT run_id)::int AS triggered, max(enrolled_at) AS last_triggered_at
+           FROM campaign_enrolments WHERE campaign_id = $2) e,
+          (SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent,
+                  count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+                  count(*) FILTER (WHERE status = 'policy_suppressed')::int AS policy_suppressed,
+                  count(*) FILTER (WHERE status = 'failed')::int AS failed
+           FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text) m`,
+    [workspaceId, id],
+  );
+  return r.rows[0]!;
+}
