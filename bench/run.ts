@@ -554,6 +554,7 @@ async function main(): Promise<number> {
     if (pg) lines.push(`embedded PostgreSQL: ${fmt(pg.cores_used, 2)} cores over the measured phase; PSS ${fmt(pg.pss_mb.start)} MB at start, ${fmt(pg.pss_mb.max)} max, ${fmt(pg.pss_mb.end)} at end`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {
+      if (r.load.requests === 0) lines.push(`${r.name}: no request was answered within the measured phase (each took longer): measure longer, or with fewer connections`);
       if (r.load.skipped > 0) lines.push(`${r.name}: ${fmt(r.load.skipped)} requests not sent at their time because ${opt.connections * 16} were already waiting`);
       if (r.load.non2xx > 0) lines.push(`${r.name} non-2xx by status: ${JSON.stringify(r.load.status_codes)}; e.g. ${r.load.sample_errors.slice(0, 2).join(' | ')}`);
     }
