@@ -8,6 +8,7 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
+import { COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -24,10 +25,8 @@ export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly
 const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
 
 const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
-const COUNT_OPERATORS = ['performed_count_gte', 'performed_count_lte', 'performed_count_eq', 'performed_count_between'] as const;
 /** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
 const OPERATORS: readonly string[] = [...VALUE_OPERATORS, ...COUNT_OPERATORS];
-const PERSON_FIELDS = ['email', 'phone', 'status', 'timezone', 'locale'];
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;

@@ -323,6 +323,46 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX push_messages_by_campaign ON push_messages (workspace_id, campaign_id, status) WHERE campaign_id IS NOT NULL;
     `,
   },
+  {
+    id: 8,
+    name: 'campaign runtime: enrolment progress, schedule runs',
+    sql: `
+      -- Where each enrolment is in its workflow (campaigns/executor.ts): 'waiting' until due_at,
+      -- then next_node (a node id of workflow_definition) runs; 'running' while an executor holds
+      -- it (claimed_at, refreshed while it works, goes stale when its process died); 'done' after
+      -- the last node; 'stopped' when its campaign was archived or failed, or the node is gone.
+      -- context holds what templates read besides the person: {event, trigger, variables}.
+      ALTER TABLE campaign_enrolments
+        ADD COLUMN state text NOT NULL DEFAULT 'waiting' CHECK (state IN ('waiting', 'running', 'done', 'stopped')),
+        ADD COLUMN next_node text,
+        ADD COLUMN due_at timestamptz NOT NULL DEFAULT now(),
+        ADD COLUMN context jsonb NOT NULL DEFAULT '{}',
+        ADD COLUMN claimed_at timestamptz;
+      CREATE INDEX campaign_enrolments_due ON campaign_enrolments (workspace_id, due_at) WHERE state = 'waiting';
+      CREATE INDEX campaign_enrolments_running ON campaign_enrolments (claimed_at) WHERE state = 'running';
+      -- One row per schedule run (campaigns/schedules.ts): its key (the send_at, the cron tick, the
+      -- dynamic date) is unique per campaign, so a run is started once whatever the number of
+      -- replicas; claimed_at is the lease of the process enrolling its audience (refreshed while it
+      -- works), after_person how far that walk got, so a run a crash interrupted resumes there.
+      CREATE TABLE campaign_runs (
+        campaign_id uuid NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+        run_key text NOT NULL,
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        state text NOT NULL CHECK (state IN ('enrolling', 'enrolled', 'failed')),
+        after_person uuid,
+        enrolled integer NOT NULL DEFAULT 0,
+        truncated boolean NOT NULL DEFAULT false,
+        error text,
+        claimed_at timestamptz NOT NULL DEFAULT now(),
+        started_at timestamptz NOT NULL DEFAULT now(),
+        finished_at timestamptz,
+        PRIMARY KEY (campaign_id, run_key)
+      );
+      CREATE INDEX campaign_runs_enrolling ON campaign_runs (claimed_at) WHERE state = 'enrolling';
+      -- Audiences are read in keyset pages of person ids within a workspace.
+      CREATE INDEX people_by_workspace_id ON people (workspace_id, id);
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {
