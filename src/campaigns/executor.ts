@@ -1,44 +1,40 @@
 // The workflow executor (DECISIONS §6): runs due enrolments of the workspaces this actor owns
-// through their campaign's nodes, one node per step. Enrolments are claimed a page at a time
+// through their campaign's nodes, one node per step. Enrolments are claimed PAGE at a time
 // (FOR UPDATE SKIP LOCKED: one claimer whatever the number of actors and replicas), so memory
-// and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages of
-// PAGE enrolments per actor, each sending CHUNKS_IN_FLIGHT engine sends of at most CHUNK.
+// and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages per
+// actor, each push node's share of a page one engine send.
 //
-// - push node: each recipient's record is claimed first under a deterministic id, UUIDv5 of
-//   (enrolment id, node id), then the chunk goes through the PushEngine (send policy per
-//   recipient, bypass_frequency_cap skipping the caps, never quiet hours) and each outcome
-//   replaces its claimed record, skips included. An id that exists is never sent again.
+// - push node: the page goes through the PushEngine (send policy per recipient,
+//   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
+//   deterministic id, UUIDv5 of (enrolment id, node id), skips included.
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
 //
-// kill -9 in the middle: the claims of the pages in flight stop being refreshed and go stale
-// after STALE_CLAIM_MS; the enrolments are then claimed again and re-run their node. Those whose
-// record was claimed before are not sent again: a record the engine had written keeps its
-// outcome, one still 'sending' (the provider may or may not have it) becomes `failed` with the
-// interruption as its error. The rest of those pages, and every page not yet claimed, is sent
-// as usual. So nobody is messaged twice by Herald and everybody enrolled ends with one record
-// per push node; at most the chunks in flight at the kill (PAGES_IN_FLIGHT × CHUNKS_IN_FLIGHT ×
-// CHUNK = 1,000 per actor) are `failed` instead of sent. A chunk is about the engine's own
-// send concurrency, so those are mostly sends that were with the provider at the kill.
+// The claim is what makes a send happen once. A claim is refreshed while the executor works on
+// it; after a kill -9 it goes stale (STALE_CLAIM_MS) and the enrolment is claimed again at the
+// same node, which the claim counter shows. A push node claimed a second time is never sent
+// again: the record the engine wrote before the kill stands, and an enrolment without one (its
+// send was with the engine or the provider, which may have it) is recorded `failed` with the
+// interruption as its error. Every page not claimed at the kill is sent as usual. So nobody is
+// messaged twice by Herald, and everybody enrolled ends with one record per push node; at most
+// the pages in flight at the kill (PAGES_IN_FLIGHT × PAGE = 1,000 per actor) are `failed`
+// instead of sent. A page is about the engine's own send concurrency (256 recipients with the
+// providers at once), so those are mostly sends that were with the provider at the kill.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../store/db.js';
-import { claimDue, moveOn, refreshClaims, releaseStale, stopEnded, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
+import { claimDue, moveOn, refreshClaims, releaseStale, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
-import { claimCampaignSends } from '../store/push-messages.js';
+import { recordInterrupted, type CampaignSendRecord } from '../store/push-messages.js';
 import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
-import type { PushEngine, Recipient, Send } from '../delivery/engine.js';
+import type { PushEngine, Recipient } from '../delivery/engine.js';
 
-/** Enrolments per claim. */
-const PAGE = 1_000;
+/** Enrolments per claim, and so per engine send. */
+const PAGE = 250;
 /** Pages an actor works on at once. */
-const PAGES_IN_FLIGHT = 2;
-/** Recipients per engine send: a kill -9 fails the chunks in flight, so they stay near the engine's send concurrency. */
-const CHUNK = 250;
-/** Engine sends a page has going at once. */
-const CHUNKS_IN_FLIGHT = 2;
+const PAGES_IN_FLIGHT = 4;
 /** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
 const POLL_MS = 500;
 /** Claims in progress are refreshed this often… */
@@ -49,8 +45,6 @@ const STALE_CLAIM_MS = 30_000;
 /** Namespace of campaign send ids: UUIDv5 of (enrolment id, node id). */
 const SEND_NS = 'b3e2f0a4-5c1d-4e7f-8a9b-0c1d2e3f4a5b';
 const campaignSendId = (enrolmentId: string, nodeId: string): string => uuidv5(`${enrolmentId}/${nodeId}`, SEND_NS);
-
-type CampaignSend = Send & { campaignId: string };
 
 export class Executor {
   private stopped = false;
@@ -121,7 +115,6 @@ export class Executor {
     }
     let busy = false;
     for (const ws of (await workspacesWaiting(this.db)).filter(this.owns)) {
-      await stopEnded(this.db, ws);
       busy = (await this.drain(ws)) || busy;
       if (this.stopped) break;
     }
@@ -164,9 +157,10 @@ export class Executor {
       const campaign = campaigns.get(campaignId);
       if (!campaign) continue; // deleted since the claim, its enrolments with it
       try {
-        await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
+        if (campaign.status === 'archived' || campaign.status === 'failed') await stopEnrolments(this.db, enrolments.map((e) => e.id));
+        else await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
       } catch (err) {
-        // Left claimed: the claims go stale and the node runs again, records claimed here are not re-sent.
+        // Left claimed: the claims go stale, and the node claimed again records the sends the engine did not as interrupted.
         logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });
       }
     }
@@ -185,34 +179,22 @@ export class Executor {
     await moveOn(this.db, ids, next);
   }
 
-  /** One push node for the enrolments, in chunks: each chunk's records claimed first, then one engine send. */
+  /** One push node for the enrolments: one engine send, or, for those claimed here before, the interruption recorded. */
   private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
-    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
-    const content = compileContent(nodeContent(node, templates));
-    const send: CampaignSend = { workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' };
     const present = enrolments.filter((e) => people.has(e.person_id));
-    const chunks: ClaimedEnrolment[][] = [];
-    for (let i = 0; i < present.length; i += CHUNK) chunks.push(present.slice(i, i + CHUNK));
-    let next = 0;
-    const worker = async () => {
-      for (let i = next++; i < chunks.length; i = next++) await this.pushChunk(send, node, chunks[i]!, people);
-    };
-    await Promise.all(Array.from({ length: CHUNKS_IN_FLIGHT }, worker));
-  }
-
-  private async pushChunk(send: CampaignSend, node: PushNode, present: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
-    const { workspaceId, campaignId } = send;
-    const claims = present.map((e) => {
+    const record = (e: ClaimedEnrolment): CampaignSendRecord => {
       const p = people.get(e.person_id)!;
       return { id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null };
-    });
-    const claimed = await claimCampaignSends(this.db, claims);
-    const recipients: Recipient[] = [];
-    present.forEach((e, i) => {
-      if (!claimed.has(claims[i]!.id)) return;
+    };
+    await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map(record));
+    const fresh = present.filter((e) => e.claims === 1);
+    if (fresh.length === 0) return;
+    const recipients = fresh.map((e): Recipient => {
       const c = e.context;
-      recipients.push({ person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: claims[i]!.id, event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id });
+      return { person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: campaignSendId(e.id, node.id), event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id };
     });
-    if (recipients.length > 0) await this.engine.send(send, recipients);
+    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
+    const content = compileContent(nodeContent(node, templates));
+    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' }, recipients);
   }
 }

@@ -61,7 +61,10 @@ export interface Recipient {
   /** Only the person's devices of this platform. */
   platform?: Platform;
   variables: Record<string, unknown>;
-  /** A claimed scheduled send: its record takes the outcome, skips included (DECISIONS §11). */
+  /**
+   * The record's id, chosen by the caller: a claimed scheduled send (DECISIONS §11), a campaign
+   * send (UUIDv5 of enrolment and node). Its record takes the outcome, skips included.
+   */
   scheduledId?: string;
   /** A campaign send's template scope (DECISIONS §6): the triggering event's parameters, a webhook's trigger_data. */
   event?: Record<string, unknown>;

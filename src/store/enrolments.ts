@@ -4,12 +4,9 @@
 // (its process died) is released to be claimed again.
 import type { Queryable } from './db.js';
 
-/** The statuses whose enrolments run: a `completed` schedule campaign's enrolments still finish their workflow. */
-const RUNNABLE = `('active', 'scheduled', 'completed')`;
-/** The statuses whose enrolments stop where they are; others (draft, paused) wait. */
-const ENDED = `('archived', 'failed')`;
+/** The statuses whose enrolments wait where they are; the others' are claimed (and stopped when archived or failed). */
+const HELD = `('draft', 'paused')`;
 
-/** What an enrolment's templates read besides the person (DECISIONS §6). */
 export interface EnrolContext {
   /** Template scope `event` = parameters; the push records carry the event id. */
   event?: { id: string; name: string; parameters: Record<string, unknown> };
@@ -41,13 +38,18 @@ export async function insertEnrolments(
 ): Promise<{ person_id: string; inserted: boolean }[]> {
   const r = await q.query<{ person_id: string; inserted: boolean }>(
     `WITH input AS (SELECT * FROM unnest($4::uuid[], $5::uuid[]) AS x(id, person_id)),
+     -- the people's entries so far, in one read (a lookup per person would be planned as a scan
+     -- per person while the table's statistics still say it is small, as in a first big run)
+     prev AS (
+       SELECT person_id, max(entry) AS last_entry, max(enrolled_at) AS last_at, bool_or(run_id = $3) AS this_run
+       FROM campaign_enrolments WHERE campaign_id = $1 AND person_id = ANY ($5::uuid[]) GROUP BY person_id
+     ),
      candidates AS (
        SELECT i.id, i.person_id, COALESCE(prev.last_entry, 0) + 1 AS entry
        FROM input i
        JOIN people p ON p.id = i.person_id AND p.workspace_id = $2
-       LEFT JOIN LATERAL (SELECT max(e.entry) AS last_entry, max(e.enrolled_at) AS last_at FROM campaign_enrolments e
-                          WHERE e.campaign_id = $1 AND e.person_id = i.person_id) prev ON true
-       WHERE NOT EXISTS (SELECT 1 FROM campaign_enrolments e WHERE e.campaign_id = $1 AND e.run_id = $3 AND e.person_id = i.person_id)
+       LEFT JOIN prev ON prev.person_id = i.person_id
+       WHERE prev.this_run IS NOT TRUE
          AND ($6::int IS NULL OR COALESCE(prev.last_entry, 0) < $6)
          AND ($7::double precision IS NULL OR prev.last_at IS NULL OR prev.last_at <= now() - make_interval(secs => $7))
      ),
@@ -57,7 +59,7 @@ export async function insertEnrolments(
        ON CONFLICT DO NOTHING
        RETURNING person_id
      )
-     SELECT c.person_id, EXISTS (SELECT 1 FROM ins WHERE ins.person_id = c.person_id) AS inserted FROM candidates c`,
+     SELECT c.person_id, ins.person_id IS NOT NULL AS inserted FROM candidates c LEFT JOIN ins USING (person_id)`,
     [c.campaignId, c.workspaceId, c.runId, ids, personIds, opts.rules?.maxPerUser ?? null, opts.rules?.debounceSeconds ?? null, opts.startAt?.toISOString() ?? null, JSON.stringify(opts.context ?? {})],
   );
   return r.rows;
@@ -70,6 +72,8 @@ export interface ClaimedEnrolment {
   /** Null: not started, the workflow's first node. */
   next_node: string | null;
   context: EnrolContext;
+  /** Claims at this node, this one included: more than one means an earlier claim was interrupted. */
+  claims: number;
 }
 
 /**
@@ -89,25 +93,18 @@ export async function workspacesWaiting(q: Queryable): Promise<string[]> {
   return r.rows.map((x) => x.workspace_id);
 }
 
-/** Stops the workspace's due enrolments whose campaign was archived or failed. */
-export async function stopEnded(q: Queryable, workspaceId: string): Promise<number> {
-  const r = await q.query(
-    `UPDATE campaign_enrolments e SET state = 'stopped' FROM campaigns c
-     WHERE c.id = e.campaign_id AND e.workspace_id = $1 AND e.state = 'waiting' AND e.due_at <= now() AND c.status IN ${ENDED}`,
-    [workspaceId],
-  );
-  return r.rowCount;
-}
-
-/** Claims up to `limit` of the workspace's due enrolments of runnable campaigns, oldest due first; one claimer each whatever the number of actors and replicas. */
+/**
+ * Claims up to `limit` of the workspace's due enrolments, oldest due first, but not those of a
+ * draft or paused campaign; one claimer each whatever the number of actors and replicas.
+ */
 export async function claimDue(q: Queryable, workspaceId: string, limit: number): Promise<ClaimedEnrolment[]> {
   const r = await q.query<ClaimedEnrolment>(
-    `UPDATE campaign_enrolments SET state = 'running', claimed_at = now()
+    `UPDATE campaign_enrolments SET state = 'running', claimed_at = now(), claims = claims + 1
      WHERE id IN (SELECT e.id FROM campaign_enrolments e JOIN campaigns c ON c.id = e.campaign_id
-                  WHERE e.workspace_id = $1 AND e.state = 'waiting' AND e.due_at <= now() AND c.status IN ${RUNNABLE}
+                  WHERE e.workspace_id = $1 AND e.state = 'waiting' AND e.due_at <= now() AND c.status NOT IN ${HELD}
                   ORDER BY e.due_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
        AND state = 'waiting'
-     RETURNING id, campaign_id, person_id, next_node, context`,
+     RETURNING id, campaign_id, person_id, next_node, context, claims`,
     [workspaceId, limit],
   );
   return r.rows;
@@ -135,7 +132,7 @@ export async function releaseStale(q: Queryable, staleMs: number): Promise<numbe
 export async function moveOn(q: Queryable, ids: readonly string[], next: string | null, delayMinutes?: number): Promise<void> {
   if (ids.length === 0) return;
   await q.query(
-    `UPDATE campaign_enrolments SET claimed_at = NULL,
+    `UPDATE campaign_enrolments SET claimed_at = NULL, claims = 0,
        state = CASE WHEN $2::text IS NULL THEN 'done' ELSE 'waiting' END, next_node = $2,
        due_at = CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision * 60) END
      WHERE id = ANY ($1::uuid[]) AND state = 'running'`,
@@ -143,7 +140,7 @@ export async function moveOn(q: Queryable, ids: readonly string[], next: string 
   );
 }
 
-/** Stops the claimed enrolments (their node is gone from the workflow). */
+/** Stops the claimed enrolments (their campaign was archived or failed, or their node is gone from the workflow). */
 export async function stopEnrolments(q: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = 'stopped', claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
 }

@@ -151,8 +151,8 @@ export async function failInterrupted(q: Queryable, staleMs: number): Promise<nu
   return r.rowCount;
 }
 
-/** A campaign send's record as claimed before sending (campaigns/executor.ts). */
-export interface CampaignSendClaim {
+/** A campaign send's record (campaigns/executor.ts): its id is deterministic, UUIDv5 of enrolment and node. */
+export interface CampaignSendRecord {
   id: string;
   workspace_id: string;
   person_id: string;
@@ -162,25 +162,17 @@ export interface CampaignSendClaim {
 }
 
 /**
- * Claims campaign sends by their deterministic ids ('sending', like a claimed scheduled send),
- * answering the ids claimed now. An id that exists was claimed before, by this node of this
- * enrolment: it is never sent again. One still 'sending' belongs to a claim whose executor
- * stopped before recording it (the enrolment's lease went stale): it is marked failed at once,
- * as the scheduled sends' rule would after its delay.
+ * Campaign sends whose claim was interrupted (the process stopped while they were with the
+ * engine): those the engine did not record are recorded `failed`, never sent again, since the
+ * provider may have had them; those it recorded keep their outcome.
  */
-export async function claimCampaignSends(q: Queryable, claims: readonly CampaignSendClaim[]): Promise<Set<string>> {
-  if (claims.length === 0) return new Set();
-  const r = await q.query<{ id: string }>(
-    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, claimed_at)
-     SELECT id, workspace_id, person_id, external_id, 'sending', 'none', campaign_id, event_id, now()
+export async function recordInterrupted(q: Queryable, sends: readonly CampaignSendRecord[]): Promise<void> {
+  if (sends.length === 0) return;
+  await q.query(
+    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error)
+     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text)
-     ON CONFLICT (id) DO NOTHING RETURNING id`,
-    [JSON.stringify(claims)],
+     ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(sends), INTERRUPTED],
   );
-  const claimed = new Set(r.rows.map((x) => x.id));
-  const before = claims.filter((c) => !claimed.has(c.id)).map((c) => c.id);
-  if (before.length > 0) {
-    await q.query(`UPDATE push_messages SET status = 'failed', claimed_at = NULL, error = $2 WHERE id = ANY ($1::uuid[]) AND status = 'sending'`, [before, INTERRUPTED]);
-  }
-  return claimed;
 }
