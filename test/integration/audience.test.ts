@@ -9,7 +9,7 @@ import { audienceExceeds, audiencePages } from '../../src/store/audience.js';
 import { insertCampaign, type CampaignRow } from '../../src/store/campaigns.js';
 import { enrolPeople, enrolmentId } from '../../src/campaigns/enrol.js';
 import type { AudienceConfig } from '../../src/domain/conditions.js';
-import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { eventually, newWorkspace, startServer, storeUrl } from '../helpers/server.js';
 import { CASES, PEOPLE } from '../helpers/condition-cases.js';
 
 const srv = await startServer();
@@ -120,4 +120,35 @@ t.test('concurrent enrolments of one person', async (t) => {
   t.same(entries, entries.map((_, i) => i + 1), 'entries 1..n, each once');
   const same = await Promise.all(Array.from({ length: 10 }, () => enrolPeople(db, c2, 'one-run', [p])));
   t.equal(same.reduce((x, y) => x + y, 0), 1, 'one run ten times at once: once');
+});
+
+t.test("an enrolment's context reaches its templates and records (the server's executor runs it)", async (t) => {
+  const ws = await newWorkspace(srv);
+  const p = await person(ws.id, 'ctx', { first_name: 'Ann' });
+  await db.query(`INSERT INTO devices (id, workspace_id, person_id, device_token, platform) VALUES ($1, $2, $3, $4, 'android')`, [randomUUID(), ws.id, p, `tok-${randomUUID()}`]);
+  const c = await insertCampaign(db, {
+    id: randomUUID(), workspace_id: ws.id, name: 'ctx', status: 'active', trigger_type: 'event', trigger_config: { event_names: ['bought'] }, audience_config: {},
+    workflow_definition: { nodes: [{ id: 'p', type: 'push', title: '{{ event.amount }} {{ trigger.coupon }} {{ greeting }}', body: '{{ traits.first_name }}' }] }, template_id: null,
+  });
+  const eventId = randomUUID();
+  const context = { event: { id: eventId, name: 'bought', parameters: { amount: 42 } }, trigger: { coupon: 'SPRING' }, variables: { greeting: 'hi' } };
+  t.equal(await enrolPeople(db, c, eventId, [p], { context }), 1);
+  const rec = await eventually(async () => (await db.query("SELECT title, body, event_id, status FROM push_messages WHERE campaign_id = $1 AND status <> 'sending'", [c.id])).rows[0], 10_000);
+  t.same(rec, { title: '42 SPRING hi', body: 'Ann', event_id: eventId, status: 'sent' });
+  t.same((await rows(c.id)).map((r) => r.state), ['done'], 'the workflow ended');
+});
+
+t.test('enrolments of a paused campaign wait; of an archived one, stop', async (t) => {
+  const ws = await newWorkspace(srv);
+  const p = await person(ws.id, 'held');
+  const c = await campaign(ws.id);
+  await db.query("UPDATE campaigns SET status = 'paused' WHERE id = $1", [c.id]);
+  t.equal(await enrolPeople(db, c, 'run-1', [p]), 1);
+  t.equal(await enrolPeople(db, c, 'run-2', [p]), 1);
+  await new Promise((r) => setTimeout(r, 2000));
+  t.same((await rows(c.id)).map((r) => r.state), ['waiting', 'waiting'], 'paused: they wait');
+  await db.query("UPDATE campaigns SET status = 'archived' WHERE id = $1", [c.id]);
+  const stopped = await eventually(async () => (await rows(c.id)).every((r) => r.state === 'stopped'), 10_000);
+  t.ok(stopped, 'archived: they stop');
+  t.equal((await db.query('SELECT 1 FROM push_messages WHERE campaign_id = $1', [c.id])).rowCount, 0, 'nothing sent');
 });
