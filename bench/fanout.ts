@@ -198,11 +198,14 @@ export async function fanout(argv: string[]): Promise<number> {
     let last: number | null = null;
     let received = 0;
     let lastChange = Date.now();
+    /** Requests received by each second after send_at. */
+    const timeline: number[] = [];
     const deadline = sendAt + opt.timeoutMs;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
       const n = (await fakes.stats()).fcm.requests - before;
       const now = Date.now();
+      if (now >= sendAt) timeline[Math.floor((now - sendAt) / 1000)] = n;
       if (n > received) {
         first ??= now;
         last = now;
@@ -250,6 +253,7 @@ export async function fanout(argv: string[]): Promise<number> {
       first_request_after_send_at_s: first === null ? null : round((first - sendAt) / 1000, 2),
       last_request_after_send_at_s: toLast,
       sends_per_s: toLast ? round(received / toLast) : null,
+      received_by_second: timeline.reduce<number[]>((out, x, i) => [...out, x ?? out[i - 1] ?? 0], []),
       sends_per_s_from_first: first !== null && last !== null && last > first ? round(received / ((last - first) / 1000)) : null,
       campaign: { status: stats?.campaign?.status ?? null, stats: stats?.stats ?? null, run, failures },
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
