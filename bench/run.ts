@@ -15,9 +15,10 @@ import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
 import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { parseDuration, round } from './stats.js';
+import { fanout, FANOUT_USAGE } from './fanout.js';
 import { shardOf } from '../src/actors/host.js';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -38,7 +39,9 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [opti
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads (front and actors) into DIR
                       when it stops (node --cpu-prof; profiling slows Herald down)
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
-  --out bench/results where the JSON result goes`;
+  --out bench/results where the JSON result goes
+
+${FANOUT_USAGE}`;
 
 /**
  * HERALD_PUSH_PROVIDER for the runs against the fakes: not the sandbox, so a workspace whose
@@ -575,4 +578,7 @@ async function main(): Promise<number> {
 
 // Whatever happens, no child outlives the run.
 process.once('exit', killAllNow);
-process.exitCode = await main();
+// The fanout scenario has no load generator nor floor: a run of its own (bench/fanout.ts).
+const argv = process.argv.slice(2);
+const fanoutRun = argv.some((a, i) => a === '--scenario=fanout' || (a === '--scenario' && argv[i + 1] === 'fanout'));
+process.exitCode = fanoutRun ? await fanout(argv) : await main();

@@ -34,6 +34,10 @@ export interface Config {
   pushProvider: PushProviderMode;
   /** Seals stored provider credentials; undefined: the key generated in the data dir (auth/bootstrap.ts). */
   secretsKey: Buffer | undefined;
+  /** At most this many people enrolled by one webhook trigger (DECISIONS §6); more is `audience_truncated`. */
+  triggerAudienceCeiling: number;
+  /** At most this many people enrolled by one schedule run (DECISIONS §6). */
+  scheduleAudienceCeiling: number;
 }
 
 /**
@@ -138,5 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apnsEndpoint: httpsUrl(env, 'HERALD_APNS_ENDPOINT'),
     pushProvider: pushProvider(env),
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
+    triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
+    scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
   };
 }

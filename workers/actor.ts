@@ -17,6 +17,8 @@ import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol
 import { PushEngine } from '../src/delivery/engine.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
+import { Executor } from '../src/campaigns/executor.js';
+import { Schedules } from '../src/campaigns/schedules.js';
 
 const { store, index, secretsKey } = workerData as ActorWorkerData;
 const cfg = loadConfig();
@@ -36,6 +38,11 @@ const push = new PushEngine(db, providers, new SendCounters(db, 100_000));
 const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
 const scheduler = new Scheduler(db, push, owns);
 scheduler.start();
+// Campaign workflows and schedule runs of the workspaces this actor owns.
+const executor = new Executor(db, push, owns);
+executor.start();
+const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
+schedules.start();
 const handle = createPipeline(db, eventLog, push, providers, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
@@ -46,8 +53,7 @@ port.on('message', (m: ToActor) => {
   if (m.type === 'request') {
     void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
   } else {
-    void scheduler
-      .stop()
+    void Promise.all([scheduler.stop(), schedules.stop(), executor.stop()])
       .then(() => providers.close())
       .then(() => eventLog.close())
       .then(() => shared?.close())

@@ -8,6 +8,7 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
+import { COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -24,10 +25,8 @@ export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly
 const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
 
 const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
-const COUNT_OPERATORS = ['performed_count_gte', 'performed_count_lte', 'performed_count_eq', 'performed_count_between'] as const;
 /** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
 const OPERATORS: readonly string[] = [...VALUE_OPERATORS, ...COUNT_OPERATORS];
-const PERSON_FIELDS = ['email', 'phone', 'status', 'timezone', 'locale'];
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
@@ -171,6 +170,14 @@ export function activationProblems(spec: CampaignSpec, templates: Templates, now
   ];
 }
 
+/**
+ * Why a live campaign's run cannot start (DECISIONS §6: it becomes `failed`): what activation
+ * checks of its audience and workflow, which templates changed since may have broken.
+ */
+export function runProblems(spec: CampaignSpec, templates: Templates): FieldError[] {
+  return [...audienceProblems(spec.audience_config), ...workflowProblems(spec.workflow_definition, templates)];
+}
+
 function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: number): FieldError[] {
   const problems: FieldError[] = [];
   const at = (key: string) => `trigger_config.${key}`;
@@ -229,6 +236,33 @@ function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: n
  */
 export function cronOf(pattern: string, timezone: string): Cron {
   return new Cron(pattern, { timezone, mode: '5-part', paused: true });
+}
+
+/** A `schedule` campaign's run: its key (unique per campaign, so it runs once) and when it is due. */
+export interface ScheduledRun {
+  key: string;
+  at: Date;
+}
+
+/**
+ * The run of a live `schedule` campaign due at `now`, if any: its `send_at` once passed; with
+ * `cron`, the latest tick at or before now and after the campaign went live (`liveSince`), so
+ * ticks missed while no Herald ran are not run one by one: the latest of them runs once.
+ */
+export function dueScheduledRun(cfg: Record<string, unknown>, liveSince: Date | null, now: number): ScheduledRun | null {
+  if (typeof cfg.send_at === 'string') {
+    const at = parseTimestamp(cfg.send_at);
+    return at !== null && at <= now ? { key: `at:${new Date(at).toISOString()}`, at: new Date(at) } : null;
+  }
+  if (typeof cfg.cron !== 'string' || typeof cfg.timezone !== 'string') return null;
+  let tick: Date | undefined;
+  try {
+    tick = cronOf(cfg.cron, cfg.timezone).previousRuns(1, new Date(now))[0];
+  } catch {
+    return null; // activation refuses such a pattern
+  }
+  if (tick === undefined || (liveSince !== null && tick.getTime() <= liveSince.getTime())) return null;
+  return { key: `cron:${tick.toISOString()}`, at: tick };
 }
 
 function cronPatternProblem(pattern: string, timezone: string): string | undefined {

@@ -48,6 +48,12 @@ export async function findCampaign(q: Queryable, workspaceId: string, id: string
   return r.rows[0] ?? null;
 }
 
+/** The workspace's campaigns among `ids`, by id. */
+export async function loadCampaignsByIds(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, CampaignRow>> {
+  const r = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`, [workspaceId, ids]);
+  return new Map(r.rows.map((c) => [c.id, c]));
+}
+
 export interface CampaignFilter {
   status?: CampaignStatus;
   trigger_type?: TriggerType;
@@ -67,7 +73,8 @@ export async function listCampaigns(q: Queryable, workspaceId: string, f: Campai
 
 export async function saveCampaign(q: Queryable, id: string, c: CampaignFields): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now()
+    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now(),
+       live_since = CASE WHEN $3 IN (${LIVE}) AND status NOT IN (${LIVE}) THEN now() ELSE live_since END
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition)],
   );
@@ -94,7 +101,10 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
 /**
  * DECISIONS §3, in one statement so the numbers agree: enrolments (rows; `triggered` counts
  * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
- * campaign's push records of the workspace by status (scheduled ones are not counted yet).
+ * campaign's push records of the workspace by status. Records not settled yet (a workflow's
+ * send claimed and with the provider, 'sending') are not counted until they are: each
+ * enrolment's push node ends as exactly one record, so once a fan-out is done every enrolled
+ * person is in one of sent, skipped, policy_suppressed or failed.
  */
 export async function campaignStats(q: Queryable, workspaceId: string, id: string): Promise<CampaignStats> {
   const r = await q.query<CampaignStats>(

@@ -3,6 +3,9 @@
 // send's are one statement each for messages and deliveries).
 import type { Queryable } from './db.js';
 
+/** Why a send claimed by a process that stopped is failed rather than sent again. */
+const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
+
 type PushStatus = 'scheduled' | 'sending' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped';
 
 export interface PushRecord {
@@ -138,10 +141,35 @@ export async function claimScheduled(q: Queryable, ids: readonly string[]): Prom
  */
 export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
-    `UPDATE push_messages SET status = 'failed', claimed_at = NULL,
-       error = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it'
+    `UPDATE push_messages SET status = 'failed', claimed_at = NULL, error = $2
      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
-    [staleMs],
+    [staleMs, INTERRUPTED],
   );
   return r.rowCount;
+}
+
+/** A campaign send's record (campaigns/executor.ts): its id is deterministic, UUIDv5 of enrolment and node. */
+export interface CampaignSendRecord {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  external_id: string;
+  campaign_id: string;
+  event_id: string | null;
+}
+
+/**
+ * Campaign sends whose claim was interrupted (the process stopped while they were with the
+ * engine): those the engine did not record are recorded `failed`, never sent again, since the
+ * provider may have had them; those it recorded keep their outcome.
+ */
+export async function recordInterrupted(q: Queryable, sends: readonly CampaignSendRecord[]): Promise<void> {
+  if (sends.length === 0) return;
+  await q.query(
+    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error)
+     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text)
+     ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(sends), INTERRUPTED],
+  );
 }

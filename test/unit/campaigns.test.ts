@@ -3,7 +3,7 @@
 // together, status moves and deletion.
 import t, { type Test } from 'tap';
 import {
-  activationProblems, checkDeletable, cronOf, initialWorkflow, nodeContent, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus,
+  activationProblems, checkDeletable, cronOf, dueScheduledRun, initialWorkflow, nodeContent, normalizeWorkflow, refuseKnownBadKeys, runProblems, setNodeMessage, settleStatus,
   type CampaignSpec, type CampaignStatus, type PushNode, type Templates, type Workflow,
 } from '../../src/domain/campaigns.js';
 import { DomainError } from '../../src/domain/errors.js';
@@ -245,4 +245,29 @@ t.test('status moves: any settable status from any state; activation checked whe
 t.test('deleting: refused for active and scheduled campaigns', async (t) => {
   for (const s of ['active', 'scheduled'] as const) throwsCode(t, () => checkDeletable(s), 'CAMPAIGN_ACTIVE', s);
   for (const s of ['draft', 'paused', 'archived', 'completed', 'failed'] as const) t.doesNotThrow(() => checkDeletable(s), s);
+});
+
+t.test('the run a schedule campaign has due', async (t) => {
+  const at = (iso: string) => Date.parse(iso);
+  const sendAt = { send_at: '2030-01-15T12:00:00+01:00' };
+  t.equal(dueScheduledRun(sendAt, null, at('2030-01-15T10:59:59Z')), null, 'send_at not reached');
+  t.same(dueScheduledRun(sendAt, null, at('2030-01-15T11:00:00Z')), { key: 'at:2030-01-15T11:00:00.000Z', at: new Date('2030-01-15T11:00:00Z') }, 'at send_at, keyed by the instant');
+  t.same(dueScheduledRun(sendAt, null, at('2030-03-01T00:00:00Z'))?.key, 'at:2030-01-15T11:00:00.000Z', 'long after: the same run (it runs once)');
+
+  // 09:00 Paris is 08:00 UTC in January.
+  const cron = { cron: '0 9 * * *', timezone: 'Europe/Paris' };
+  const live = new Date('2030-01-10T12:00:00Z');
+  t.equal(dueScheduledRun(cron, live, at('2030-01-11T07:59:00Z')), null, 'no tick since it went live');
+  t.same(dueScheduledRun(cron, live, at('2030-01-11T08:00:30Z')), { key: 'cron:2030-01-11T08:00:00.000Z', at: new Date('2030-01-11T08:00:00Z') }, 'the tick just passed');
+  t.equal(dueScheduledRun(cron, live, at('2030-01-14T10:00:00Z'))?.key, 'cron:2030-01-14T08:00:00.000Z', 'ticks missed meanwhile: only the latest');
+  t.equal(dueScheduledRun(cron, new Date('2030-01-14T09:00:00Z'), at('2030-01-14T10:00:00Z')), null, 'a tick before the campaign went live is not run');
+  t.equal(dueScheduledRun({ cron: '0 9 * * *', timezone: 'Nowhere/Else' }, live, at('2030-01-14T10:00:00Z')), null, 'an unreadable pattern runs nothing');
+  t.equal(dueScheduledRun({}, live, NOW), null, 'neither send_at nor cron');
+});
+
+t.test('what stops a run: the audience and the workflow, not send_at being past', async (t) => {
+  const past = spec({ trigger_type: 'schedule', trigger_config: { send_at: '2020-01-01T00:00:00Z' } });
+  t.same(runProblems(past, NONE), [], 'a passed send_at does not stop its own run');
+  t.same(runProblems(spec({ workflow_definition: { nodes: [{ id: 'p', type: 'push' }] } }), NONE).map((p) => p.field), ['workflow_definition.nodes.0']);
+  t.same(runProblems(spec({ audience_config: { match: 'some' } }), NONE).map((p) => p.field), ['audience_config.match']);
 });

@@ -60,6 +60,12 @@ t.test('person and traits win over variables of those names', async (t) => {
   t.same(render({ title: '{{ person.email }} {{ traits.plan }} {{ plan }}' }, scope), { title: 'ann@example.com pro variable' });
 });
 
+t.test('a campaign send: event (the triggering event parameters) and trigger (webhook trigger_data)', async (t) => {
+  const scope: TemplateScope = { ...SCOPE, variables: { event: 'a variable', trigger: 'a variable' }, event: { amount: 42, items: [{ sku: 'A1' }] }, trigger: { coupon: 'SPRING' } };
+  t.same(render({ title: '{{ event.amount }} {{ event.items[0].sku }}', body: 'Code {{ trigger.coupon }}' }, scope), { title: '42 A1', body: 'Code SPRING' }, 'they win over variables of those names');
+  t.same(render({ title: '{{ event }}/{{ trigger }}' }, { ...SCOPE, variables: { event: 'e', trigger: 't' } }), { title: 'e/t' }, 'absent, variables of those names are seen');
+});
+
 t.test('prototype properties are not reachable', async (t) => {
   t.same(render({ title: '[{{ person.constructor }}][{{ traits.__proto__ }}][{{ first_name.toUpperCase }}][{{ items.push }}][{{ toString }}]' }), { title: '[][][][][]' });
 });

@@ -1,0 +1,294 @@
+// `npm run bench -- --scenario fanout [--people 250000] [--ceiling N] [--send-in 10s]`: a
+// `schedule` campaign with a send_at to N people, each with one android device, against the
+// fake FCM in a process of its own (bench/fake-providers.ts). Reports the time from send_at to
+// the provider's last request, provider requests/s, the campaign's stats, and the RSS max of
+// Herald and of its embedded PostgreSQL (PSS: shared buffers counted once). See bench/README.md.
+//
+// Setup is not timed. The people and their devices are inserted straight into PostgreSQL in
+// bulk (generate_series): through the API, 250,000 device registrations take minutes on this
+// machine, and the scenario measures the fan-out, not ingestion. Everything else (workspace,
+// key, push credentials, campaign, activation) goes through Herald's HTTP interface.
+import { parseArgs } from 'node:util';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { call, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { setupPushChannels } from './push.js';
+import { parseDuration, round } from './stats.js';
+
+export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
+
+  --people 250000     people in the campaign's audience, each with one android device
+  --ceiling N         HERALD_SCHEDULE_AUDIENCE_CEILING of the Herald started (default: 250000,
+                      Herald's default; a smaller one truncates the run)
+  --send-in 10s       send_at this long after the campaign is activated
+  --timeout 600s      give up when the provider has not received everything by then
+  --out bench/results where the JSON result goes`;
+
+const BENCH_LIMITS = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'].map((s) => `${s}=1000000000:1000000000`).join(',');
+
+interface FanoutOptions {
+  people: number;
+  ceiling: number;
+  sendInMs: number;
+  timeoutMs: number;
+  out: string;
+}
+
+function options(argv: string[]): FanoutOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: 'string' },
+      people: { type: 'string', default: '250000' },
+      ceiling: { type: 'string', default: '250000' },
+      'send-in': { type: 'string', default: '10s' },
+      timeout: { type: 'string', default: '600s' },
+      out: { type: 'string', default: 'bench/results' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(FANOUT_USAGE + '\n');
+    process.exit(0);
+  }
+  const fail = (msg: string): never => {
+    process.stderr.write(`bench: ${msg}\n\n${FANOUT_USAGE}\n`);
+    process.exit(2);
+  };
+  const int = (name: string, v: string | undefined, min: number, max: number): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) fail(`--${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const dur = (name: string, v: string): number => {
+    try {
+      return parseDuration(v);
+    } catch (err) {
+      return fail(`--${name}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    people: int('people', values.people, 1, 5_000_000),
+    ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
+    sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
+    timeoutMs: dur('timeout', values.timeout!),
+    out: values.out!,
+  };
+}
+
+/** The embedded PostgreSQL's URL (the password file and the port in postmaster.pid), or DATABASE_URL. */
+function databaseUrl(dataDir: string): string {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
+  const port = readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]!.trim();
+  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
+}
+
+/** `n` people (external ids `p-0` …) with one android device each (an FCM-shaped token), in bulk. */
+async function insertAudience(url: string, workspaceId: string, n: number): Promise<void> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO people (id, workspace_id, external_id, first_name, traits)
+       SELECT gen_random_uuid(), $1, 'p-' || i, 'First' || i, jsonb_build_object('plan', 'pro') FROM generate_series(0, $2 - 1) AS i`,
+      [workspaceId, n],
+    );
+    await db.query(
+      `INSERT INTO devices (id, workspace_id, person_id, device_token, platform)
+       SELECT gen_random_uuid(), $1, p.id, left(md5(p.id::text), 22) || ':APA91b' || md5('a' || p.id) || md5('b' || p.id) || md5('c' || p.id), 'android'
+       FROM people p WHERE p.workspace_id = $1`,
+      [workspaceId],
+    );
+    await db.query('COMMIT');
+    await db.query('ANALYZE people');
+    await db.query('ANALYZE devices');
+  } finally {
+    await db.end();
+  }
+}
+
+const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+export async function fanout(argv: string[]): Promise<number> {
+  const opt = options(argv);
+  const startedAt = new Date();
+  const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)}s] ${msg}\n`);
+  let herald: HeraldProc | undefined;
+  let fakes: FakeProviders | undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
+  let cleanedUp = false;
+  const cleanup = async () => {
+    if (cleanedUp) return;
+    cleanedUp = true;
+    if (herald) await stopChild(herald.child, 30_000).catch(() => {});
+    killAllNow();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(caDir, { recursive: true, force: true });
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    log(`${sig}: stopping what this run started`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const watchdog = setTimeout(() => {
+    log('run exceeded its budget; stopping');
+    void cleanup().finally(() => process.exit(124));
+  }, opt.timeoutMs + opt.sendInMs + 1_800_000);
+
+  try {
+    fakes = await FakeProviders.start();
+    const caFile = join(caDir, 'fake-providers-ca.pem');
+    writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
+    const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
+    herald = await startHerald({
+      ...process.env,
+      HERALD_HOST: '127.0.0.1',
+      HERALD_PORT: '0',
+      HERALD_DATA_DIR: dataDir,
+      HERALD_AUTH_SECRET: secret,
+      HERALD_RATE_LIMITS: BENCH_LIMITS,
+      HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
+      HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
+      HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
+      NODE_EXTRA_CA_CERTS: caFile,
+      HERALD_PUSH_PROVIDER: 'live',
+      HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling),
+    });
+    const base = herald.base;
+    log(`Herald is up at ${base} (pid ${herald.pid}), fake providers pid ${fakes.child.pid}`);
+    const [ws] = await setupWorkspaces(base, secret, 1);
+    await setupPushChannels(base, secret, [ws!], fakes.ready);
+    const url = databaseUrl(dataDir);
+    let t = Date.now();
+    await insertAudience(url, ws!.id, opt.people);
+    const setupS = round((Date.now() - t) / 1000, 1);
+    log(`inserted ${fmt(opt.people)} people with an android device each in SQL (${setupS} s)`);
+
+    const token = await sessionToken(secret, 'herald-bench');
+    const inWs = `workspace_id=${ws!.id}`;
+    const sendAt = Date.now() + opt.sendInMs;
+    const created = await call(base, 'POST', `/api/v1/campaigns?${inWs}`, token, {
+      name: 'bench fan-out',
+      trigger_type: 'schedule',
+      trigger_config: { send_at: new Date(sendAt).toISOString() },
+      workflow_definition: { nodes: [{ id: 'hello', type: 'push', title: 'Hello {{ person.first_name }}', body: 'Your plan: {{ traits.plan }}' }] },
+    });
+    const campaignId = created.body?.data?.campaign?.id as string | undefined;
+    if (created.status !== 201 || !campaignId) throw new Error(`creating the campaign answered ${created.status}: ${JSON.stringify(created.body).slice(0, 500)}`);
+    const activated = await call(base, 'PUT', `/api/v1/campaigns/${campaignId}?${inWs}`, token, { status: 'active' });
+    if (activated.body?.data?.campaign?.status !== 'scheduled') throw new Error(`activating answered ${activated.status}: ${JSON.stringify(activated.body).slice(0, 500)}`);
+    const expected = Math.min(opt.people, opt.ceiling);
+    log(`campaign ${campaignId} scheduled at ${new Date(sendAt).toISOString()}; ${fmt(expected)} sends expected`);
+
+    const pgDir = process.env.DATABASE_URL ? null : join(dataDir, 'pg');
+    const sampler = new Sampler(herald.pid, pgDir);
+    const before = (await fakes.stats()).fcm.requests;
+    await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
+    sampler.mark('start');
+    const loadStart = loadavg();
+    // Poll what the fake FCM received until everything arrived (or nothing more comes).
+    let first: number | null = null;
+    let last: number | null = null;
+    let received = 0;
+    let lastChange = Date.now();
+    /** Requests received by each second after send_at. */
+    const timeline: number[] = [];
+    const deadline = sendAt + opt.timeoutMs;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      const n = (await fakes.stats()).fcm.requests - before;
+      const now = Date.now();
+      if (now >= sendAt) timeline[Math.floor((now - sendAt) / 1000)] = n;
+      if (n > received) {
+        first ??= now;
+        last = now;
+        received = n;
+        lastChange = now;
+      }
+      if (received >= expected) break;
+      if (received > 0 && now - lastChange > 30_000) break; // stalled
+    }
+    sampler.mark('end');
+    const loadEnd = loadavg();
+    // The stats once every send is recorded (the last records follow the last provider answers).
+    const readStats = async () => (await call(base, 'GET', `/api/v1/campaigns/${campaignId}?${inWs}`, token)).body?.data;
+    let stats = await readStats();
+    const settledBy = Date.now() + 30_000;
+    const recorded = (x: typeof stats) => ['sent', 'skipped', 'policy_suppressed', 'failed'].reduce((n, k) => n + (x?.stats?.[k] ?? 0), 0);
+    while (recorded(stats) < expected && Date.now() < settledBy) {
+      await new Promise((r) => setTimeout(r, 200));
+      stats = await readStats();
+    }
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [campaignId])).rows[0] ?? null;
+    const failures = (await db.query<{ error: string; n: number }>(
+      `SELECT error, count(*)::int AS n FROM push_messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
+      [campaignId],
+    )).rows;
+    await db.end();
+    sampler.stop();
+    t = Date.now();
+    const shutdown = await stopChild(herald.child, 120_000);
+    log(`Herald stopped in ${Date.now() - t} ms`);
+
+    const toLast = last === null ? null : round((last - sendAt) / 1000, 2);
+    const result = {
+      scenario: 'fanout',
+      started_at: startedAt.toISOString(),
+      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000 },
+      machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: { start: loadStart, end: loadEnd } },
+      setup_s: setupS,
+      expected,
+      received,
+      complete: received >= expected,
+      send_at: new Date(sendAt).toISOString(),
+      first_request_after_send_at_s: first === null ? null : round((first - sendAt) / 1000, 2),
+      last_request_after_send_at_s: toLast,
+      sends_per_s: toLast ? round(received / toLast) : null,
+      received_by_second: timeline.reduce<number[]>((out, x, i) => [...out, x ?? out[i - 1] ?? 0], []),
+      sends_per_s_from_first: first !== null && last !== null && last > first ? round(received / ((last - first) / 1000)) : null,
+      campaign: { status: stats?.campaign?.status ?? null, stats: stats?.stats ?? null, run, failures },
+      herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
+      postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
+      herald_log: herald.logged,
+      shutdown,
+      samples: sampler.samples,
+    };
+    mkdirSync(resolve(opt.out), { recursive: true });
+    const file = join(resolve(opt.out), `fanout-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+    const s = result.campaign.stats as Record<string, number> | null;
+    process.stdout.write(
+      [
+        '',
+        `scenario fanout: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one android device each; the fake FCM in a process of its own; ${availableParallelism()} CPUs`,
+        `provider requests: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
+        `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
+        `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
+        failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
+        `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
+        result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
+        herald.logged.warn + herald.logged.error > 0 ? `Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}` : '',
+        `1-min load average: ${fmt(loadStart[0], 1)} at send_at, ${fmt(loadEnd[0], 1)} at the end (above ${availableParallelism()} means other work competed for the CPUs)`,
+        `JSON: ${file}`,
+        '',
+      ].join('\n'),
+    );
+    return result.complete ? 0 : 1;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? err}`);
+    if (herald && herald.child.exitCode !== null) log(herald.output());
+    return 1;
+  } finally {
+    clearTimeout(watchdog);
+    await cleanup();
+  }
+}

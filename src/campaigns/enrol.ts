@@ -1,0 +1,47 @@
+// Enrolment (INTERFACE 2.7, DECISIONS §6): people entering a campaign's workflow. Every path
+// that enrols (event triggers, webhook triggers, schedule runs) comes through here, so the
+// storage rules hold for all: one enrolment per (campaign, run, person) and a person's nth
+// entry once (migration 7's unique keys, inserted against with ON CONFLICT DO NOTHING), so
+// concurrent duplicates, replicas and redeliveries cannot enrol twice nor exceed max_per_user.
+import { v5 as uuidv5 } from 'uuid';
+import type { Queryable } from '../store/db.js';
+import type { CampaignRow } from '../store/campaigns.js';
+import { insertEnrolments, type EnrolContext, type EnrolRules } from '../store/enrolments.js';
+
+export type { EnrolContext, EnrolRules };
+
+/** Namespace of enrolment ids (UUIDv5): the same campaign, run and person always name the same enrolment. */
+const ENROLMENT_NS = '6f1c6a52-3d0e-4c8e-9a8e-2f4b7c1d9e30';
+
+export const enrolmentId = (campaignId: string, runId: string, personId: string): string => uuidv5(`${campaignId}/${runId}/${personId}`, ENROLMENT_NS);
+
+/** How often people who lost an entry number to a concurrent enrolment are tried again. */
+const ENTRY_RETRIES = 3;
+
+/**
+ * Enrols the people in one statement per call (ON CONFLICT DO NOTHING on both unique keys),
+ * with deterministic enrolment ids. The workflow starts at `startAt` (default now). Returns how
+ * many were newly enrolled. Runs inside the caller's transaction when given one.
+ *
+ * A person's entry is their count of entries so far + 1. Two enrolments of one person racing
+ * (two events at once) compute the same entry: one wins the unique key and the other is
+ * tried again, seeing the winner, with the next entry (up to max_per_user). People not of the
+ * campaign's workspace are ignored.
+ */
+export async function enrolPeople(
+  q: Queryable,
+  campaign: CampaignRow,
+  runId: string,
+  personIds: readonly string[],
+  opts: { rules?: EnrolRules; context?: EnrolContext; startAt?: Date } = {},
+): Promise<number> {
+  const run = { campaignId: campaign.id, workspaceId: campaign.workspace_id, runId };
+  let pending = [...new Set(personIds)];
+  let enrolled = 0;
+  for (let attempt = 0; attempt <= ENTRY_RETRIES && pending.length > 0; attempt++) {
+    const rows = await insertEnrolments(q, run, pending.map((p) => enrolmentId(campaign.id, runId, p)), pending, opts);
+    enrolled += rows.filter((x) => x.inserted).length;
+    pending = rows.filter((x) => !x.inserted).map((x) => x.person_id);
+  }
+  return enrolled;
+}
