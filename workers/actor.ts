@@ -18,6 +18,8 @@ import { PushEngine } from '../src/delivery/engine.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
 import { natsTriggerClaims, pgTriggerClaims } from '../src/campaigns/idempotency.js';
+import { Executor } from '../src/campaigns/executor.js';
+import { Schedules } from '../src/campaigns/schedules.js';
 
 const { store, index, secretsKey } = workerData as ActorWorkerData;
 const cfg = loadConfig();
@@ -37,10 +39,15 @@ const push = new PushEngine(db, providers, new SendCounters(db, 100_000));
 const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
 const scheduler = new Scheduler(db, push, owns);
 scheduler.start();
+// Campaign workflows and schedule runs of the workspaces this actor owns.
+const executor = new Executor(db, push, owns);
+executor.start();
+const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
+schedules.start();
 // Idempotency-Key claims: shared by the replicas in NATS KV, else in the store. A claim in
 // progress longer than the request timeout belongs to a request already answered 503.
 const claims = nats ? await natsTriggerClaims(nats, cfg.natsPrefix, cfg.requestTimeoutMs) : pgTriggerClaims(db, cfg.requestTimeoutMs);
-const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling };
+const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
 const handle = createPipeline(db, eventLog, push, providers, triggers, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
@@ -51,8 +58,7 @@ port.on('message', (m: ToActor) => {
   if (m.type === 'request') {
     void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
   } else {
-    void scheduler
-      .stop()
+    void Promise.all([scheduler.stop(), schedules.stop(), executor.stop()])
       .then(() => providers.close())
       .then(() => eventLog.close())
       .then(() => shared?.close())

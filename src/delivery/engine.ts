@@ -63,6 +63,11 @@ export interface Recipient {
   variables: Record<string, unknown>;
   /** A claimed scheduled send: its record takes the outcome, skips included (DECISIONS §11). */
   scheduledId?: string;
+  /** A campaign send's template scope (DECISIONS §6): the triggering event's parameters, a webhook's trigger_data. */
+  event?: Record<string, unknown>;
+  trigger?: Record<string, unknown>;
+  /** The triggering event, recorded as the record's event_id (else the send's). */
+  eventId?: string;
 }
 
 type Decision =
@@ -146,7 +151,7 @@ export class PushEngine {
 
     let content: PushContent;
     try {
-      content = renderContent(send.content, { variables: r.variables, person: personScope(person), traits: person.traits ?? {} });
+      content = renderContent(send.content, { variables: r.variables, person: personScope(person), traits: person.traits ?? {}, event: r.event, trigger: r.trigger });
     } catch (err) {
       if (send.renderErrors === 'throw' || !(err instanceof InvalidInput)) throw err;
       return { kind: 'fail', error: err.message };
@@ -172,7 +177,7 @@ export class PushEngine {
         id, workspace_id: send.workspaceId, person_id: person!.id, external_id: person!.external_id, status, platform: null, provider: 'none',
         provider_id: null, skip_reason: null, error: null, title: content?.title ?? null, body: content?.body ?? null, image_url: content?.image_url ?? null,
         action_url: content?.action_url ?? null, custom_data: content?.custom_data ?? null, variables: null, tags: send.tags ?? null,
-        campaign_id: send.campaignId ?? null, event_id: send.eventId ?? null, scheduled_at: null, sent_at: null,
+        campaign_id: send.campaignId ?? null, event_id: r.eventId ?? send.eventId ?? null, scheduled_at: null, sent_at: null,
       });
       if (d.kind === 'skip') {
         const prose = SKIP_PROSE[d.reason];

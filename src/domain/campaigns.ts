@@ -170,6 +170,14 @@ export function activationProblems(spec: CampaignSpec, templates: Templates, now
   ];
 }
 
+/**
+ * Why a live campaign's run cannot start (DECISIONS §6: it becomes `failed`): what activation
+ * checks of its audience and workflow, which templates changed since may have broken.
+ */
+export function runProblems(spec: CampaignSpec, templates: Templates): FieldError[] {
+  return [...audienceProblems(spec.audience_config), ...workflowProblems(spec.workflow_definition, templates)];
+}
+
 function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: number): FieldError[] {
   const problems: FieldError[] = [];
   const at = (key: string) => `trigger_config.${key}`;
@@ -228,6 +236,33 @@ function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: n
  */
 export function cronOf(pattern: string, timezone: string): Cron {
   return new Cron(pattern, { timezone, mode: '5-part', paused: true });
+}
+
+/** A `schedule` campaign's run: its key (unique per campaign, so it runs once) and when it is due. */
+export interface ScheduledRun {
+  key: string;
+  at: Date;
+}
+
+/**
+ * The run of a live `schedule` campaign due at `now`, if any: its `send_at` once passed; with
+ * `cron`, the latest tick at or before now and after the campaign went live (`liveSince`), so
+ * ticks missed while no Herald ran are not run one by one: the latest of them runs once.
+ */
+export function dueScheduledRun(cfg: Record<string, unknown>, liveSince: Date | null, now: number): ScheduledRun | null {
+  if (typeof cfg.send_at === 'string') {
+    const at = parseTimestamp(cfg.send_at);
+    return at !== null && at <= now ? { key: `at:${new Date(at).toISOString()}`, at: new Date(at) } : null;
+  }
+  if (typeof cfg.cron !== 'string' || typeof cfg.timezone !== 'string') return null;
+  let tick: Date | undefined;
+  try {
+    tick = cronOf(cfg.cron, cfg.timezone).previousRuns(1, new Date(now))[0];
+  } catch {
+    return null; // activation refuses such a pattern
+  }
+  if (tick === undefined || (liveSince !== null && tick.getTime() <= liveSince.getTime())) return null;
+  return { key: `cron:${tick.toISOString()}`, at: tick };
 }
 
 function cronPatternProblem(pattern: string, timezone: string): string | undefined {

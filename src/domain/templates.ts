@@ -21,11 +21,17 @@ export interface PushContent {
   custom_data?: Record<string, unknown>;
 }
 
-/** What templates see: the variables' keys at top level, then `person` and `traits`, which win over variables of those names. */
+/**
+ * What templates see (DECISIONS §6): the variables' keys at top level, then `person` and
+ * `traits`, and for a campaign send `event` (the triggering event's parameters) and `trigger`
+ * (a webhook's trigger_data), which win over variables of those names when present.
+ */
 export interface TemplateScope {
   variables: Record<string, unknown>;
   person: Record<string, unknown>;
   traits: Record<string, unknown>;
+  event?: Record<string, unknown>;
+  trigger?: Record<string, unknown>;
 }
 
 /** A value of the content with its templates parsed. */
@@ -147,7 +153,9 @@ function render(part: Part, scope: object): unknown {
  * the result as read-only below `custom_data`'s own keys.
  */
 export function renderContent(c: CompiledContent, scope: TemplateScope): PushContent {
-  const liquidScope = { ...scope.variables, person: scope.person, traits: scope.traits };
+  const liquidScope: Record<string, unknown> = { ...scope.variables, person: scope.person, traits: scope.traits };
+  if (scope.event) liquidScope.event = scope.event;
+  if (scope.trigger) liquidScope.trigger = scope.trigger;
   const out: Record<string, unknown> = {};
   for (const [key, part] of Object.entries(c.parts)) out[key] = render(part, liquidScope);
   return out as PushContent;

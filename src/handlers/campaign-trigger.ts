@@ -83,6 +83,7 @@ const trigger: Handler = async (ctx) => {
   // Enrolled and committed: the trigger happened whatever the claim store says now. A claim
   // left in progress answers 409 until it is stale, then a retry takes it over and enrols nobody again.
   await held?.complete(outcome).catch((e: Error) => logger.warn('completing a trigger claim failed', { err: e.message }));
+  if (outcome.peopleQueued > 0) ctx.triggers.enrolled();
   return accepted(campaignId, run, outcome, key, false);
 };
 

@@ -28,6 +28,8 @@ export interface WebhookTriggers {
   claims: TriggerClaims;
   /** HERALD_TRIGGER_AUDIENCE_CEILING: at most this many people per trigger. */
   audienceCeiling: number;
+  /** Tells the workflow executor that enrolments are due now. */
+  enrolled(): void;
 }
 
 export interface Ctx {

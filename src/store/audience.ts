@@ -6,10 +6,10 @@
 import type { Queryable } from './db.js';
 import { COUNT_OPERATORS, PERSON_FIELDS, type AudienceConfig, type Condition } from '../domain/conditions.js';
 
-const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+export const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 /** Collects parameter values; `add` answers the placeholder of one. */
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   add(v: unknown): string {
     this.values.push(v);
@@ -105,7 +105,7 @@ function condition(c: Condition, p: Params): string {
 }
 
 /** The audience as a SQL condition over `people p` (true when it has no filters). */
-function audienceWhere(audience: AudienceConfig | null, p: Params): string {
+export function audienceWhere(audience: AudienceConfig | null, p: Params): string {
   const filters = audience?.filters ?? [];
   if (filters.length === 0) return 'true';
   return `(${filters.map((c) => `(${condition(c, p)})`).join(audience?.match === 'any' ? ' OR ' : ' AND ')})`;
@@ -113,17 +113,17 @@ function audienceWhere(audience: AudienceConfig | null, p: Params): string {
 
 /**
  * The workspace's people matching the audience, in pages of at most `pageSize` ids (ascending),
- * at most `limit` in all. Each page is one statement resuming after the last id of the one
- * before (keyset), so a page costs the same wherever it falls and people added meanwhile with
- * a higher id are included.
+ * at most `limit` in all, from the first id after `after` (a walk resumed). Each page is one
+ * statement resuming after the last id of the one before (keyset), so a page costs the same
+ * wherever it falls and people added meanwhile with a higher id are included.
  */
-export async function* audiencePages(q: Queryable, workspaceId: string, audience: AudienceConfig | null, opts: { pageSize: number; limit: number }): AsyncGenerator<string[]> {
+export async function* audiencePages(q: Queryable, workspaceId: string, audience: AudienceConfig | null, opts: { pageSize: number; limit: number; after?: string }): AsyncGenerator<string[]> {
   const p = new Params();
   const ws = p.add(workspaceId);
   const after = p.add(null);
   const size = p.add(null);
   const sql = `SELECT p.id FROM people p WHERE p.workspace_id = ${ws} AND p.id > ${after}::uuid AND ${audienceWhere(audience, p)} ORDER BY p.id LIMIT ${size}`;
-  let cursor = FIRST_ID;
+  let cursor = opts.after ?? FIRST_ID;
   let left = opts.limit;
   while (left > 0) {
     const n = Math.min(opts.pageSize, left);

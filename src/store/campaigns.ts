@@ -48,6 +48,12 @@ export async function findCampaign(q: Queryable, workspaceId: string, id: string
   return r.rows[0] ?? null;
 }
 
+/** The workspace's campaigns among `ids`, by id. */
+export async function loadCampaignsByIds(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, CampaignRow>> {
+  const r = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`, [workspaceId, ids]);
+  return new Map(r.rows.map((c) => [c.id, c]));
+}
+
 export interface CampaignFilter {
   status?: CampaignStatus;
   trigger_type?: TriggerType;
@@ -67,7 +73,8 @@ export async function listCampaigns(q: Queryable, workspaceId: string, f: Campai
 
 export async function saveCampaign(q: Queryable, id: string, c: CampaignFields): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now()
+    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now(),
+       live_since = CASE WHEN $3 IN (${LIVE}) AND status NOT IN (${LIVE}) THEN now() ELSE live_since END
      WHERE id = $1 RETURNING ${COLUMNS}`,
     [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition)],
   );

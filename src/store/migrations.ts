@@ -359,6 +359,23 @@ const migrations: { id: number; name: string; sql: string }[] = [
         PRIMARY KEY (campaign_id, run_key)
       );
       CREATE INDEX campaign_runs_enrolling ON campaign_runs (claimed_at) WHERE state = 'enrolling';
+      -- When the campaign last went live (draft or paused → active or scheduled): cron ticks
+      -- and dynamic dates before it are not run.
+      ALTER TABLE campaigns ADD COLUMN live_since timestamptz;
+      UPDATE campaigns SET live_since = updated_at WHERE status IN ('active', 'scheduled');
+      -- A trait's ISO 8601 date or date-time (no offset: UTC) as an instant, NULL when it is
+      -- not one, for dynamic_schedule campaigns. Lenient rather than failing the statement: an
+      -- impossible day rolls over (2024-02-30 is 2024-03-01), as no exception can be caught in
+      -- a plain (inlinable) SQL function.
+      CREATE FUNCTION herald_instant(s text) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+        SELECT CASE WHEN m IS NULL THEN NULL ELSE
+          (timestamp '2000-01-01' + make_interval(years => m[1]::int - 2000, months => m[2]::int - 1, days => m[3]::int - 1,
+             hours => COALESCE(m[4]::int, 0), mins => COALESCE(m[5]::int, 0), secs => COALESCE(m[6]::double precision, 0))) AT TIME ZONE 'UTC'
+          - CASE WHEN m[8] IS NULL THEN interval '0'
+                 ELSE (CASE WHEN m[8] = '-' THEN -1 ELSE 1 END) * make_interval(hours => m[9]::int, mins => COALESCE(m[10]::int, 0)) END
+        END
+        FROM (SELECT regexp_match(s, '^(\\d{4})-(\\d{2})-(\\d{2})(?:[T ](\\d{2}):(\\d{2})(?::(\\d{2}(?:\\.\\d{1,6})?))?)?(Z|([+-])(\\d{2}):?(\\d{2})?)?$') AS m) x
+      $f$;
       -- Audiences are read in keyset pages of person ids within a workspace.
       CREATE INDEX people_by_workspace_id ON people (workspace_id, id);
     `,

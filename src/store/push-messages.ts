@@ -3,6 +3,9 @@
 // send's are one statement each for messages and deliveries).
 import type { Queryable } from './db.js';
 
+/** Why a send claimed by a process that stopped is failed rather than sent again. */
+const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
+
 type PushStatus = 'scheduled' | 'sending' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped';
 
 export interface PushRecord {
@@ -141,10 +144,43 @@ export async function claimScheduled(q: Queryable, ids: readonly string[]): Prom
  */
 export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
-    `UPDATE push_messages SET status = 'failed', claimed_at = NULL,
-       error = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it'
+    `UPDATE push_messages SET status = 'failed', claimed_at = NULL, error = $2
      WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
-    [staleMs],
+    [staleMs, INTERRUPTED],
   );
   return r.rowCount;
+}
+
+/** A campaign send's record as claimed before sending (campaigns/executor.ts). */
+export interface CampaignSendClaim {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  external_id: string;
+  campaign_id: string;
+  event_id: string | null;
+}
+
+/**
+ * Claims campaign sends by their deterministic ids ('sending', like a claimed scheduled send),
+ * answering the ids claimed now. An id that exists was claimed before, by this node of this
+ * enrolment: it is never sent again. One still 'sending' belongs to a claim whose executor
+ * stopped before recording it (the enrolment's lease went stale): it is marked failed at once,
+ * as the scheduled sends' rule would after its delay.
+ */
+export async function claimCampaignSends(q: Queryable, claims: readonly CampaignSendClaim[]): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const r = await q.query<{ id: string }>(
+    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, claimed_at)
+     SELECT id, workspace_id, person_id, external_id, 'sending', 'none', campaign_id, event_id, now()
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text)
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [JSON.stringify(claims)],
+  );
+  const claimed = new Set(r.rows.map((x) => x.id));
+  const before = claims.filter((c) => !claimed.has(c.id)).map((c) => c.id);
+  if (before.length > 0) {
+    await q.query(`UPDATE push_messages SET status = 'failed', claimed_at = NULL, error = $2 WHERE id = ANY ($1::uuid[]) AND status = 'sending'`, [before, INTERRUPTED]);
+  }
+  return claimed;
 }

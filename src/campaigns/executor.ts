@@ -1,0 +1,199 @@
+// The workflow executor (DECISIONS §6): runs due enrolments of the workspaces this actor owns
+// through their campaign's nodes, one node per step. Enrolments are claimed a page at a time
+// (FOR UPDATE SKIP LOCKED: one claimer whatever the number of actors and replicas), so memory
+// and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages of
+// PAGE enrolments per actor, each push node's page one engine send.
+//
+// - push node: each recipient's record is claimed first under a deterministic id, UUIDv5 of
+//   (enrolment id, node id), then the page goes through the PushEngine (send policy per
+//   recipient, bypass_frequency_cap skipping the caps, never quiet hours) and each outcome
+//   replaces its claimed record, skips included. An id that exists is never sent again.
+// - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
+//
+// kill -9 in the middle: the claims of the page in flight stop being refreshed and go stale
+// after STALE_CLAIM_MS; the enrolments are then claimed again and re-run their node. Those whose
+// record was claimed before are not sent again: a record the engine had written keeps its
+// outcome, one still 'sending' (the provider may or may not have it) becomes `failed` with the
+// interruption as its error. The rest of the page, and every page not yet claimed, is sent as
+// usual. So nobody is messaged twice by Herald and everybody enrolled ends with one record per
+// push node; at most the pages in flight at the kill are `failed` instead of sent.
+import { v5 as uuidv5 } from 'uuid';
+import type { Db } from '../store/db.js';
+import { claimDue, moveOn, refreshClaims, releaseStale, stopEnded, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
+import { loadCampaignsByIds } from '../store/campaigns.js';
+import { templateContents } from '../store/templates.js';
+import { peopleByIds, type PersonRow } from '../store/people.js';
+import { claimCampaignSends } from '../store/push-messages.js';
+import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../domain/campaigns.js';
+import { compileContent } from '../domain/templates.js';
+import { logger } from '../logger.js';
+import type { PushEngine, Recipient } from '../delivery/engine.js';
+
+/** Enrolments per claim: one engine send per push node's share of it. */
+const PAGE = 1_000;
+/** Pages an actor works on at once. */
+const PAGES_IN_FLIGHT = 2;
+/** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
+const POLL_MS = 500;
+/** Claims in progress are refreshed this often… */
+const HEARTBEAT_MS = 5_000;
+/** …and one not refreshed for this long belongs to a process that stopped. */
+const STALE_CLAIM_MS = 30_000;
+
+/** Namespace of campaign send ids: UUIDv5 of (enrolment id, node id). */
+const SEND_NS = 'b3e2f0a4-5c1d-4e7f-8a9b-0c1d2e3f4a5b';
+const campaignSendId = (enrolmentId: string, nodeId: string): string => uuidv5(`${enrolmentId}/${nodeId}`, SEND_NS);
+
+export class Executor {
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private nudged = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Enrolments claimed by this executor and not yet moved on. */
+  private readonly inFlight = new Set<string>();
+  private lastRelease = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly engine: PushEngine,
+    /** Whether this actor owns the workspace. */
+    private readonly owns: (workspaceId: string) => boolean,
+  ) {}
+
+  start(): void {
+    this.loop = this.run();
+    this.heartbeat = setInterval(() => {
+      void refreshClaims(this.db, [...this.inFlight]).catch((err) => logger.warn('campaign executor: refreshing claims failed', { err }));
+    }, HEARTBEAT_MS);
+  }
+
+  /** Looks for due enrolments now (something was just enrolled). */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  /** Finishes the pages in flight, then stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    clearInterval(this.heartbeat);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let busy = false;
+      try {
+        busy = await this.tick();
+      } catch (err) {
+        logger.error('campaign executor: poll failed', { err });
+      }
+      if (!busy && !this.stopped && !this.nudged) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, POLL_MS);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.wake = done;
+        });
+      }
+      this.wake = undefined;
+      this.nudged = false;
+    }
+  }
+
+  /** One pass over the owned workspaces with due enrolments; true when it found work. */
+  private async tick(): Promise<boolean> {
+    if (Date.now() - this.lastRelease > HEARTBEAT_MS) {
+      this.lastRelease = Date.now();
+      await releaseStale(this.db, STALE_CLAIM_MS);
+    }
+    let busy = false;
+    for (const ws of (await workspacesWaiting(this.db)).filter(this.owns)) {
+      await stopEnded(this.db, ws);
+      busy = (await this.drain(ws)) || busy;
+      if (this.stopped) break;
+    }
+    return busy;
+  }
+
+  /** Claims and runs the workspace's due enrolments, PAGES_IN_FLIGHT pages at a time, until none is due. */
+  private async drain(workspaceId: string): Promise<boolean> {
+    let found = false;
+    const worker = async () => {
+      while (!this.stopped) {
+        const page = await claimDue(this.db, workspaceId, PAGE);
+        if (page.length === 0) return;
+        found = true;
+        for (const e of page) this.inFlight.add(e.id);
+        try {
+          await this.runPage(workspaceId, page);
+        } finally {
+          for (const e of page) this.inFlight.delete(e.id);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: PAGES_IN_FLIGHT }, worker));
+    return found;
+  }
+
+  /** Runs each claimed enrolment's next node, the page's enrolments grouped by campaign and node. */
+  private async runPage(workspaceId: string, page: ClaimedEnrolment[]): Promise<void> {
+    const campaigns = await loadCampaignsByIds(this.db, workspaceId, [...new Set(page.map((e) => e.campaign_id))]);
+    const groups = new Map<string, ClaimedEnrolment[]>();
+    for (const e of page) {
+      const workflow = campaigns.get(e.campaign_id)?.workflow_definition;
+      const key = `${e.campaign_id}/${e.next_node ?? workflow?.nodes[0]?.id ?? ''}`;
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(e);
+    }
+    const people = new Map((await peopleByIds(this.db, workspaceId, [...new Set(page.map((e) => e.person_id))])).map((p) => [p.id, p]));
+    for (const [key, enrolments] of groups) {
+      const campaignId = key.slice(0, key.indexOf('/'));
+      const nodeId = key.slice(key.indexOf('/') + 1);
+      const campaign = campaigns.get(campaignId);
+      if (!campaign) continue; // deleted since the claim, its enrolments with it
+      try {
+        await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
+      } catch (err) {
+        // Left claimed: the claims go stale and the node runs again, records claimed here are not re-sent.
+        logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });
+      }
+    }
+  }
+
+  private async runNode(workspaceId: string, campaignId: string, workflow: Workflow, nodeId: string, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
+    const ids = enrolments.map((e) => e.id);
+    const index = workflow.nodes.findIndex((n) => n.id === nodeId);
+    // An empty workflow ends at once; a node removed from the workflow since stops its enrolments.
+    if (workflow.nodes.length === 0) return moveOn(this.db, ids, null);
+    if (index < 0) return stopEnrolments(this.db, ids);
+    const node = workflow.nodes[index]!;
+    const next = workflow.nodes[index + 1]?.id ?? null;
+    if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
+    await this.push(workspaceId, campaignId, node, enrolments, people);
+    await moveOn(this.db, ids, next);
+  }
+
+  /** One push node for the enrolments: records claimed first, then one engine send. */
+  private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
+    const present = enrolments.filter((e) => people.has(e.person_id));
+    const claims = present.map((e) => {
+      const p = people.get(e.person_id)!;
+      return { id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null };
+    });
+    const claimed = await claimCampaignSends(this.db, claims);
+    const recipients: Recipient[] = [];
+    present.forEach((e, i) => {
+      if (!claimed.has(claims[i]!.id)) return;
+      const c = e.context;
+      recipients.push({ person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: claims[i]!.id, event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id });
+    });
+    if (recipients.length === 0) return;
+    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
+    const content = compileContent(nodeContent(node, templates));
+    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' }, recipients);
+  }
+}

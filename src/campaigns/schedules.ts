@@ -1,0 +1,163 @@
+// The schedule runner (INTERFACE 3.1, DECISIONS §6): enrols the audiences of `schedule` and
+// `dynamic_schedule` campaigns of the workspaces this actor owns; the executor then runs the
+// workflows. Everything it knows is in PostgreSQL, so it survives restarts, and each run is
+// started once whatever the number of replicas: a run's row in campaign_runs, inserted with ON
+// CONFLICT DO NOTHING, is the lease only its inserter holds.
+//
+// - `schedule` with `send_at`: one run (key `at:<instant>`) when send_at passes; the campaign
+//   shows `scheduled` until then and `completed` once the run has enrolled its audience, or
+//   `failed` when it cannot start (no push content, a broken template).
+// - `schedule` with `cron` + `timezone`: a run per tick (key `cron:<tick>`). Ticks missed
+//   while no Herald was running are not caught up one by one: the latest runs once.
+// - `dynamic_schedule` (`trait` + `offset_minutes`): the audience's people whose trait date +
+//   offset has passed (and is after the campaign went live) enter, each under the run
+//   `dyn:<date>`, so a person enters once per date; a new date in the trait enters again. The
+//   audience is scanned when the next person is due, and at least every SCAN_MS (which finds
+//   dates set since).
+//
+// A run walks its audience in keyset pages of ENROL_PAGE, each page's enrolments and the run's
+// progress written in one transaction; a run whose process died (its lease not renewed for
+// STALE_RUN_MS) is taken over and resumes after the last page written. At most
+// HERALD_SCHEDULE_AUDIENCE_CEILING people per run: the rest is not enrolled and the run
+// records `truncated` (and logs a warning).
+import type { Db } from '../store/db.js';
+import { audiencePages, FIRST_ID } from '../store/audience.js';
+import { dynamicDue, dynamicNext, finishRun, liveSchedules, runProgress, setSystemStatus, startRun, takeOverStale, type LiveSchedule, type RunLease } from '../store/campaign-runs.js';
+import { findCampaign, type CampaignRow } from '../store/campaigns.js';
+import { templateContents } from '../store/templates.js';
+import { dueScheduledRun, runProblems, templateIdsOf } from '../domain/campaigns.js';
+import type { AudienceConfig } from '../domain/conditions.js';
+import { logger } from '../logger.js';
+import { enrolPeople } from './enrol.js';
+
+/** How often live schedule campaigns are looked at: a run starts at most this late. */
+const POLL_MS = 1_000;
+/** How often, at least, a dynamic_schedule campaign's audience is scanned for people now due. */
+const SCAN_MS = 60_000;
+/** People enrolled per statement. */
+const ENROL_PAGE = 2_000;
+/** A run still enrolling whose lease was not renewed for this long belongs to a process that stopped. */
+const STALE_RUN_MS = 30_000;
+
+export class Schedules {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  /** When each dynamic_schedule campaign is next scanned by this actor. */
+  private readonly nextScan = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    /** Whether this actor owns the workspace. */
+    private readonly owns: (workspaceId: string) => boolean,
+    private readonly ceiling: number,
+    /** Called after each page enrolled, so the executor starts on it at once. */
+    private readonly enrolled: () => void,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.tick()
+        .catch((err) => logger.error('campaign schedules: poll failed', { err }))
+        .finally(() => (this.running = undefined));
+    }, POLL_MS);
+  }
+
+  /** Stops between two pages; a run left unfinished is resumed by the next start (or a replica). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async tick(): Promise<void> {
+    for (const lease of await takeOverStale(this.db, STALE_RUN_MS, this.owns)) {
+      const campaign = await findCampaign(this.db, lease.workspace_id, lease.campaign_id);
+      if (campaign) await this.walk(campaign, lease);
+    }
+    const now = Date.now();
+    for (const c of (await liveSchedules(this.db)).filter((x) => this.owns(x.workspace_id))) {
+      if (this.stopped) return;
+      if (c.trigger_type === 'dynamic_schedule') {
+        if (now >= (this.nextScan.get(c.id) ?? 0)) await this.scan(c);
+        continue;
+      }
+      const run = dueScheduledRun(c.trigger_config, c.live_since, now);
+      if (run && (await startRun(this.db, c.workspace_id, c.id, run.key))) {
+        await this.walk(c, { campaign_id: c.id, run_key: run.key, workspace_id: c.workspace_id, after_person: null, enrolled: 0 });
+      }
+    }
+  }
+
+  /** Why the campaign cannot run now, or undefined. */
+  private async cannotRun(c: CampaignRow): Promise<string | undefined> {
+    const templates = await templateContents(this.db, c.workspace_id, templateIdsOf(c.workflow_definition));
+    const problems = runProblems(c, templates);
+    return problems.length > 0 ? problems.map((p) => `${p.field} ${p.message}`).join('; ') : undefined;
+  }
+
+  /** Enrols a run's audience from where its lease says, then finishes it. */
+  private async walk(c: CampaignRow, lease: RunLease): Promise<void> {
+    const oneOff = c.trigger_type === 'schedule' && typeof c.trigger_config.send_at === 'string';
+    const problem = await this.cannotRun(c);
+    if (problem !== undefined) {
+      logger.warn('campaign run cannot start: the campaign fails', { campaign: c.id, run: lease.run_key, problem });
+      await finishRun(this.db, c.id, lease.run_key, { state: 'failed', error: problem });
+      await setSystemStatus(this.db, c.id, ['scheduled', 'active'], 'failed');
+      return;
+    }
+    const audience = c.audience_config as AudienceConfig;
+    let walked = lease.enrolled;
+    let after = lease.after_person ?? undefined;
+    for await (const page of audiencePages(this.db, c.workspace_id, audience, { pageSize: ENROL_PAGE, limit: this.ceiling - walked, after })) {
+      await this.db.tx(async (q) => {
+        await enrolPeople(q, c, lease.run_key, page);
+        await runProgress(q, c.id, lease.run_key, page[page.length - 1]!, page.length);
+      });
+      walked += page.length;
+      after = page[page.length - 1];
+      this.enrolled();
+      if (this.stopped) return; // resumed from here by the next start
+    }
+    let truncated = false;
+    if (walked >= this.ceiling) {
+      for await (const more of audiencePages(this.db, c.workspace_id, audience, { pageSize: 1, limit: 1, after })) truncated = more.length > 0;
+    }
+    if (truncated) logger.warn('campaign run truncated at the audience ceiling', { campaign: c.id, run: lease.run_key, ceiling: this.ceiling });
+    await finishRun(this.db, c.id, lease.run_key, { state: 'enrolled', truncated });
+    if (oneOff) await setSystemStatus(this.db, c.id, ['scheduled', 'active'], 'completed');
+  }
+
+  /** Enrols a dynamic_schedule campaign's people now due, each under their date's run. */
+  private async scan(c: LiveSchedule): Promise<void> {
+    const trait = String(c.trigger_config.trait ?? '');
+    const path = (trait.startsWith('traits.') ? trait.slice('traits.'.length) : trait).split('.');
+    const offset = Number(c.trigger_config.offset_minutes ?? 0);
+    const audience = c.audience_config as AudienceConfig;
+    let after = FIRST_ID;
+    let left = this.ceiling;
+    let checked = false;
+    for (;;) {
+      if (left <= 0 || this.stopped) return; // the rest at the next poll
+      const due = await dynamicDue(this.db, { workspaceId: c.workspace_id, campaignId: c.id, audience }, path, offset, c.live_since, after, Math.min(ENROL_PAGE, left));
+      if (due.length === 0) break;
+      if (!checked) {
+        const problem = await this.cannotRun(c);
+        if (problem !== undefined) {
+          logger.warn('dynamic schedule cannot run: the campaign fails', { campaign: c.id, problem });
+          await setSystemStatus(this.db, c.id, ['active'], 'failed');
+          return;
+        }
+        checked = true;
+      }
+      const byDate = new Map<string, string[]>();
+      for (const d of due) (byDate.get(d.instant) ?? byDate.set(d.instant, []).get(d.instant)!).push(d.id);
+      for (const [instant, people] of byDate) await enrolPeople(this.db, c, `dyn:${instant}`, people);
+      this.enrolled();
+      left -= due.length;
+      after = due[due.length - 1]!.id;
+    }
+    const next = await dynamicNext(this.db, { workspaceId: c.workspace_id, audience }, path, offset);
+    this.nextScan.set(c.id, Math.min(next?.getTime() ?? Infinity, Date.now() + SCAN_MS));
+  }
+}
