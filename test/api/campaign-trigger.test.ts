@@ -28,12 +28,12 @@ interface Setup {
   ws: Ws;
   /** A key holding campaigns:trigger. */
   trigger: string;
-  /** A key writing people. */
+  /** A key reading and writing people, registering devices. */
   write: string;
 }
 
 async function setup(srv = s): Promise<Setup> {
-  const k = await workspaceWithKeys(srv, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const k = await workspaceWithKeys(srv, { trigger: ['campaigns:trigger'], write: ['people:read', 'people:write', 'devices:register'] });
   return { ws: k.ws, trigger: k.trigger, write: k.write };
 }
 
@@ -141,6 +141,35 @@ t.test('a trigger enrols the audience and answers 202 processing', async (t) => 
   processing(t, await fire(w, empty), empty, 0);
   const all = await campaign(w);
   processing(t, await fire(w, all), all, 5, undefined);
+});
+
+t.test('the audience is sent the push, trigger_data in its templates; a replay sends nothing more', async (t) => {
+  const w = await setup();
+  const [ann, bob] = await addPeople(w, 'send', 2, { plan: 'pro' });
+  await addPeople(w, 'other', 1, { plan: 'free' });
+  const d = await s.req('POST', `/people/${ann}/devices`, { token: w.write, body: { token: `tok-${ann}-0123456789`, platform: 'android' } });
+  t.equal(d.status, 201, d.text);
+  const id = await campaign(w, { audience: PRO });
+  const hdr = { token: w.ws.token, headers: { 'x-workspace-id': w.ws.id } };
+  const sent = async (n: number) => (await s.req('GET', `/campaigns/${id}`, hdr)).body.data.stats.sent === n;
+  const messages = async (userId: string) => {
+    const person = await s.req('GET', `/people/${userId}`, { token: w.write });
+    return (await s.req('GET', `/workspaces/${w.ws.id}/people/${person.body.person.id}/messages`, { token: w.ws.token })).body.messages;
+  };
+
+  const first = await fire(w, id, { key: 'send-1', trigger_data: { name: 'Ada', order: { id: 'o-9' } } });
+  processing(t, first, id, 2, 'send-1');
+  t.equal(await eventually(() => sent(1), 20_000), true, 'the executor sent the push');
+  const [msg] = await messages(ann!);
+  t.match(msg, { status: 'sent', provider: 'sandbox', campaign_id: id, title: 'Hello Ada', body: 'Your order o-9' }, 'trigger_data rendered');
+  t.match(await messages(bob!), [{ status: 'skipped', skip_reason: 'no_active_device_tokens', campaign_id: id }], 'a person without a device: the skip recorded');
+  t.same(await messages(`other-0`), [], 'outside the audience: nothing');
+
+  replayed(t, await fire(w, id, { key: 'send-1', trigger_data: { order: { id: 'o-9' }, name: 'Ada' } }), first.body);
+  processing(t, await fire(w, id, { trigger_data: { name: 'Bo', order: { id: 'o-10' } } }), id, 2);
+  t.equal(await eventually(() => sent(2), 20_000), true);
+  t.same((await messages(ann!)).map((m: { title: string }) => m.title), ['Hello Bo', 'Hello Ada'], 'one push per trigger, none for the replay');
+  t.same(await stats(w, id), { enrolled: 4, triggered: 2 });
 });
 
 t.test('the audience ceiling: people_queued stops at it, audience_truncated and the warning', async (t) => {
