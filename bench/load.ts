@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
-import { approxRequestBytes, sequence, type BenchRequest, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
+import { approxRequestBytes, requestTimeoutMs, sequence, type BenchRequest, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
 
 const require = createRequire(import.meta.url);
 
@@ -91,7 +91,8 @@ export interface LoadResult {
   autocannon: { requests_avg: number; latency_p50_ms: number; latency_p99_ms: number; latency_max_ms: number } | null;
 }
 
-export type FromLoad = { type: 'result'; result: LoadResult } | { type: 'error'; message: string };
+/** `started`: the requests are built and the load begins now (the parent marks its measurements). */
+export type FromLoad = { type: 'started' } | { type: 'result'; result: LoadResult } | { type: 'error'; message: string };
 export type ToLoad = { type: 'run'; config: LoadConfig } | { type: 'exit' };
 
 /** Request bytes the sequences of all connections may take together. */
@@ -153,9 +154,10 @@ function prepare(cfg: LoadConfig, tally: Tally): { sequences: Prepared[][]; perC
 }
 
 /** Closed loop: every connection sends its next request as soon as the last is answered. */
-function runClosed(cfg: LoadConfig): Promise<LoadResult> {
+function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
   const tally = new Tally();
   const { sequences, perConnection } = prepare(cfg, tally);
+  onStart();
   let nextClient = 0;
   const cpu0 = process.cpuUsage();
 
@@ -171,7 +173,7 @@ function runClosed(cfg: LoadConfig): Promise<LoadResult> {
         connections: cfg.connections,
         duration: Math.max(1, cfg.durationMs / 1000),
         pipelining: 1,
-        timeout: 10,
+        timeout: requestTimeoutMs(cfg.scenario) / 1000,
         setupClient: (client) => client.setRequests(sequences[nextClient++ % sequences.length]!),
       },
       (err, result) => {
@@ -187,7 +189,7 @@ function runClosed(cfg: LoadConfig): Promise<LoadResult> {
           duration_s: round(duration, 3),
           init_s: round((initEnd - t0) / 1000, 3),
           requests: total,
-          requests_per_s: round(total / duration),
+          requests_per_s: round(total / duration, 2),
           events: tally.events,
           events_per_s: round(tally.events / duration),
           latency: tally.hist.summary(),
@@ -223,10 +225,11 @@ function runClosed(cfg: LoadConfig): Promise<LoadResult> {
  * At most 16 requests per connection wait; beyond that a
  * request is skipped (counted) rather than queued without bound.
  */
-function runPaced(cfg: LoadConfig): Promise<LoadResult> {
+function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
   const rate = cfg.rate!;
   const tally = new Tally();
   const { sequences, perConnection } = prepare(cfg, tally);
+  onStart();
   // Interleave the connections' sequences so consecutive requests differ as they do there.
   const all: Prepared[] = [];
   for (let i = 0; i < perConnection; i++) for (const s of sequences) all.push(s[i]!);
@@ -258,7 +261,7 @@ function runPaced(cfg: LoadConfig): Promise<LoadResult> {
           maybeDone();
         });
       });
-      r.setTimeout(10_000, () => {
+      r.setTimeout(requestTimeoutMs(cfg.scenario), () => {
         timeouts++;
         r.destroy(new Error('timeout'));
       });
@@ -282,7 +285,7 @@ function runPaced(cfg: LoadConfig): Promise<LoadResult> {
         duration_s: duration,
         init_s: 0,
         requests: tally.responses,
-        requests_per_s: round(tally.responses / duration),
+        requests_per_s: round(tally.responses / duration, 2),
         events: tally.events,
         events_per_s: round(tally.events / duration),
         latency: tally.hist.summary(),
@@ -314,8 +317,8 @@ function runPaced(cfg: LoadConfig): Promise<LoadResult> {
       if (now < end) setTimeout(tick, 1);
       else {
         maybeDone();
-        // Answers still missing 11 s after the end are past their timeout: stop waiting.
-        setTimeout(finish, 11_000).unref();
+        // Answers still missing a second past their timeout after the end: stop waiting.
+        setTimeout(finish, requestTimeoutMs(cfg.scenario) + 1000).unref();
       }
     };
     tally.startTimeline();
@@ -323,7 +326,7 @@ function runPaced(cfg: LoadConfig): Promise<LoadResult> {
   });
 }
 
-const runOnce = (cfg: LoadConfig): Promise<LoadResult> => (cfg.rate ? runPaced(cfg) : runClosed(cfg));
+const runOnce = (cfg: LoadConfig, onStart: () => void): Promise<LoadResult> => (cfg.rate ? runPaced(cfg, onStart) : runClosed(cfg, onStart));
 
 const send = (m: FromLoad, then?: () => void) => process.send?.(m, undefined, {}, () => then?.());
 
@@ -338,8 +341,8 @@ process.once('SIGTERM', () => process.exit(1));
 process.on('message', (m: ToLoad) => {
   if (m.type === 'exit') return void process.exit(0);
   // Hard bound: autocannon stops by itself after the duration; this catches anything stuck.
-  const guard = setTimeout(() => send({ type: 'error', message: 'load generator exceeded its time budget' }, () => process.exit(1)), m.config.durationMs + 60_000);
-  runOnce(m.config).then(
+  const guard = setTimeout(() => send({ type: 'error', message: 'load generator exceeded its time budget' }, () => process.exit(1)), m.config.durationMs + requestTimeoutMs(m.config.scenario) + 60_000);
+  runOnce(m.config, () => send({ type: 'started' })).then(
     (result) => {
       clearTimeout(guard);
       send({ type: 'result', result });

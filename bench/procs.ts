@@ -1,16 +1,21 @@
-// The processes a bench run starts (Herald, the floor, the load generator), how it talks to
-// them, and how it makes sure none outlives it.
+// The processes a bench run starts (Herald, the floor, the load generator, the push scenarios'
+// fake providers and push floor), how it talks to them, and how it makes sure none outlives it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import type { BenchWorkspace } from './scenarios.js';
+import { shardOf } from '../src/actors/host.js';
+import { requestTimeoutMs, type BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
+import type { FakeProvidersReady, FakeProvidersStats, FromFakes, ToFakes } from './fake-providers.js';
+import type { FromPushFloor, PushFloorConfig, PushFloorResult } from './push-floor.js';
 import { round } from './stats.js';
 
 const HERALD_CLI = new URL('../src/cli.js', import.meta.url).pathname;
 const FLOOR = new URL('./floor.js', import.meta.url).pathname;
 const LOAD = new URL('./load.js', import.meta.url).pathname;
+const FAKES = new URL('./fake-providers.js', import.meta.url).pathname;
+const PUSH_FLOOR = new URL('./push-floor.js', import.meta.url).pathname;
 
 /** Every child this run started; killed (by pid, each one) when the run ends in any way. */
 const children = new Set<ChildProcess>();
@@ -86,8 +91,9 @@ export interface HeraldProc {
   output: () => string;
 }
 
-export async function startHerald(env: NodeJS.ProcessEnv): Promise<HeraldProc> {
-  const child = track(spawn(process.execPath, [HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
+/** `nodeArgs`: options for Herald's node (e.g. `--cpu-prof`), before the script. */
+export async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<HeraldProc> {
+  const child = track(spawn(process.execPath, [...nodeArgs, HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
   const out = tail(4000);
   const err = tail(8000);
   const logged = { warn: 0, error: 0, samples: [] as string[] };
@@ -117,11 +123,100 @@ export async function startFloor(): Promise<{ child: ChildProcess; base: string 
   return { child, base: m[1]! };
 }
 
+/** The fake FCM and APNs, in a process of their own; asked over IPC what they received. */
+export class FakeProviders {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly ready: FakeProvidersReady,
+  ) {}
+
+  static async start(): Promise<FakeProviders> {
+    const child = track(fork(FAKES, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'fake providers');
+    const ready = await new Promise<FakeProvidersReady>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the fake providers did not start within 30 s')), 30_000);
+      child.once('message', (m: FromFakes) => {
+        clearTimeout(timer);
+        if (m.type === 'ready') resolve(m);
+        else reject(new Error(`the fake providers sent ${m.type} before ready`));
+      });
+      child.once('exit', (code) => reject(new Error(`the fake providers exited (${code}) while starting`)));
+    });
+    return new FakeProviders(child, ready);
+  }
+
+  private ask<T extends FromFakes['type']>(type: ToFakes['type'] & T): Promise<Extract<FromFakes, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`the fake providers did not answer ${type} within 10 s`)), 10_000);
+      const onMessage = (m: FromFakes) => {
+        if (m.type === type) done(null, m as Extract<FromFakes, { type: T }>);
+      };
+      const done = (err: Error | null, m?: Extract<FromFakes, { type: T }>) => {
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        if (err) reject(err);
+        else resolve(m!);
+      };
+      this.child.on('message', onMessage);
+      this.child.send({ type });
+    });
+  }
+
+  stats(): Promise<FakeProvidersStats> {
+    return this.ask('stats');
+  }
+
+  /** FCM request bodies as the fake received them (the first ones). */
+  async sample(): Promise<string[]> {
+    return (await this.ask('sample')).bodies;
+  }
+
+  /**
+   * Waits until the fakes have received nothing new for `quietMs`: requests a finished phase
+   * left in flight are still being sent until then. Resolves with how long that took.
+   */
+  async quiet(quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+    const t0 = Date.now();
+    let last = await this.stats();
+    let since = Date.now();
+    while (Date.now() - t0 < maxMs) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = await this.stats();
+      if (now.fcm.requests !== last.fcm.requests || now.apns.requests !== last.apns.requests) {
+        last = now;
+        since = Date.now();
+      } else if (Date.now() - since >= quietMs) return { ms: Date.now() - t0, quiet: true };
+    }
+    return { ms: Date.now() - t0, quiet: false };
+  }
+}
+
+/** Runs the push floor in a process of its own; `env` carries NODE_EXTRA_CA_CERTS for the fake. */
+export function runPushFloor(config: PushFloorConfig, env: NodeJS.ProcessEnv): Promise<PushFloorResult> {
+  const child = track(fork(PUSH_FLOOR, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'push floor');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the push floor exceeded its time budget'));
+    }, config.durationMs + 60_000);
+    child.once('message', (m: FromPushFloor) => {
+      clearTimeout(timer);
+      if (m.type === 'result') resolve(m.result);
+      else reject(new Error(`the push floor failed: ${m.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the push floor exited (${code}) without a result`));
+    });
+    child.send({ type: 'run', config });
+  });
+}
+
 /** A load-generator process; runs one phase at a time. */
 export class LoadGenerator {
   private readonly child = track(fork(LOAD, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'load generator');
 
-  run(config: LoadConfig): Promise<LoadResult> {
+  /** `onStart`: called when the requests are built and the load begins. */
+  run(config: LoadConfig, onStart?: () => void): Promise<LoadResult> {
     const child = this.child;
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -136,8 +231,8 @@ export class LoadGenerator {
           reject(err);
         } else resolve(r!);
       };
-      const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + 90_000);
-      const onMessage = (m: FromLoad) => (m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
+      const timer = setTimeout(() => finish(new Error('load generator exceeded its time budget')), config.durationMs + requestTimeoutMs(config.scenario) + 90_000);
+      const onMessage = (m: FromLoad) => (m.type === 'started' ? onStart?.() : m.type === 'result' ? finish(null, m.result) : finish(new Error(`load generator failed: ${m.message}`)));
       const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}) without a result`));
       child.on('message', onMessage);
       child.once('exit', onExit);
@@ -198,7 +293,7 @@ export async function call(base: string, method: string, path: string, token: st
   return { status: res.status, body: parsed };
 }
 
-function sessionToken(secret: string, sub: string): Promise<string> {
+export function sessionToken(secret: string, sub: string): Promise<string> {
   return new SignJWT({ name: 'Herald bench' })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(sub)
@@ -207,15 +302,26 @@ function sessionToken(secret: string, sub: string): Promise<string> {
     .sign(new TextEncoder().encode(secret));
 }
 
-/** `count` workspaces, each with one API key that may do everything. */
-export async function setupWorkspaces(base: string, secret: string, count: number): Promise<BenchWorkspace[]> {
+/**
+ * `count` workspaces, each with one API key that may do everything. With `actors` (Herald's
+ * actor threads), workspaces are created until `count` of them spread evenly over the actors
+ * (at most ⌈count / actors⌉ on one; the others are left unused): with few workspaces, where
+ * they land (`shardOf`) would otherwise decide how much of the machine Herald can use.
+ */
+export async function setupWorkspaces(base: string, secret: string, count: number, actors?: number): Promise<BenchWorkspace[]> {
   const token = await sessionToken(secret, 'herald-bench');
   const stamp = new Date().toISOString();
   const out: BenchWorkspace[] = [];
-  for (let i = 0; i < count; i++) {
+  const perActor = new Map<number, number>();
+  const most = actors ? Math.ceil(count / actors) : Infinity;
+  for (let i = 0; out.length < count; i++) {
+    if (i >= count * 20) throw new Error(`could not spread ${count} workspaces over ${actors} actors`);
     const ws = await call(base, 'POST', '/api/v1/workspaces', token, { name: `bench ${i + 1} (${stamp})` });
     const id = ws.body?.data?.workspace?.id as string | undefined;
     if (ws.status !== 201 || !id) throw new Error(`creating a workspace answered ${ws.status}: ${JSON.stringify(ws.body).slice(0, 500)}`);
+    const actor = actors ? shardOf(id, actors) : 0;
+    if ((perActor.get(actor) ?? 0) >= most) continue;
+    perActor.set(actor, (perActor.get(actor) ?? 0) + 1);
     const key = await call(base, 'POST', `/api/v1/workspaces/${id}/api-keys`, token, { name: 'bench', permissions: ['*'] });
     const secretKey = key.body?.api_key?.key as string | undefined;
     if (key.status !== 201 || !secretKey) throw new Error(`creating an API key answered ${key.status}: ${JSON.stringify(key.body).slice(0, 500)}`);

@@ -1,36 +1,57 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|floor> [options]`: measures
-// Herald and, in the same run, the floor (a bare uWS endpoint), with the same load generator,
-// connections and duration; prints a table and writes JSON. See bench/README.md.
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|floor|push-send|push-batch> [options]`:
+// measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
+// node:http2 client against the fake FCM), with the same load generator, connections and
+// duration; prints a table and writes JSON. See bench/README.md.
 import { parseArgs } from 'node:util';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { SCENARIOS, type BenchWorkspace, type Scenario } from './scenarios.js';
+import { PUSH_BATCH_SIZE, PUSH_SCENARIOS, SCENARIOS, type BenchWorkspace, type Scenario } from './scenarios.js';
 import type { LoadConfig, LoadResult } from './load.js';
-import { call, killAllNow, LoadGenerator, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
+import type { FakeProvidersStats } from './fake-providers.js';
+import type { PushFloorResult } from './push-floor.js';
+import { setupPushChannels, setupPushPeople } from './push.js';
+import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { parseDuration, round } from './stats.js';
+import { shardOf } from '../src/actors/host.js';
 
 const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
-  --connections 64    concurrent connections of the load generator
+  --connections 64    concurrent connections of the load generator (push-batch: 4)
   --workspaces 8      workspaces set up, one API key each; requests pick one at random
-  --people 100000     distinct people per workspace (external ids p-0 … p-<n-1>)
+                      (push scenarios: 4)
+  --people 100000     distinct people per workspace (external ids p-0 … p-<n-1>; push
+                      scenarios: 1000, each with an android and an ios device)
+  --push-provider P   push scenarios: fakes (fake FCM and APNs in a process of their own,
+                      the default) or sandbox (Herald's sandbox provider; push-batch then
+                      has no floor)
+  --push-streams 100  push floor: concurrent streams per HTTP/2 session (Herald's pool's limit)
   --rate N            open loop: send N requests/s evenly (1 ms timer), latency counted
                       from each send (default: closed loop, as fast as answered)
   --target URL        bench a running Herald on 127.0.0.1 instead of starting one
                       (needs HERALD_AUTH_SECRET or --secret to set up workspaces)
   --secret S          session-token secret of the --target Herald
+  --cpu-prof DIR      write V8 CPU profiles of Herald's threads (front and actors) into DIR
+                      when it stops (node --cpu-prof; profiling slows Herald down)
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
   --out bench/results where the JSON result goes`;
+
+/**
+ * HERALD_PUSH_PROVIDER for the runs against the fakes: not the sandbox, so a workspace whose
+ * credentials did not take fails its sends instead of being served by the sandbox unnoticed.
+ */
+const PUSH_PROVIDER_LIVE = 'live';
 
 const BENCH_LIMITS = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'].map((s) => `${s}=1000000000:1000000000`).join(',');
 
 interface Options {
   scenario: Scenario;
+  pushProvider: 'fakes' | 'sandbox';
+  pushStreams: number;
   durationMs: number;
   warmupMs: number;
   connections: number;
@@ -39,6 +60,7 @@ interface Options {
   rate?: number;
   target?: string;
   secret?: string;
+  cpuProf?: string;
   lagTimeoutMs: number;
   out: string;
 }
@@ -50,12 +72,15 @@ function options(argv: string[]): Options {
       scenario: { type: 'string' },
       duration: { type: 'string', default: '10s' },
       warmup: { type: 'string', default: '2s' },
-      connections: { type: 'string', default: '64' },
-      workspaces: { type: 'string', default: '8' },
-      people: { type: 'string', default: '100000' },
+      connections: { type: 'string' },
+      workspaces: { type: 'string' },
+      people: { type: 'string' },
+      'push-provider': { type: 'string', default: 'fakes' },
+      'push-streams': { type: 'string', default: '100' },
       rate: { type: 'string' },
       target: { type: 'string' },
       secret: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       'lag-timeout': { type: 'string', default: '300s' },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
@@ -70,6 +95,13 @@ function options(argv: string[]): Options {
     process.exit(2);
   };
   if (!values.scenario || !(SCENARIOS as readonly string[]).includes(values.scenario)) fail(`--scenario must be one of ${SCENARIOS.join(', ')}`);
+  const scenario = values.scenario as Scenario;
+  const push = PUSH_SCENARIOS.includes(scenario);
+  const pushProvider = values['push-provider'];
+  if (pushProvider !== 'fakes' && pushProvider !== 'sandbox') fail('--push-provider must be fakes or sandbox');
+  // The push scenarios point Herald at the fakes, which only a Herald this run starts can be.
+  if (push && values.target) fail('the push scenarios start their own Herald: --target cannot be used');
+  if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
   const int = (name: string, v: string | undefined, min: number, max: number): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) fail(`--${name} must be an integer from ${min} to ${max}`);
@@ -96,15 +128,19 @@ function options(argv: string[]): Options {
     if (u!.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(u!.hostname)) fail('--target must be http://127.0.0.1:<port> (or localhost)');
   }
   return {
-    scenario: values.scenario as Scenario,
+    scenario,
+    pushProvider: pushProvider as Options['pushProvider'],
+    pushStreams: int('push-streams', values['push-streams'], 1, 10_000),
     durationMs: dur('duration', values.duration!, 1000, 3_600_000),
     warmupMs: values.warmup === '0' ? 0 : dur('warmup', values.warmup!, 0, 600_000),
-    connections: int('connections', values.connections, 1, 10_000),
-    workspaces: int('workspaces', values.workspaces, 1, 1000),
-    people: int('people', values.people, 1, 100_000_000),
+    connections: int('connections', values.connections ?? (scenario === 'push-batch' ? '4' : '64'), 1, 10_000),
+    workspaces: int('workspaces', values.workspaces ?? (push ? '4' : '8'), 1, 1000),
+    // Push scenarios set up every person (and two devices each) before the load.
+    people: int('people', values.people ?? (push ? '1000' : '100000'), 1, push ? 100_000 : 100_000_000),
     rate: values.rate === undefined ? undefined : int('rate', values.rate, 1, 10_000_000),
     target: values.target?.replace(/\/+$/, '').replace('localhost', '127.0.0.1'),
     secret: values.secret,
+    cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout']!, 1000, 3_600_000),
     out: values.out!,
   };
@@ -118,6 +154,13 @@ function revision(): { commit: string | null; server_sources_modified: boolean |
   } catch {
     return { commit: null, server_sources_modified: null };
   }
+}
+
+/** How many of the workspaces each actor owns (Herald's sharding, src/actors/host.ts). */
+function perActor(workspaces: BenchWorkspace[], actors: number): number[] {
+  const n = new Array<number>(actors).fill(0);
+  for (const w of workspaces) n[shardOf(w.id, actors)]!++;
+  return n;
 }
 
 /** Keys shaped like Herald's, for the floor scenario (no Herald involved). */
@@ -176,7 +219,8 @@ function table(rows: Row[]): string {
   const head = ['target', 'req/s', 'events/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'RSS start/max/end MB', 'vs floor'];
   const body = rows.map((r) => [
     r.name,
-    fmt(r.load.requests_per_s),
+    // Batches of 1,000 recipients come at a few per second.
+    fmt(r.load.requests_per_s, r.load.requests_per_s < 10 ? 2 : 0),
     fmt(r.load.events_per_s),
     fmt(r.load.latency.p50_ms, 2),
     fmt(r.load.latency.p99_ms, 2),
@@ -186,9 +230,60 @@ function table(rows: Row[]): string {
     r.rss ? `${fmt(r.rss.start)}/${fmt(r.rss.max)}/${fmt(r.rss.end)}` : '-',
     r.ratio === undefined ? '-' : fmt(r.ratio, 3),
   ]);
+  return render(head, body);
+}
+
+/** A text table: the first column left-aligned, the others right-aligned. */
+function render(head: string[], body: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+interface ProviderFigures {
+  window_s: number;
+  fcm_requests: number;
+  apns_requests: number;
+  fcm_per_s: number;
+  apns_per_s: number;
+  provider_requests_per_s: number;
+  /** Sessions Herald opened to each fake over the run, and the most streams open at once on one FCM session. */
+  fcm_sessions: number;
+  apns_sessions: number;
+  fcm_max_concurrent_streams: number;
+  /** CPU of the fake providers' process during the window. */
+  fakes_cores: number;
+  ratio: { provider_requests_per_s: number; fcm_requests_per_s: number } | null;
+}
+
+/** Herald's provider requests over its measured phase (what the fakes received), and their ratio to the push floor. */
+function providerFigures(start: FakeProvidersStats & { t: number }, end: FakeProvidersStats & { t: number }, floor: PushFloorResult | undefined): ProviderFigures {
+  const s = Math.max(0.001, (end.t - start.t) / 1000);
+  const fcm = end.fcm.requests - start.fcm.requests;
+  const apns = end.apns.requests - start.apns.requests;
+  const total = (fcm + apns) / s;
+  return {
+    window_s: round(s, 3),
+    fcm_requests: fcm,
+    apns_requests: apns,
+    fcm_per_s: round(fcm / s),
+    apns_per_s: round(apns / s),
+    provider_requests_per_s: round(total),
+    fcm_sessions: end.fcm.sessions,
+    apns_sessions: end.apns.sessions,
+    fcm_max_concurrent_streams: end.fcm.max_concurrent_streams,
+    fakes_cores: round((end.cpu_s - start.cpu_s) / s, 2),
+    ratio: floor ? { provider_requests_per_s: round(total / Math.max(1, floor.requests_per_s), 3), fcm_requests_per_s: round(fcm / s / Math.max(1, floor.requests_per_s), 3) } : null,
+  };
+}
+
+function providerTable(p: ProviderFigures, floor: PushFloorResult & { fakes_cores: number } | undefined): string {
+  const head = ['provider requests', 'FCM/s', 'APNs/s', 'total/s', 'p50 ms', 'p99 ms', 'sessions FCM/APNs', 'fakes cores', 'vs push floor'];
+  const body = [['herald', fmt(p.fcm_per_s), fmt(p.apns_per_s), fmt(p.provider_requests_per_s), '-', '-', `${p.fcm_sessions}/${p.apns_sessions}`, fmt(p.fakes_cores, 2), p.ratio ? fmt(p.ratio.provider_requests_per_s, 3) : '-']];
+  if (floor) {
+    body.push([`push floor (${floor.streams_per_session} streams/session)`, fmt(floor.requests_per_s), '-', fmt(floor.requests_per_s), fmt(floor.latency.p50_ms, 2), fmt(floor.latency.p99_ms, 2), `${floor.sessions}/-`, fmt(floor.fakes_cores, 2), '-']);
+  }
+  return render(head, body);
 }
 
 async function main(): Promise<number> {
@@ -198,8 +293,12 @@ async function main(): Promise<number> {
   const loadScenario: Scenario = opt.scenario;
   const production = { postgres: !!process.env.DATABASE_URL, nats: !!process.env.NATS_URL, clickhouse: !!process.env.CLICKHOUSE_URL };
 
+  const push = PUSH_SCENARIOS.includes(opt.scenario);
   let herald: HeraldProc | undefined;
   let dataDir: string | undefined;
+  let fakes: FakeProviders | undefined;
+  /** Holds the fakes' CA file (NODE_EXTRA_CA_CERTS of Herald and the push floor). */
+  let caDir: string | undefined;
   let base = opt.target;
   let secret = opt.secret ?? process.env.HERALD_AUTH_SECRET;
   let cleanedUp = false;
@@ -210,6 +309,7 @@ async function main(): Promise<number> {
     if (herald) await stopChild(herald.child, 30_000).catch(() => {});
     killAllNow();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (caDir) rmSync(caDir, { recursive: true, force: true });
   };
   const onSignal = (sig: NodeJS.Signals) => {
     log(`${sig}: stopping what this run started`);
@@ -218,7 +318,8 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  // The whole run is bounded: two load phases, the lag probe, start-up and shutdown.
+  // The whole run is bounded: two load phases, the lag probe (or the push floor), start-up,
+  // setup and shutdown.
   const budgetMs = 2 * (opt.warmupMs + opt.durationMs) + opt.lagTimeoutMs + 600_000;
   const watchdog = setTimeout(() => {
     log(`run exceeded its budget of ${Math.round(budgetMs / 1000)} s; stopping`);
@@ -228,6 +329,20 @@ async function main(): Promise<number> {
   try {
     let workspaces: BenchWorkspace[];
     let healthz: unknown;
+    /** Herald's actor threads, as its /healthz says. */
+    let actors: number | undefined;
+    /** What Herald and the push floor need to reach and trust the fakes. */
+    let pushEnv: NodeJS.ProcessEnv = {};
+    if (push && opt.pushProvider === 'fakes') {
+      fakes = await FakeProviders.start();
+      caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
+      const caFile = join(caDir, 'fake-providers-ca.pem');
+      writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
+      pushEnv = { HERALD_FCM_ENDPOINT: fakes.ready.fcm.url, HERALD_APNS_ENDPOINT: fakes.ready.apns.url, NODE_EXTRA_CA_CERTS: caFile, HERALD_PUSH_PROVIDER: PUSH_PROVIDER_LIVE };
+      log(`fake providers are up (FCM ${fakes.ready.fcm.url}, APNs ${fakes.ready.apns.url}, pid ${fakes.child.pid})`);
+    } else if (push) {
+      pushEnv = { HERALD_PUSH_PROVIDER: 'sandbox' };
+    }
     if (opt.scenario === 'floor') {
       workspaces = fakeWorkspaces(opt.workspaces);
     } else {
@@ -243,7 +358,8 @@ async function main(): Promise<number> {
           HERALD_AUTH_SECRET: secret,
           HERALD_RATE_LIMITS: BENCH_LIMITS,
           HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
-        });
+          ...pushEnv,
+        }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
         base = herald.base;
         herald.child.once('exit', (code, sig) => {
           if (!cleanedUp && !stoppingHerald) log(`Herald exited unexpectedly (${code ?? sig})\n${herald!.output()}`);
@@ -252,8 +368,16 @@ async function main(): Promise<number> {
       }
       if (!secret) throw new Error('--target needs the session secret of that Herald: set HERALD_AUTH_SECRET or pass --secret');
       healthz = (await call(base!, 'GET', '/healthz', '')).body;
-      workspaces = await setupWorkspaces(base!, secret, opt.workspaces);
-      log(`set up ${workspaces.length} workspaces with one API key each`);
+      actors = (healthz as { components?: { actors?: unknown } }).components?.actors as number | undefined;
+      // The push scenarios use few workspaces: spread them evenly over the actors.
+      workspaces = await setupWorkspaces(base!, secret, opt.workspaces, push ? actors : undefined);
+      log(`set up ${workspaces.length} workspaces with one API key each${actors ? ` (per actor: ${perActor(workspaces, actors).join(', ')})` : ''}`);
+      if (push) {
+        const t = Date.now();
+        if (fakes) await setupPushChannels(base!, secret, workspaces, fakes.ready);
+        await setupPushPeople(base!, workspaces, opt.people);
+        log(`set up ${opt.people} people with an android and an ios device in each workspace${fakes ? ', and the fakes as their providers' : ''} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+      }
     }
 
     const loadConfig = (url: string): LoadConfig => ({
@@ -267,7 +391,7 @@ async function main(): Promise<number> {
     });
 
     /** Warm-up (not counted), wait until the target has worked off what it abandoned, measure. */
-    const measure = async (name: string, url: string, onStart?: () => void) => {
+    const measure = async (name: string, url: string, onStart?: () => Promise<void>) => {
       const gen = new LoadGenerator();
       try {
         let settled: { ms: number; settled: boolean } | null = null;
@@ -277,9 +401,13 @@ async function main(): Promise<number> {
           settled = await settle(url, 100, 120_000);
           log(`${name}: ${settled.settled ? 'settled' : 'still busy'} ${settled.ms} ms after the warm-up`);
         }
-        onStart?.();
         log(`${name}: measuring for ${opt.durationMs / 1000} s`);
-        const result = await gen.run(loadConfig(url));
+        // The measurements start with the load, once the generator has built its requests.
+        let started: Promise<void> | undefined;
+        const result = await gen.run(loadConfig(url), () => {
+          started = onStart?.();
+        });
+        await started;
         return { ...result, settle_after_warmup: settled };
       } finally {
         await gen.close();
@@ -287,13 +415,17 @@ async function main(): Promise<number> {
     };
 
     // 1. The floor, with the same generator, connections and duration (Herald, if started, idles).
+    // push-batch has its own floor instead (the push floor, after Herald: it needs Herald's sessions).
     const loadavgAt: Record<string, number[]> = { start: loadavg() };
-    const floor = await startFloor();
-    log(`floor is up at ${floor.base}`);
-    const floorResult = await measure('floor', floor.base);
-    await stopChild(floor.child, 5000);
-    loadavgAt.after_floor = loadavg();
-    log(`floor: ${fmt(floorResult.requests_per_s)} req/s`);
+    let floorResult: (LoadResult & { settle_after_warmup: unknown }) | undefined;
+    if (opt.scenario !== 'push-batch') {
+      const floor = await startFloor();
+      log(`floor is up at ${floor.base}`);
+      floorResult = await measure('floor', floor.base);
+      await stopChild(floor.child, 5000);
+      loadavgAt.after_floor = loadavg();
+      log(`floor: ${fmt(floorResult.requests_per_s)} req/s`);
+    }
 
     // 2. Herald.
     let heraldResult: (LoadResult & { settle_after_warmup: unknown }) | undefined;
@@ -301,19 +433,59 @@ async function main(): Promise<number> {
     let lag: SinkLag | undefined;
     let shutdown: Awaited<ReturnType<typeof stopChild>> | undefined;
     let loadEnd = 0;
+    /** What the fakes had received at the start and the end of Herald's measured phase. */
+    const fakesAt: { start?: FakeProvidersStats & { t: number }; end?: FakeProvidersStats & { t: number } } = {};
+    let providersQuiet: { ms: number; quiet: boolean } | undefined;
+    let pushFloor: (PushFloorResult & { fakes_cores: number }) | undefined;
     if (opt.scenario !== 'floor') {
       if (herald) sampler = new Sampler(herald.pid, production.postgres || !dataDir ? null : join(dataDir, 'pg'));
       sampler?.mark('setup');
-      heraldResult = await measure('herald', base!, () => sampler?.mark('start'));
+      const fakesNow = async () => (fakes ? { ...(await fakes.stats()), t: Date.now() } : undefined);
+      heraldResult = await measure('herald', base!, async () => {
+        sampler?.mark('start');
+        fakesAt.start = await fakesNow();
+      });
       loadEnd = Date.now();
       sampler?.mark('end');
+      fakesAt.end = await fakesNow();
       loadavgAt.after_herald = loadavg();
-      log(`herald: ${fmt(heraldResult.requests_per_s)} req/s, ${fmt(heraldResult.events_per_s)} events/s`);
-      if (opt.scenario !== 'identify') {
+      log(`herald: ${fmt(heraldResult.requests_per_s)} req/s, ${fmt(heraldResult.events_per_s)} ${push ? 'recipients' : 'events'}/s`);
+      if (opt.scenario === 'track' || opt.scenario === 'track-batch' || opt.scenario === 'mixed') {
         log('measuring sink lag (sentinel event)');
         lag = await sinkLag(base!, workspaces[0]!, loadEnd, opt.lagTimeoutMs);
         sampler?.mark('drained');
         log(lag.timed_out ? `sentinel not readable within ${opt.lagTimeoutMs / 1000} s` : `sentinel readable ${lag.after_load_ms} ms after the load ended`);
+      }
+      if (fakes) {
+        // Batches answered after the load ended were still sending: wait until they are done.
+        providersQuiet = await fakes.quiet(1000, 120_000);
+        sampler?.mark('drained');
+        log(`the fake providers ${providersQuiet.quiet ? 'received nothing more' : 'were still receiving'} ${providersQuiet.ms} ms after the load`);
+      }
+      if (fakes && opt.scenario === 'push-batch') {
+        // The push floor: Herald's FCM sessions, the pool's streams each, Herald's request bodies.
+        const sessions = Math.max(1, (await fakes.stats()).fcm.sessions);
+        const config = {
+          origin: fakes.ready.fcm.url,
+          path: `/v1/projects/${fakes.ready.fcm.account.project_id}/messages:send`,
+          account: fakes.ready.fcm.account,
+          bodies: await fakes.sample(),
+          sessions,
+          streamsPerSession: opt.pushStreams,
+          durationMs: opt.durationMs,
+        };
+        const env = { ...process.env, ...pushEnv };
+        if (opt.warmupMs > 0) {
+          log(`push floor: warming up for ${opt.warmupMs / 1000} s`);
+          await runPushFloor({ ...config, durationMs: opt.warmupMs }, env);
+        }
+        log(`push floor: measuring for ${opt.durationMs / 1000} s (${sessions} sessions × ${opt.pushStreams} streams, ${config.bodies.length} of Herald's FCM bodies)`);
+        const f0 = await fakes.stats();
+        const result = await runPushFloor(config, env);
+        const f1 = await fakes.stats();
+        pushFloor = { ...result, fakes_cores: round((f1.cpu_s - f0.cpu_s) / Math.max(0.001, result.duration_s), 2) };
+        loadavgAt.after_push_floor = loadavg();
+        log(`push floor: ${fmt(pushFloor.requests_per_s)} req/s`);
       }
       sampler?.stop();
       if (herald) {
@@ -339,9 +511,13 @@ async function main(): Promise<number> {
             cores_used: round((sampler.marks.end.pg_cpu_s - sampler.marks.start.pg_cpu_s) / Math.max(0.001, sampler.marks.end.t_s - sampler.marks.start.t_s), 2),
           }
         : undefined;
-    const ratio = heraldResult ? { requests_per_s: round(heraldResult.requests_per_s / Math.max(1, floorResult.requests_per_s), 3), events_per_s: round(heraldResult.events_per_s / Math.max(1, floorResult.events_per_s), 3) } : undefined;
-    const rows: Row[] = [{ name: 'floor (bare uWS)', load: floorResult }];
-    if (heraldResult) rows.push({ name: 'herald', load: heraldResult, rss, ratio: ratio!.requests_per_s });
+    const ratio =
+      heraldResult && floorResult
+        ? { requests_per_s: round(heraldResult.requests_per_s / Math.max(1, floorResult.requests_per_s), 3), events_per_s: round(heraldResult.events_per_s / Math.max(1, floorResult.events_per_s), 3) }
+        : undefined;
+    const rows: Row[] = floorResult ? [{ name: 'floor (bare uWS)', load: floorResult }] : [];
+    if (heraldResult) rows.push({ name: 'herald', load: heraldResult, rss, ratio: ratio?.requests_per_s });
+    const providers = fakesAt.start && fakesAt.end ? providerFigures(fakesAt.start, fakesAt.end, pushFloor) : undefined;
 
     const result = {
       scenario: opt.scenario,
@@ -349,12 +525,13 @@ async function main(): Promise<number> {
       revision: revision(),
       options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
-      server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null },
-      floor: floorResult,
+      server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
+      floor: floorResult ?? null,
       herald: heraldResult ? { ...heraldResult, rss_mb: rss ?? null, cpu: cpu ?? null, rss_samples: sampler?.samples ?? [] } : null,
       embedded_postgres: pg ?? null,
       ratio_to_floor: ratio ?? null,
       sink_lag: lag ?? null,
+      push: push ? { provider: opt.pushProvider, providers: providers ?? null, push_floor: pushFloor ?? null, providers_quiet_after_load: providersQuiet ?? null } : null,
       herald_log: herald ? herald.logged : null,
       shutdown: shutdown ?? null,
     };
@@ -367,10 +544,13 @@ async function main(): Promise<number> {
       `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}; ${availableParallelism()} CPUs shared with the load generator`,
       table(rows),
     ];
+    if (providers) lines.push('', providerTable(providers, pushFloor), '');
+    if (providers?.ratio) lines.push(`ratio to the push floor: provider requests/s ${fmt(providers.ratio.provider_requests_per_s, 3)} (FCM and APNs), FCM requests/s alone ${fmt(providers.ratio.fcm_requests_per_s, 3)}`);
+    if (push) lines.push(`push: ${opt.pushProvider === 'fakes' ? 'the fake FCM and APNs in a process of their own' : "Herald's sandbox provider"}; events/s counts recipients (${opt.scenario === 'push-batch' ? `${Math.min(PUSH_BATCH_SIZE, opt.people)} a request` : 'one a request'}), each with an android and an ios device`);
     if (ratio) lines.push(`ratio to floor: requests/s ${fmt(ratio.requests_per_s, 3)}, events/s ${fmt(ratio.events_per_s, 3)}`);
     if (cpu) lines.push(`server CPU: ${fmt(cpu.server_cpu_s, 1)} s over the measured phase (${fmt(cpu.server_cores_used, 2)} cores); load generator ${fmt(heraldResult!.loadgen_cpu_s, 1)} s`);
     if (cpu?.threads.length) lines.push(`server threads, busiest first (cores): ${cpu.threads.slice(0, 6).map((t) => `${t.main ? 'main' : t.tid} ${fmt(t.cores, 2)}`).join(', ')}`);
-    if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end, ${fmt(rss.after_drain)} after the sink drained`);
+    if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end${rss.after_drain === null ? '' : `, ${fmt(rss.after_drain)} after the ${push ? 'provider sends ended' : 'sink drained'}`}`);
     if (pg) lines.push(`embedded PostgreSQL: ${fmt(pg.cores_used, 2)} cores over the measured phase; PSS ${fmt(pg.pss_mb.start)} MB at start, ${fmt(pg.pss_mb.max)} max, ${fmt(pg.pss_mb.end)} at end`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {

@@ -7,15 +7,23 @@
 // which shares the 2 CPUs with the server, about as much as the floor spends answering it
 // (measured: ~37k req/s with a per-request build against ~100k with pre-built requests).
 
-export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'floor'] as const;
+export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'floor', 'push-send', 'push-batch'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
+
+/** The push scenarios: their people, devices and provider credentials are set up before the load. */
+export const PUSH_SCENARIOS: readonly Scenario[] = ['push-send', 'push-batch'];
+
+/** Recipients of one push-batch request (the route's maximum). */
+export const PUSH_BATCH_SIZE = 1000;
 
 export interface BenchWorkspace {
   id: string;
   key: string;
+  /** Push scenarios: the UUIDs of the people set up, `people[i]` being external id `p-<i>`. */
+  people?: string[];
 }
 
-export type Kind = 'track' | 'track-batch' | 'identify' | 'person';
+export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'push-send' | 'push-batch';
 
 export interface BenchRequest {
   kind: Kind;
@@ -36,16 +44,24 @@ const SOURCES = ['ios', 'android', 'web'];
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 const randInt = (n: number) => Math.floor(Math.random() * n);
 
+/** How long a request may go unanswered before it counts as a timeout: a batch of 1,000 pushes takes seconds. */
+export function requestTimeoutMs(scenario: Scenario): number {
+  return scenario === 'push-batch' ? 60_000 : 10_000;
+}
+
 /** Rough size of one request of the scenario, to size the sequences within a memory budget. */
 export function approxRequestBytes(scenario: Scenario): number {
-  return scenario === 'track-batch' ? 15_500 : scenario === 'mixed' ? 900 : 450;
+  return scenario === 'push-batch' ? 95_000 : scenario === 'track-batch' ? 15_500 : scenario === 'mixed' ? 900 : 450;
 }
 
 /**
  * `count` requests for one connection. `people`: distinct people per workspace (external ids
  * `p-0` … `p-<people-1>`). The floor scenario sends what `track` sends. In `mixed`, a read
  * names a person that an earlier request of the same sequence (so of the same connection,
- * already answered) tracked or identified in the same workspace.
+ * already answered) tracked or identified in the same workspace. The push scenarios send one
+ * templated message (Liquid in title, body and custom data; per-recipient variables): `push-send`
+ * to one person by external id, `push-batch` to 1,000 distinct people of a workspace by UUID
+ * (events = recipients).
  */
 export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], people: number, count: number): BenchRequest[] {
   if (workspaces.length === 0) throw new Error('no workspaces to send to');
@@ -95,20 +111,44 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     return { kind: 'person', method: 'GET', path: `${API}/people/${encodeURIComponent(pick(seen[ws]!))}`, headers: { Authorization: auth[ws]! }, events: 0 };
   };
 
-  const next: () => BenchRequest =
-    scenario === 'track' || scenario === 'floor'
-      ? track
-      : scenario === 'track-batch'
-        ? () => batch(100, 100)
-        : scenario === 'identify'
-          ? identify
-          : () => {
-              // The firehose mix: ~70% track, ~15% batches of 10-20, ~10% identify, ~5% reads.
-              const r = Math.random();
-              if (r < 0.7) return track();
-              if (r < 0.85) return batch(10, 20);
-              if (r < 0.95) return identify();
-              return read();
-            };
-  return Array.from({ length: count }, next);
+  const content = { title: 'Order {{ order_id }} has shipped', body: 'Hi {{ name }}, it arrives {{ eta }}.', custom_data: { deep_link: 'app://orders/{{ order_id }}', source: 'bench' }, variables: { eta: 'tomorrow' } };
+  const recipientVariables = (i: number) => ({ name: `First${i}`, order_id: `A-${randInt(1_000_000)}` });
+  const pushSend = (): BenchRequest => {
+    const ws = randInt(workspaces.length);
+    const i = randInt(people);
+    const { variables, ...rest } = content;
+    return post('push-send', `/workspaces/${workspaces[ws]!.id}/push/send`, ws, { external_id: `p-${i}`, ...rest, variables: { ...variables, ...recipientVariables(i) } }, 1);
+  };
+  const pushBatch = (): BenchRequest => {
+    const ws = randInt(workspaces.length);
+    const uuids = workspaces[ws]!.people ?? [];
+    // A random choice of distinct people (a partial shuffle), in random order.
+    const order = Array.from(uuids.keys());
+    const n = Math.min(PUSH_BATCH_SIZE, order.length);
+    for (let k = 0; k < n; k++) {
+      const j = k + randInt(order.length - k);
+      [order[k], order[j]] = [order[j]!, order[k]!];
+    }
+    const recipients = order.slice(0, n).map((i) => ({ user_id: uuids[i]!, variables: recipientVariables(i) }));
+    return post('push-batch', `/workspaces/${workspaces[ws]!.id}/push/send/batch`, ws, { ...content, recipients }, n);
+  };
+
+  const mixed = (): BenchRequest => {
+    // The firehose mix: ~70% track, ~15% batches of 10-20, ~10% identify, ~5% reads.
+    const r = Math.random();
+    if (r < 0.7) return track();
+    if (r < 0.85) return batch(10, 20);
+    if (r < 0.95) return identify();
+    return read();
+  };
+  const next: Record<Scenario, () => BenchRequest> = {
+    track,
+    floor: track,
+    'track-batch': () => batch(100, 100),
+    identify,
+    mixed,
+    'push-send': pushSend,
+    'push-batch': pushBatch,
+  };
+  return Array.from({ length: count }, next[scenario]);
 }

@@ -2,21 +2,23 @@
 // through their campaign's nodes, one node per step. Enrolments are claimed a page at a time
 // (FOR UPDATE SKIP LOCKED: one claimer whatever the number of actors and replicas), so memory
 // and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages of
-// PAGE enrolments per actor, each push node's page one engine send.
+// PAGE enrolments per actor, each sending CHUNKS_IN_FLIGHT engine sends of at most CHUNK.
 //
 // - push node: each recipient's record is claimed first under a deterministic id, UUIDv5 of
-//   (enrolment id, node id), then the page goes through the PushEngine (send policy per
+//   (enrolment id, node id), then the chunk goes through the PushEngine (send policy per
 //   recipient, bypass_frequency_cap skipping the caps, never quiet hours) and each outcome
 //   replaces its claimed record, skips included. An id that exists is never sent again.
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
 //
-// kill -9 in the middle: the claims of the page in flight stop being refreshed and go stale
+// kill -9 in the middle: the claims of the pages in flight stop being refreshed and go stale
 // after STALE_CLAIM_MS; the enrolments are then claimed again and re-run their node. Those whose
 // record was claimed before are not sent again: a record the engine had written keeps its
 // outcome, one still 'sending' (the provider may or may not have it) becomes `failed` with the
-// interruption as its error. The rest of the page, and every page not yet claimed, is sent as
-// usual. So nobody is messaged twice by Herald and everybody enrolled ends with one record per
-// push node; at most the pages in flight at the kill are `failed` instead of sent.
+// interruption as its error. The rest of those pages, and every page not yet claimed, is sent
+// as usual. So nobody is messaged twice by Herald and everybody enrolled ends with one record
+// per push node; at most the chunks in flight at the kill (PAGES_IN_FLIGHT × CHUNKS_IN_FLIGHT ×
+// CHUNK = 1,000 per actor) are `failed` instead of sent. A chunk is about the engine's own
+// send concurrency, so those are mostly sends that were with the provider at the kill.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db } from '../store/db.js';
 import { claimDue, moveOn, refreshClaims, releaseStale, stopEnded, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
@@ -27,12 +29,16 @@ import { claimCampaignSends } from '../store/push-messages.js';
 import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
-import type { PushEngine, Recipient } from '../delivery/engine.js';
+import type { PushEngine, Recipient, Send } from '../delivery/engine.js';
 
-/** Enrolments per claim: one engine send per push node's share of it. */
+/** Enrolments per claim. */
 const PAGE = 1_000;
 /** Pages an actor works on at once. */
 const PAGES_IN_FLIGHT = 2;
+/** Recipients per engine send: a kill -9 fails the chunks in flight, so they stay near the engine's send concurrency. */
+const CHUNK = 250;
+/** Engine sends a page has going at once. */
+const CHUNKS_IN_FLIGHT = 2;
 /** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
 const POLL_MS = 500;
 /** Claims in progress are refreshed this often… */
@@ -43,6 +49,8 @@ const STALE_CLAIM_MS = 30_000;
 /** Namespace of campaign send ids: UUIDv5 of (enrolment id, node id). */
 const SEND_NS = 'b3e2f0a4-5c1d-4e7f-8a9b-0c1d2e3f4a5b';
 const campaignSendId = (enrolmentId: string, nodeId: string): string => uuidv5(`${enrolmentId}/${nodeId}`, SEND_NS);
+
+type CampaignSend = Send & { campaignId: string };
 
 export class Executor {
   private stopped = false;
@@ -177,9 +185,23 @@ export class Executor {
     await moveOn(this.db, ids, next);
   }
 
-  /** One push node for the enrolments: records claimed first, then one engine send. */
+  /** One push node for the enrolments, in chunks: each chunk's records claimed first, then one engine send. */
   private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
+    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
+    const content = compileContent(nodeContent(node, templates));
+    const send: CampaignSend = { workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' };
     const present = enrolments.filter((e) => people.has(e.person_id));
+    const chunks: ClaimedEnrolment[][] = [];
+    for (let i = 0; i < present.length; i += CHUNK) chunks.push(present.slice(i, i + CHUNK));
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < chunks.length; i = next++) await this.pushChunk(send, node, chunks[i]!, people);
+    };
+    await Promise.all(Array.from({ length: CHUNKS_IN_FLIGHT }, worker));
+  }
+
+  private async pushChunk(send: CampaignSend, node: PushNode, present: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
+    const { workspaceId, campaignId } = send;
     const claims = present.map((e) => {
       const p = people.get(e.person_id)!;
       return { id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null };
@@ -191,9 +213,6 @@ export class Executor {
       const c = e.context;
       recipients.push({ person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: claims[i]!.id, event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id });
     });
-    if (recipients.length === 0) return;
-    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
-    const content = compileContent(nodeContent(node, templates));
-    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' }, recipients);
+    if (recipients.length > 0) await this.engine.send(send, recipients);
   }
 }

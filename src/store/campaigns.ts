@@ -101,7 +101,10 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
 /**
  * DECISIONS §3, in one statement so the numbers agree: enrolments (rows; `triggered` counts
  * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
- * campaign's push records of the workspace by status (scheduled ones are not counted yet).
+ * campaign's push records of the workspace by status. Records not settled yet (a workflow's
+ * send claimed and with the provider, 'sending') are not counted until they are: each
+ * enrolment's push node ends as exactly one record, so once a fan-out is done every enrolled
+ * person is in one of sent, skipped, policy_suppressed or failed.
  */
 export async function campaignStats(q: Queryable, workspaceId: string, id: string): Promise<CampaignStats> {
   const r = await q.query<CampaignStats>(

@@ -7,8 +7,9 @@
 //   `dead-` 404 UNREGISTERED, `badarg-` 400 INVALID_ARGUMENT about the token, `retry-` 503 with
 //   Retry-After: 1 the first time then success, `quota-` the same with 429 QUOTA_EXCEEDED, `auth-`
 //   401 UNAUTHENTICATED, `slow-` answered after `slowMs`; anything else 200 `{name}`.
-// It records what it receives, counts sessions, and can send GOAWAY or drop the connection when a
-// given number of sends has arrived.
+// It records what it receives (the first `keep` sends; the bench keeps a sample only), counts
+// sends and sessions, and can send GOAWAY or drop the connection when a given number of sends has
+// arrived.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +30,10 @@ export interface FakeFcm {
   projectId: string;
   /** A service account whose token_uri is this fake. */
   account: { type: string; project_id: string; client_email: string; private_key: string; private_key_id: string; token_uri: string };
+  /** The sends received, up to `keep` of them (the first ones). */
   received: ReceivedSend[];
+  /** Every send received, kept or not. */
+  requests: number;
   tokenFetches: number;
   /** Sessions (connections) the server accepted. */
   sessions: number;
@@ -49,9 +53,10 @@ export interface FakeFcm {
 const err = (code: number, status: string, message: string, details?: unknown[]) => ({ error: { code, message, status, ...(details ? { details } : {}) } });
 const fcmError = (errorCode: string) => ({ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode });
 
-export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<FakeFcm> {
+export async function startFakeFcm(opts: { projectId?: string; keep?: number } = {}): Promise<FakeFcm> {
   const tls = makeTlsCert();
   const projectId = opts.projectId ?? 'herald-test';
+  const keep = opts.keep ?? Infinity;
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const issued = new Set<string>();
   const retried = new Set<string>();
@@ -85,6 +90,7 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
       token_uri: '',
     },
     received: [],
+    requests: 0,
     tokenFetches: 0,
     sessions: 0,
     get openSessions() {
@@ -155,7 +161,8 @@ export async function startFakeFcm(opts: { projectId?: string } = {}): Promise<F
     } catch {
       return send(res, 400, err(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.'));
     }
-    fake.received.push({ path: url, authorization: req.headers.authorization, body });
+    fake.requests++;
+    if (fake.received.length < keep) fake.received.push({ path: url, authorization: req.headers.authorization, body });
 
     if (trigger && --trigger.after <= 0) {
       const t = trigger;
