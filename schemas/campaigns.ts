@@ -73,3 +73,21 @@ export const templateCreate = object(
 
 /** PUT /workspaces/{workspaceId}/templates/{templateId}: fields sent replace, `null` clears a content field, omitted stay. */
 export const templateUpdate = object({ name: nonEmptyString(255), channel: { type: 'string', enum: ['push'] }, ...nullable(pushContent) });
+
+/**
+ * POST /campaigns/{campaignId}/trigger (INTERFACE 4.6). The audience is the campaign's own, so
+ * the body takes nothing else: a field beyond these two (`user_ids`, `filters`, a typo) is
+ * refused rather than ignored, since ignoring it would send to the whole audience.
+ */
+export const campaignTrigger = object(
+  {
+    workspace_id: { type: 'string', description: "Must be the API key's workspace (403 otherwise)" },
+    trigger_data: { type: 'object', description: 'Passed to the workflow: the template scope `trigger` ({{ trigger.<path> }})' },
+  },
+  ['workspace_id'],
+  { additionalProperties: false },
+);
+
+export const campaignTriggerRefusals: readonly SchemaRefusal[] = [
+  { at: '', keyword: 'additionalProperties', message: "is not a known field: the audience is the campaign's audience_config (user ids or filters cannot be passed); the body takes workspace_id and trigger_data" },
+];

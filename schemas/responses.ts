@@ -438,7 +438,7 @@ const ok = (description: string, properties: Record<string, Schema>, required?: 
 });
 
 /** Errors a handler throws beyond the common ones: status → codes and when. */
-type HandlerErrors = Partial<Record<400 | 404 | 409 | 500, { codes: ErrorCode[]; why: string }>>;
+type HandlerErrors = Partial<Record<400 | 403 | 404 | 409 | 422 | 500 | 503, { codes: ErrorCode[]; why: string }>>;
 
 interface RouteResponses {
   /** The 2xx answers. */
@@ -475,6 +475,26 @@ const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No su
 const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such template in the workspace (unknown, another workspace's, or not a UUID)" };
 const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
 const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
+
+/** INTERFACE 4.6: a fresh trigger, and the replay of one with the same Idempotency-Key. */
+const triggerFields = {
+  campaign_id: uuid,
+  triggered_at: { ...timestamp, description: 'When the trigger was made (on a replay, the first trigger\'s time)' },
+  people_queued: { ...count, description: 'People enrolled by the trigger; 0 when nobody matched; the ceiling when truncated' },
+  audience_truncated: { ...enumOf(true), description: 'Present when more people matched than HERALD_TRIGGER_AUDIENCE_CEILING: the others were not triggered' },
+  idempotency_key: { type: 'string', description: 'The Idempotency-Key sent, echoed; absent without one' },
+  message: { type: 'string', description: 'Human-readable; a truncation warning is appended when truncated' },
+};
+const triggerRequired = ['success', 'campaign_id', 'status', 'triggered_at', 'people_queued', 'message'];
+const triggerAccepted: ResponseDoc = {
+  description: 'Fresh (`processing`): the audience is enrolled and its pushes are sent asynchronously. Replay (`completed`, `duplicate`): the Idempotency-Key was used for this campaign within 24 hours with the same trigger_data, finished; nothing was sent again',
+  schema: {
+    anyOf: [
+      closed({ success, status: enumOf('processing'), ...triggerFields }, triggerRequired),
+      closed({ success, status: enumOf('completed'), duplicate: enumOf(true), ...triggerFields }, [...triggerRequired, 'duplicate']),
+    ],
+  },
+};
 
 const SPECIFIC: Record<string, RouteResponses> = {
   'GET /openapi.json': {
@@ -631,7 +651,17 @@ const SPECIFIC: Record<string, RouteResponses> = {
   },
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,
-  'POST /campaigns/{campaignId}/trigger': notImplemented,
+  'POST /campaigns/{campaignId}/trigger': {
+    success: { 202: triggerAccepted },
+    errors: {
+      400: { codes: [], why: 'The campaign is not a webhook campaign, or not active (the message names its status); an Idempotency-Key sent empty or twice, with a character outside printable ASCII, or over 255 bytes; a body field other than workspace_id and trigger_data' },
+      403: { codes: [], why: "workspace_id in the body is not the key's workspace" },
+      404: campaignNotFound,
+      409: { codes: ['TRIGGER_IN_PROGRESS'], why: 'A trigger with this Idempotency-Key (same trigger_data) is still in progress; nothing was sent again' },
+      422: { codes: ['IDEMPOTENCY_KEY_REUSED'], why: 'This Idempotency-Key was used for the campaign within 24 hours with different trigger_data; nothing was sent' },
+      503: { codes: [], why: 'An Idempotency-Key was sent and the store of claims (NATS KV with NATS_URL, else PostgreSQL) is unavailable; nothing was sent' },
+    },
+  },
 
   'POST /workspaces': { success: { 201: workspaceBody('The workspace; the caller is its owner') } },
   'GET /workspaces': { success: { 200: ok("The caller's workspaces", { workspaces: { type: 'array', items: workspace }, total: count }) } },
@@ -775,14 +805,16 @@ function responsesOf(route: Route): Responses {
       route.auth === 'session'
         ? { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
         : {
-            description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist`,
+            description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist${spec.errors?.[403] ? `; ${spec.errors[403].why}` : ''}`,
             schema: shape === 'flat' ? flatError : forbidden,
           };
   }
   const own404 = spec.errors?.[404];
   if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
-  const own409 = spec.errors?.[409];
-  if (own409) out['409'] = { description: own409.why, schema: error(own409.codes) };
+  for (const status of [409, 422] as const) {
+    const own = spec.errors?.[status];
+    if (own) out[status] = { description: own.why, schema: error(own.codes) };
+  }
   const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
   out['413'] = {
     description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
@@ -801,7 +833,7 @@ function responsesOf(route: Route): Responses {
   if (route.notImplemented) out['501'] = { description: route.notImplemented, schema: error(['NOT_IMPLEMENTED']) };
   if (route.auth !== 'public') {
     out['503'] = {
-      description: `An actor restarted or did not answer in time, or Herald is shutting down${tracks ? '; the event Log cannot take the append (nothing was recorded)' : ''}`,
+      description: `An actor restarted or did not answer in time, or Herald is shutting down${tracks ? '; the event Log cannot take the append (nothing was recorded)' : ''}${spec.errors?.[503] ? `; ${spec.errors[503].why}` : ''}`,
       schema: error(['SERVICE_UNAVAILABLE']),
       headers: RETRY_AFTER,
     };

@@ -49,6 +49,8 @@ interface Common {
   maxBody?: number;
   /** Answered 501 after authentication: the interface defines the route, Herald does not serve it. */
   notImplemented?: string;
+  /** Request headers the handler reads (name → what it means): the front forwards them to the actor. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 interface KeyRoute extends Common {
@@ -76,7 +78,8 @@ type RouteDef = KeyRoute | SessionRoute | PublicRoute;
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
-const LATER = 'This route is defined by the interface and not served by this Herald version yet';
+const IDEMPOTENCY_KEY =
+  'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
 const defs = [
@@ -113,7 +116,7 @@ const defs = [
   { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
 
   // Campaign trigger (key, flat error bodies).
-  { method: 'POST', path: '/campaigns/{campaignId}/trigger', auth: 'key', permissions: ['campaigns:trigger'], scope: 'ws-reads', errors: 'flat', summary: 'Trigger a webhook campaign', notImplemented: LATER },
+  { method: 'POST', path: '/campaigns/{campaignId}/trigger', auth: 'key', permissions: ['campaigns:trigger'], scope: 'ws-reads', errors: 'flat', body: campaigns.campaignTrigger, refusals: campaigns.campaignTriggerRefusals, headers: { 'Idempotency-Key': IDEMPOTENCY_KEY }, summary: 'Trigger a webhook campaign' },
 
   // Workspaces and membership (session).
   { method: 'POST', path: '/workspaces', auth: 'session', workspace: 'none', body: ws.workspaceCreate, summary: 'Create a workspace' },

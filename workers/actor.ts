@@ -17,6 +17,7 @@ import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol
 import { PushEngine } from '../src/delivery/engine.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
+import { natsTriggerClaims, pgTriggerClaims } from '../src/campaigns/idempotency.js';
 import { Executor } from '../src/campaigns/executor.js';
 import { Schedules } from '../src/campaigns/schedules.js';
 
@@ -43,7 +44,11 @@ const executor = new Executor(db, push, owns);
 executor.start();
 const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
 schedules.start();
-const handle = createPipeline(db, eventLog, push, providers, new Buckets(limits, shared), handlers);
+// Idempotency-Key claims: shared by the replicas in NATS KV, else in the store. A claim in
+// progress longer than the request timeout belongs to a request already answered 503.
+const claims = nats ? await natsTriggerClaims(nats, cfg.natsPrefix, cfg.requestTimeoutMs) : pgTriggerClaims(db, cfg.requestTimeoutMs);
+const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
+const handle = createPipeline(db, eventLog, push, providers, triggers, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
 const port = parentPort!;

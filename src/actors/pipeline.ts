@@ -7,7 +7,7 @@ import type { Db } from '../store/db.js';
 import { memberRole } from '../store/workspaces.js';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
-import type { Ctx, Handler } from '../handlers/context.js';
+import type { Ctx, Handler, WebhookTriggers } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
 import { DomainError } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
@@ -45,6 +45,7 @@ export function createPipeline(
   events: Log,
   push: PushEngine,
   providers: ProviderRegistry,
+  triggers: WebhookTriggers,
   buckets: Buckets,
   handlers: Record<HandledRouteId, Handler>,
 ): (req: ActorRequest) => Promise<Reply> {
@@ -117,7 +118,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      db, events, push, providers, params: req.params, query: {}, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      db, events, push, providers, triggers, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

@@ -9,6 +9,8 @@ export interface ActorRequest {
   route: RouteId;
   params: Record<string, string>;
   query: string;
+  /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
+  headers: Record<string, string[]>;
   body: Uint8Array | null;
   principal: KeyPrincipal | SessionPrincipal;
   /** The workspace the request acts on (the key's, or the session route's), when any. */

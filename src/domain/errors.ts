@@ -23,7 +23,11 @@ export const ERRORS = {
   CAMPAIGN_ACTIVE: 409,
   /** Deleting a template an active or scheduled campaign uses (DECISIONS §11). */
   TEMPLATE_IN_USE: 409,
+  /** A webhook trigger whose Idempotency-Key another trigger holds, still in progress (INTERFACE 4.6). */
+  TRIGGER_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
+  /** An Idempotency-Key reused for the campaign with different trigger_data (INTERFACE 4.6). */
+  IDEMPOTENCY_KEY_REUSED: 422,
   INTERNAL_ERROR: 500,
   /** A single push send that no device accepted (DECISIONS §10, §11). */
   PROVIDER_ERROR: 500,

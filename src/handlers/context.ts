@@ -8,6 +8,7 @@ import type { SessionUser } from '../auth/sessions.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
+import type { TriggerClaims } from '../campaigns/idempotency.js';
 
 export interface KeyPrincipal {
   kind: 'key';
@@ -21,6 +22,16 @@ export interface SessionPrincipal {
   user: SessionUser;
 }
 
+/** What the webhook trigger needs beyond the store. */
+export interface WebhookTriggers {
+  /** Where Idempotency-Keys are claimed (NATS KV with NATS_URL, else the store). */
+  claims: TriggerClaims;
+  /** HERALD_TRIGGER_AUDIENCE_CEILING: at most this many people per trigger. */
+  audienceCeiling: number;
+  /** Tells the workflow executor that enrolments are due now. */
+  enrolled(): void;
+}
+
 export interface Ctx {
   db: Db;
   /** The event Log: facts appended here are acknowledged once durable. */
@@ -29,8 +40,11 @@ export interface Ctx {
   push: PushEngine;
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
+  triggers: WebhookTriggers;
   params: Record<string, string>;
   query: Record<string, unknown>;
+  /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
+  headers: Record<string, string[]>;
   // Validated against the route's schema before the handler runs.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;

@@ -12,6 +12,7 @@ import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
+import { campaignTriggerHandlers } from './campaign-trigger.js';
 
 export const handlers: Record<HandledRouteId, Handler> = {
   ...workspaceHandlers,
@@ -24,4 +25,5 @@ export const handlers: Record<HandledRouteId, Handler> = {
   ...channelHandlers,
   ...campaignHandlers,
   ...templateHandlers,
+  ...campaignTriggerHandlers,
 };

@@ -47,6 +47,8 @@ interface Incoming {
   query: string;
   authorization: string;
   workspaceHeader: string;
+  /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
+  headers: Record<string, string[]>;
   ip: string;
   aborted: boolean;
   /** Still counted in `inFlight`. */
@@ -138,6 +140,7 @@ export function createFront(deps: FrontDeps) {
       query: req.getQuery() ?? '',
       authorization: req.getHeader('authorization'),
       workspaceHeader: req.getHeader('x-workspace-id'),
+      headers: {},
       ip: clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), trusted),
       aborted: false,
       counted: true,
@@ -183,6 +186,7 @@ export function createFront(deps: FrontDeps) {
       return finish(res, inc, { ...r, headers: { Allow: m.allowed.join(', ') } }, cors, true);
     }
     const { route } = m;
+    if (route.headers) inc.headers = readHeaders(req, route.headers);
     const params = lowerCaseUuids(m.params);
     const cors = isCors(route);
     // body size, then read body
@@ -253,7 +257,7 @@ export function createFront(deps: FrontDeps) {
     // The client has gone (e.g. timed out under overload): nobody will read the answer, so
     // the actor is spared the work. Nothing was acknowledged, so nothing is lost.
     if (inc.aborted) return CLIENT_GONE;
-    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
+    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
     if (reply.invalidateKeys) {
       // This replica stops the old credential at once, the others on receipt of the
       // announcement, which leaves before the response does.
@@ -306,6 +310,19 @@ function lowerCaseUuids(params: Record<string, string>): Record<string, string> 
     if (v !== undefined && isUuid(v)) params[name] = v.toLowerCase();
   }
   return params;
+}
+
+/**
+ * The values of the headers `wanted` names (in any case), each as sent: an empty one is kept
+ * and so is a repeated one, for the handler to refuse (getHeader tells neither).
+ */
+function readHeaders(req: HttpRequest, wanted: Readonly<Record<string, string>>): Record<string, string[]> {
+  const names = new Set(Object.keys(wanted).map((n) => n.toLowerCase()));
+  const out: Record<string, string[]> = {};
+  req.forEach((name, value) => {
+    if (names.has(name)) (out[name] ??= []).push(value);
+  });
+  return out;
 }
 
 /** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */

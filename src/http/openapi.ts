@@ -43,6 +43,9 @@ function operation(r: Route): Record<string, unknown> {
   for (const [name, schema] of Object.entries(query?.properties ?? {})) {
     params.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema } as never);
   }
+  for (const [name, description] of Object.entries(r.headers ?? {})) {
+    params.push({ name, in: 'header', required: false, description, schema: { type: 'string' } } as never);
+  }
   if (r.auth === 'session' && r.workspace === 'header') {
     params.push({ name: 'X-Workspace-ID', in: 'header', required: true, schema: { type: 'string' } } as never);
   }

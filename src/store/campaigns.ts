@@ -120,3 +120,9 @@ export async function campaignStats(q: Queryable, workspaceId: string, id: strin
   );
   return r.rows[0]!;
 }
+
+/** How many people one run (a webhook trigger, a schedule run) enrolled in the campaign. */
+export async function countRunEnrolments(q: Queryable, campaignId: string, runId: string): Promise<number> {
+  const r = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM campaign_enrolments WHERE campaign_id = $1 AND run_id = $2', [campaignId, runId]);
+  return r.rows[0]!.n;
+}

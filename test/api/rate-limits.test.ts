@@ -4,6 +4,7 @@
 // are served yet or still answer 501 after auth, permission and workspace budget.
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -80,6 +81,17 @@ t.test('ws-reads: keys of one workspace share one budget; other workspaces and s
   open(t, await s.req('GET', '/people', { token: ko.key }), 'other workspace read');
   // Another scope of the same workspace has its own budget.
   open(t, await s.req('POST', '/track', { token: k1.key, body: trackBody }), 'same workspace ingest');
+});
+
+t.test('campaign triggers count against ws-reads; their 429 is the rate-limit body, not the flat one', async (t) => {
+  const ws = await newWorkspace(s, 'Triggers');
+  const k = await newKey(s, ws, { permissions: ['people:read', 'campaigns:trigger'] });
+  const trigger = () => s.req('POST', `/campaigns/${randomUUID()}/trigger`, { token: k.key, body: { workspace_id: ws.id } });
+  open(t, await trigger(), 'trigger 1 (an unknown campaign: 404)');
+  open(t, await s.req('GET', '/people', { token: k.key }), 'read 2');
+  open(t, await trigger(), 'trigger 3');
+  limited(t, await trigger(), 'ws-reads', 'trigger 4');
+  limited(t, await s.req('GET', '/people', { token: k.key }), 'ws-reads', 'a read after the triggers');
 });
 
 t.test('ws-ingest: exhausting ingestion leaves reads and devices of the workspace open', async (t) => {

@@ -23,6 +23,7 @@ const req = (route: string, extra: Partial<Omit<ActorRequest, 'id'>> = {}): Omit
   route: route as ActorRequest['route'],
   params: {},
   query: '',
+  headers: {},
   body: null,
   principal: { kind: 'key', keyId: 'k', workspaceId: 'w', permissions: [] },
   workspaceId: null,

@@ -1,0 +1,158 @@
+// Where the webhook trigger's Idempotency-Key claims live (INTERFACE 4.6): one interface, two
+// stores. With NATS_URL, a NATS KV bucket every replica shares (`<prefix>-trigger-claims`,
+// entries kept 24 h, claims made with the atomic create and compare-and-set of KV); on the
+// embedded default, the `trigger_claims` table (store/trigger-claims.ts). Whatever a store
+// fails with becomes ClaimStoreUnavailable here, which the trigger answers 503 (nothing sent).
+import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { jetstream, JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Db } from '../store/db.js';
+import { claimTrigger, completeTrigger, purgeTriggerClaims, releaseTrigger, type ClaimScope, type TriggerClaim, type TriggerOutcome } from '../store/trigger-claims.js';
+import { IDEMPOTENCY_TTL_MS } from '../domain/webhook-trigger.js';
+import { logger } from '../logger.js';
+
+export type { TriggerClaim, TriggerOutcome };
+
+/** A claim this request holds: it completes it (the key then answers replays) or releases it (the key is free again). */
+export interface HeldClaim {
+  /** The claim as held: a taken-over claim keeps the trigger id and time it was first made with. */
+  claim: TriggerClaim;
+  complete(outcome: TriggerOutcome): Promise<void>;
+  release(): Promise<void>;
+}
+
+export interface TriggerClaims {
+  /**
+   * Claims the key for `fresh`, atomically across actors and replicas. `held`: the caller owns
+   * the key (new, expired, or an abandoned claim with the same trigger_data taken over);
+   * `found`: another trigger holds or held it.
+   */
+  claim(scope: ClaimScope, fresh: TriggerClaim): Promise<{ held: HeldClaim } | { found: TriggerClaim }>;
+}
+
+export class ClaimStoreUnavailable extends Error {}
+
+/** Tries at most this often when a claim vanishes (released) between the attempt and the read. */
+const ATTEMPTS = 3;
+
+/** Runs a claim store operation; any failure is the store being unavailable. */
+async function guarded<T>(what: string, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw new ClaimStoreUnavailable(`idempotency claim store: ${what} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * The embedded default's store: the `trigger_claims` table. `staleMs`: how long a claim may be
+ * in progress before a retry with the same trigger_data takes it over (the request timeout:
+ * by then the front has answered that request 503).
+ */
+export function pgTriggerClaims(db: Db, staleMs: number): TriggerClaims {
+  let purgedAt = Date.now();
+  return {
+    async claim(scope, fresh) {
+      // Expired rows already count as absent; deleting them is housekeeping, at most hourly.
+      if (Date.now() - purgedAt > 60 * 60_000) {
+        purgedAt = Date.now();
+        void purgeTriggerClaims(db).catch((err) => logger.warn('purging expired trigger claims failed', { err: (err as Error).message }));
+      }
+      for (let attempt = 1; ; attempt++) {
+        const token = randomUUID();
+        const r = await guarded('claim', () => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
+        if (r && 'found' in r) return r;
+        if (r) {
+          const held: HeldClaim = {
+            claim: r.claimed,
+            complete: (outcome) => guarded('complete', () => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
+            release: () => guarded('release', () => releaseTrigger(db, scope, token)),
+          };
+          return { held };
+        }
+        if (attempt >= ATTEMPTS) throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
+      }
+    },
+  };
+}
+
+/** The KV bucket of one deployment's trigger claims; replicas share it. */
+const triggerClaimsBucket = (prefix: string) => `${prefix}-trigger-claims`;
+
+/** KV keys allow only [-_=./A-Za-z0-9]: the Idempotency-Key (any printable ASCII) is hashed into that. */
+const kvKey = (s: ClaimScope) => `${s.workspaceId}.${s.campaignId}.${createHash('sha256').update(s.key).digest('base64url')}`;
+
+/** A claim as stored in KV. */
+interface Stored {
+  fingerprint: string;
+  trigger_id: string;
+  triggered_at: string;
+  claimed_at: number;
+  people_queued?: number;
+  audience_truncated?: boolean;
+}
+
+const stored = (c: TriggerClaim, now: number): Stored => ({
+  fingerprint: c.fingerprint,
+  trigger_id: c.triggerId,
+  triggered_at: c.triggeredAt.toISOString(),
+  claimed_at: now,
+  ...(c.outcome ? { people_queued: c.outcome.peopleQueued, audience_truncated: c.outcome.audienceTruncated } : {}),
+});
+
+const claimOf = (s: Stored): TriggerClaim => ({
+  fingerprint: s.fingerprint,
+  triggerId: s.trigger_id,
+  triggeredAt: new Date(s.triggered_at),
+  outcome: s.people_queued === undefined ? null : { peopleQueued: s.people_queued, audienceTruncated: s.audience_truncated === true },
+});
+
+/** A write refused because the key's revision is not the one given (another claim won). */
+const lostRace = (err: unknown) =>
+  err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+
+/** With NATS_URL: the claims in a KV bucket (max_age 24 h). Requests to it give up after 3 s (then 503). */
+export async function natsTriggerClaims(nc: NatsConnection, prefix: string, staleMs: number): Promise<TriggerClaims> {
+  const kv: KV = await new Kvm(jetstream(nc, { timeout: 3000 })).create(triggerClaimsBucket(prefix), { history: 1, ttl: IDEMPOTENCY_TTL_MS });
+
+  const hold = (key: string, claim: TriggerClaim, revision: number): { held: HeldClaim } => ({
+    held: {
+      claim,
+      // Compare-and-set on the revision this request wrote: a claim taken over since is left alone.
+      complete: async (outcome) => {
+        await guarded('complete', () => kv.update(key, JSON.stringify(stored({ ...claim, outcome }, Date.now())), revision));
+      },
+      release: async () => {
+        await guarded('release', () => kv.delete(key, { previousSeq: revision }));
+      },
+    },
+  });
+
+  return {
+    async claim(scope, fresh) {
+      const key = kvKey(scope);
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        // `create` succeeds only where the key has no live value (never written, deleted or aged out).
+        const created = await guarded('claim', () => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch((err: ClaimStoreUnavailable) => {
+          if (lostRace(err.cause)) return null;
+          throw err;
+        });
+        if (created !== null) return hold(key, fresh, created);
+        const entry: KvEntry | null = await guarded('read', () => kv.get(key));
+        if (!entry || entry.operation !== 'PUT') continue;
+        const found = entry.json<Stored>();
+        const abandoned = found.people_queued === undefined && found.fingerprint === fresh.fingerprint && Date.now() - found.claimed_at > staleMs;
+        if (!abandoned) return { found: claimOf(found) };
+        const taken = claimOf(found);
+        const revision = await guarded('take over', () => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch((err: ClaimStoreUnavailable) => {
+          if (lostRace(err.cause)) return null;
+          throw err;
+        });
+        if (revision !== null) return hold(key, taken, revision);
+      }
+      throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
+    },
+  };
+}
