@@ -50,8 +50,13 @@ export interface CompiledContent {
 const LIMITS = {
   /** Characters of one template (a push payload is at most 4 KB anyway). */
   parseLimit: 100_000,
-  /** Milliseconds one render may take; a push template takes microseconds. */
-  renderLimit: 50,
+  /**
+   * Milliseconds one render may take. A push template takes microseconds, but liquidjs measures
+   * wall-clock time, which a loaded machine or a GC pause stretches: at 50 ms, legitimate renders
+   * failed in a 100,000-recipient fan-out on a busy machine. The allocation limit below is what
+   * stops the usual runaway templates; this one is the backstop.
+   */
+  renderLimit: 1_000,
   /** Allocations one render may make (string and array growth: `append`, ranges, `join`…). */
   memoryLimit: 1_000_000,
 };
