@@ -16,7 +16,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { call, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
-import { parseDuration, round } from './stats.js';
+import { round } from './stats.js';
+import { BENCH_LIMITS, optionChecks } from './cli.js';
 
 export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
 
@@ -26,8 +27,6 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
   --send-in 10s       send_at this long after the campaign is activated
   --timeout 600s      give up when the provider has not received everything by then
   --out bench/results where the JSON result goes`;
-
-const BENCH_LIMITS = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'].map((s) => `${s}=1000000000:1000000000`).join(',');
 
 interface FanoutOptions {
   people: number;
@@ -54,22 +53,7 @@ function options(argv: string[]): FanoutOptions {
     process.stdout.write(FANOUT_USAGE + '\n');
     process.exit(0);
   }
-  const fail = (msg: string): never => {
-    process.stderr.write(`bench: ${msg}\n\n${FANOUT_USAGE}\n`);
-    process.exit(2);
-  };
-  const int = (name: string, v: string | undefined, min: number, max: number): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) fail(`--${name} must be an integer from ${min} to ${max}`);
-    return n;
-  };
-  const dur = (name: string, v: string): number => {
-    try {
-      return parseDuration(v);
-    } catch (err) {
-      return fail(`--${name}: ${(err as Error).message}`);
-    }
-  };
+  const { int, dur } = optionChecks(FANOUT_USAGE);
   return {
     people: int('people', values.people, 1, 5_000_000),
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),

@@ -14,7 +14,8 @@ import type { FakeProvidersStats } from './fake-providers.js';
 import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
 import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
-import { parseDuration, round } from './stats.js';
+import { round } from './stats.js';
+import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
 import { shardOf } from '../src/actors/host.js';
 
@@ -49,7 +50,6 @@ ${FANOUT_USAGE}`;
  */
 const PUSH_PROVIDER_LIVE = 'live';
 
-const BENCH_LIMITS = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'].map((s) => `${s}=1000000000:1000000000`).join(',');
 
 interface Options {
   scenario: Scenario;
@@ -93,10 +93,7 @@ function options(argv: string[]): Options {
     process.stdout.write(USAGE + '\n');
     process.exit(0);
   }
-  const fail = (msg: string): never => {
-    process.stderr.write(`bench: ${msg}\n\n${USAGE}\n`);
-    process.exit(2);
-  };
+  const { fail, int, dur } = optionChecks(USAGE);
   if (!values.scenario || !(SCENARIOS as readonly string[]).includes(values.scenario)) fail(`--scenario must be one of ${SCENARIOS.join(', ')}`);
   const scenario = values.scenario as Scenario;
   const push = PUSH_SCENARIOS.includes(scenario);
@@ -105,21 +102,6 @@ function options(argv: string[]): Options {
   // The push scenarios point Herald at the fakes, which only a Herald this run starts can be.
   if (push && values.target) fail('the push scenarios start their own Herald: --target cannot be used');
   if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
-  const int = (name: string, v: string | undefined, min: number, max: number): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) fail(`--${name} must be an integer from ${min} to ${max}`);
-    return n;
-  };
-  const dur = (name: string, v: string, min: number, max: number): number => {
-    let ms = 0;
-    try {
-      ms = parseDuration(v);
-    } catch (err) {
-      fail(`--${name}: ${(err as Error).message}`);
-    }
-    if (ms < min || ms > max) fail(`--${name} must be between ${min / 1000} s and ${max / 1000} s`);
-    return ms;
-  };
   if (values.target) {
     let u: URL | undefined;
     try {

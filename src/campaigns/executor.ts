@@ -29,6 +29,7 @@ import { recordInterrupted, type CampaignSendRecord } from '../store/push-messag
 import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
+import { groupBy } from '../util/group-by.js';
 import type { PushEngine, Recipient } from '../delivery/engine.js';
 
 /** Enrolments per claim, and so per engine send. */
@@ -144,12 +145,7 @@ export class Executor {
   /** Runs each claimed enrolment's next node, the page's enrolments grouped by campaign and node. */
   private async runPage(workspaceId: string, page: ClaimedEnrolment[]): Promise<void> {
     const campaigns = await loadCampaignsByIds(this.db, workspaceId, [...new Set(page.map((e) => e.campaign_id))]);
-    const groups = new Map<string, ClaimedEnrolment[]>();
-    for (const e of page) {
-      const workflow = campaigns.get(e.campaign_id)?.workflow_definition;
-      const key = `${e.campaign_id}/${e.next_node ?? workflow?.nodes[0]?.id ?? ''}`;
-      (groups.get(key) ?? groups.set(key, []).get(key)!).push(e);
-    }
+    const groups = groupBy(page, (e) => `${e.campaign_id}/${e.next_node ?? campaigns.get(e.campaign_id)?.workflow_definition.nodes[0]?.id ?? ''}`);
     const people = new Map((await peopleByIds(this.db, workspaceId, [...new Set(page.map((e) => e.person_id))])).map((p) => [p.id, p]));
     for (const [key, enrolments] of groups) {
       const campaignId = key.slice(0, key.indexOf('/'));

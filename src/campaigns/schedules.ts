@@ -28,6 +28,8 @@ import { templateContents } from '../store/templates.js';
 import { dueScheduledRun, runProblems, templateIdsOf } from '../domain/campaigns.js';
 import type { AudienceConfig } from '../domain/conditions.js';
 import { logger } from '../logger.js';
+import { groupBy } from '../util/group-by.js';
+import { Poller } from '../util/poller.js';
 import { enrolPeople } from './enrol.js';
 
 /** How often live schedule campaigns are looked at: a run starts at most this late. */
@@ -40,8 +42,7 @@ const ENROL_PAGE = 2_000;
 const STALE_RUN_MS = 30_000;
 
 export class Schedules {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly poller = new Poller(POLL_MS, 'campaign schedules', () => this.tick());
   private stopped = false;
   /** When each dynamic_schedule campaign is next scanned by this actor. */
   private readonly nextScan = new Map<string, number>();
@@ -56,18 +57,13 @@ export class Schedules {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.tick()
-        .catch((err) => logger.error('campaign schedules: poll failed', { err }))
-        .finally(() => (this.running = undefined));
-    }, POLL_MS);
+    this.poller.start();
   }
 
   /** Stops between two pages; a run left unfinished is resumed by the next start (or a replica). */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+    await this.poller.stop();
   }
 
   private async tick(): Promise<void> {
@@ -150,9 +146,7 @@ export class Schedules {
         }
         checked = true;
       }
-      const byDate = new Map<string, string[]>();
-      for (const d of due) (byDate.get(d.instant) ?? byDate.set(d.instant, []).get(d.instant)!).push(d.id);
-      for (const [instant, people] of byDate) await enrolPeople(this.db, c, `dyn:${instant}`, people);
+      for (const [instant, people] of groupBy(due, (d) => d.instant)) await enrolPeople(this.db, c, `dyn:${instant}`, people.map((d) => d.id));
       this.enrolled();
       left -= due.length;
       after = due[due.length - 1]!.id;

@@ -20,9 +20,10 @@ import { renderContent, type CompiledContent, type PushContent } from '../domain
 import type { PushOutcome } from '../domain/push-outcome.js';
 import { InvalidInput } from '../domain/errors.js';
 import { newId } from '../ids.js';
-import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
+import type { PushDevice, PushMessage } from '../push/types.js';
 import { sendWithRetries, type RetryOptions } from '../push/retry.js';
 import type { SendCounters } from './counters.js';
+import { groupBy } from '../util/group-by.js';
 import type { Platform, ProviderRegistry, WorkspaceProviders } from './providers.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
@@ -121,8 +122,7 @@ export class PushEngine {
     const policy = stored as SendPolicy | null;
     const capped = !send.bypassCaps && !!policy && ((policy.max_pushes_per_day ?? 0) > 0 || (policy.max_pushes_per_window ?? 0) > 0);
     if (capped) await this.counters.load(personIds);
-    const devicesOf = new Map<string, SendableDevice[]>();
-    for (const d of devices) (devicesOf.get(d.person_id) ?? devicesOf.set(d.person_id, []).get(d.person_id)!).push(d);
+    const devicesOf = groupBy(devices, (d) => d.person_id);
 
     // 2. Decide (no await from here to the end of the loop: the counters stay consistent).
     const now = Date.now();
@@ -256,11 +256,7 @@ interface DeviceOutcome {
 
 /** Sends to each device through its platform's provider, in one call per provider; outcomes in device order. */
 async function sendToDevices(providers: WorkspaceProviders, message: PushMessage, devices: SendableDevice[], retry: RetryOptions): Promise<DeviceOutcome[]> {
-  const groups = new Map<PushProvider, number[]>();
-  devices.forEach((d, i) => {
-    const p = providers.forPlatform(d.platform);
-    (groups.get(p) ?? groups.set(p, []).get(p)!).push(i);
-  });
+  const groups = groupBy(devices.keys(), (i) => providers.forPlatform(devices[i]!.platform));
   const out: DeviceOutcome[] = new Array(devices.length);
   await Promise.all(
     [...groups].map(async ([provider, idx]) => {

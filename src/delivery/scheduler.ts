@@ -7,6 +7,8 @@ import { claimScheduled, dueScheduled, failInterrupted, type PushRecord } from '
 import { peopleByIds } from '../store/people.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
+import { groupBy } from '../util/group-by.js';
+import { Poller } from '../util/poller.js';
 import type { PushEngine, Recipient } from './engine.js';
 
 /** How often due sends are looked for: a scheduled send goes out at most this late. */
@@ -17,8 +19,7 @@ const PAGE = 200;
 const STALE_CLAIM_MS = 120_000;
 
 export class Scheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly poller = new Poller(POLL_MS, 'scheduled sends', () => this.tick());
 
   constructor(
     private readonly db: Db,
@@ -28,16 +29,11 @@ export class Scheduler {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.tick()
-        .catch((err) => logger.error('scheduled sends: poll failed', { err }))
-        .finally(() => (this.running = undefined));
-    }, POLL_MS);
+    this.poller.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.poller.stop();
   }
 
   private async tick(): Promise<void> {
@@ -45,9 +41,7 @@ export class Scheduler {
     const due = (await dueScheduled(this.db, PAGE)).filter((m) => this.owns(m.workspace_id));
     if (due.length === 0) return;
     const claimed = await claimScheduled(this.db, due.map((m) => m.id));
-    const byWorkspace = new Map<string, PushRecord[]>();
-    for (const m of claimed) (byWorkspace.get(m.workspace_id) ?? byWorkspace.set(m.workspace_id, []).get(m.workspace_id)!).push(m);
-    for (const [workspaceId, messages] of byWorkspace) await this.sendAll(workspaceId, messages);
+    for (const [workspaceId, messages] of groupBy(claimed, (m) => m.workspace_id)) await this.sendAll(workspaceId, messages);
   }
 
   /** Each claimed message is its own send (its own content), the workspace's all at once. */
