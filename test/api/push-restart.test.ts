@@ -44,7 +44,7 @@ async function setUp() {
     [window, 'old', Date.now() - 2 * HOUR],
     [window, 'recent', Date.now() - HOUR / 2],
   ];
-  const sql = new pg.Client({ connectionString: storeUrl(first) });
+  const sql = new pg.Client({ connectionString: storeUrl(first, fakes.env) });
   await sql.connect();
   for (const [w, externalId, at] of plants) {
     const personId = await w.personWith(externalId, [[pushToken(), 'android']]);

@@ -9,6 +9,7 @@ import { startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';
 import { NO_LIMITS, ISO_MS, UUID, keyError, type Ws } from './assert.js';
 import { startServer, workspaceWithKeys, type Res, type TestServer } from './server.js';
+import { ownDatabase } from './database.js';
 
 type Platform = 'ios' | 'android' | 'web';
 type Json = Record<string, unknown>;
@@ -20,7 +21,7 @@ export interface Fakes {
   env: Record<string, string>;
 }
 
-/** Starts the fake FCM and APNs (closed at teardown); `env` is what a Herald needs to reach them. */
+/** Starts the fake FCM and APNs (closed at teardown); `env` is what a Herald needs to reach them (and, on DATABASE_URL, a database of its own). */
 export async function startFakes(t: { teardown(fn: () => unknown): void }): Promise<Fakes> {
   const [fcm, apns] = await Promise.all([startFakeFcm(), startFakeApns()]);
   const dir = mkdtempSync(join(tmpdir(), 'herald-push-ca-'));
@@ -30,7 +31,10 @@ export async function startFakes(t: { teardown(fn: () => unknown): void }): Prom
     await Promise.all([fcm.close(), apns.close()]);
     rmSync(dir, { recursive: true, force: true });
   });
-  return { fcm, apns, env: { NODE_EXTRA_CA_CERTS: caFile, HERALD_FCM_ENDPOINT: fcm.url, HERALD_APNS_ENDPOINT: apns.url } };
+  // A database of its own on DATABASE_URL: scheduled sends are sent by whichever server's actor
+  // polls first, and another file's server could not open these credentials (another secrets key).
+  const db = await ownDatabase(t);
+  return { fcm, apns, env: { NODE_EXTRA_CA_CERTS: caFile, HERALD_FCM_ENDPOINT: fcm.url, HERALD_APNS_ENDPOINT: apns.url, ...db } };
 }
 
 /** A Herald without rate limits and with the fakes as its FCM and APNs endpoints; stopped at teardown. */
