@@ -459,8 +459,10 @@ const personNotFound: HandlerErrors[404] = { codes: ['PERSON_NOT_FOUND'], why: '
 const message = (description: string): ResponseDoc => ok(description, { message: str });
 const personPage = (description: string, item: Schema): ResponseDoc => ok(description, { people: { type: 'array', items: item }, total: count, limit: count, offset: count });
 const notImplemented: RouteResponses = { success: {} };
+const trackStatus: Schema = { ...enumOf('processed', 'accepted_with_warnings'), description: '`accepted_with_warnings`: stored, but a campaign trigger failed on it (see `warnings`)' };
+const triggerWarnings: Schema = { type: 'array', items: str, description: 'Present with `accepted_with_warnings`: what failed after the event was stored' };
 const trackResult = closed(
-  { index: count, event_id: uuid, person_id: uuid, event: str, status: enumOf('processed'), person_created: { ...enumOf(true), description: 'Present when this event created the person' } },
+  { index: count, event_id: uuid, person_id: uuid, event: str, status: trackStatus, warnings: triggerWarnings, person_created: { ...enumOf(true), description: 'Present when this event created the person' } },
   ['index', 'event_id', 'person_id', 'event', 'status'],
 );
 const trackBatchFields = { processed: count, total: count, results: { type: 'array', items: trackResult, description: 'The events stored' } };
@@ -517,7 +519,8 @@ const SPECIFIC: Record<string, RouteResponses> = {
             parameters: freeObject,
             timestamp,
             processed_at: timestamp,
-            status: enumOf('processed'),
+            status: trackStatus,
+            warnings: triggerWarnings,
             person_created: { ...enumOf(true), description: 'Present when the external_id was unknown and a person was created' },
           },
           ['event_id', 'person_id', 'event', 'parameters', 'timestamp', 'processed_at', 'status'],

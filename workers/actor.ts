@@ -20,6 +20,7 @@ import { Scheduler } from '../src/delivery/scheduler.js';
 import { natsTriggerClaims, pgTriggerClaims } from '../src/campaigns/idempotency.js';
 import { Executor } from '../src/campaigns/executor.js';
 import { Schedules } from '../src/campaigns/schedules.js';
+import { EventTriggers } from '../src/campaigns/event-triggers.js';
 
 const { store, index, secretsKey } = workerData as ActorWorkerData;
 const cfg = loadConfig();
@@ -48,7 +49,10 @@ schedules.start();
 // progress longer than the request timeout belongs to a request already answered 503.
 const claims = nats ? await natsTriggerClaims(nats, cfg.natsPrefix, cfg.requestTimeoutMs) : pgTriggerClaims(db, cfg.requestTimeoutMs);
 const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
-const handle = createPipeline(db, eventLog, push, providers, triggers, new Buckets(limits, shared), handlers);
+// The index of event-triggered campaigns, loaded before the first request is taken.
+const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
+await eventTriggers.start();
+const handle = createPipeline(db, eventLog, push, providers, triggers, eventTriggers, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
 const port = parentPort!;
@@ -58,7 +62,7 @@ port.on('message', (m: ToActor) => {
   if (m.type === 'request') {
     void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
   } else {
-    void Promise.all([scheduler.stop(), schedules.stop(), executor.stop()])
+    void Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()])
       .then(() => providers.close())
       .then(() => eventLog.close())
       .then(() => shared?.close())

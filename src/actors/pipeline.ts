@@ -20,6 +20,7 @@ import { logger } from '../logger.js';
 import { LogUnavailable, type Log } from '../eventlog/event-log.js';
 import type { ValidateFunction } from 'ajv';
 import type { PushEngine } from '../delivery/engine.js';
+import type { EventTriggers } from '../campaigns/event-triggers.js';
 
 interface Validators {
   params?: ValidateFunction;
@@ -46,6 +47,7 @@ export function createPipeline(
   push: PushEngine,
   providers: ProviderRegistry,
   triggers: WebhookTriggers,
+  eventTriggers: EventTriggers,
   buckets: Buckets,
   handlers: Record<HandledRouteId, Handler>,
 ): (req: ActorRequest) => Promise<Reply> {
@@ -118,7 +120,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      db, events, push, providers, triggers, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      db, events, push, providers, triggers, eventTriggers, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

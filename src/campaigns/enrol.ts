@@ -15,9 +15,6 @@ const ENROLMENT_NS = '6f1c6a52-3d0e-4c8e-9a8e-2f4b7c1d9e30';
 
 export const enrolmentId = (campaignId: string, runId: string, personId: string): string => uuidv5(`${campaignId}/${runId}/${personId}`, ENROLMENT_NS);
 
-/** How often people who lost an entry number to a concurrent enrolment are tried again. */
-const ENTRY_RETRIES = 3;
-
 /**
  * Enrols the people in one statement per call (ON CONFLICT DO NOTHING on both unique keys),
  * with deterministic enrolment ids. The workflow starts at `startAt` (default now). Returns how
@@ -25,12 +22,14 @@ const ENTRY_RETRIES = 3;
  *
  * A person's entry is their count of entries so far + 1. Two enrolments of one person racing
  * (two events at once) compute the same entry: one wins the unique key and the other is
- * tried again, seeing the winner, with the next entry (up to max_per_user). People not of the
- * campaign's workspace are ignored.
+ * tried again, seeing the winner, with the next entry (up to max_per_user), until every person
+ * is enrolled or refused by the rules: each round at least one of those racing wins, so it
+ * ends however many race (20 events at once are 20 entries). People not of the campaign's
+ * workspace are ignored.
  */
 export async function enrolPeople(
   q: Queryable,
-  campaign: CampaignRow,
+  campaign: Pick<CampaignRow, 'id' | 'workspace_id'>,
   runId: string,
   personIds: readonly string[],
   opts: { rules?: EnrolRules; context?: EnrolContext; startAt?: Date } = {},
@@ -38,7 +37,7 @@ export async function enrolPeople(
   const run = { campaignId: campaign.id, workspaceId: campaign.workspace_id, runId };
   let pending = [...new Set(personIds)];
   let enrolled = 0;
-  for (let attempt = 0; attempt <= ENTRY_RETRIES && pending.length > 0; attempt++) {
+  while (pending.length > 0) {
     const rows = await insertEnrolments(q, run, pending.map((p) => enrolmentId(campaign.id, runId, p)), pending, opts);
     enrolled += rows.filter((x) => x.inserted).length;
     pending = rows.filter((x) => !x.inserted).map((x) => x.person_id);

@@ -6,6 +6,9 @@
 // a person deleted meanwhile are dropped (their analytics copy stays); events of a person
 // merged away follow the redirect.
 //
+// `recs` carries each record's Log position (seq, ord), so a count row created here names the
+// first of its events in Log order (first_event_id, for first_occurrence triggers).
+//
 // Poison: a batch the store (or ClickHouse) refuses for what it carries rather than for an
 // outage (store/db.ts `isDataError`, analytics/clickhouse.ts `isRefusedData`) is applied again
 // in halves until each refused record is alone (poison.ts); that record goes to the
@@ -22,7 +25,9 @@ import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
 import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../store/dead-letters.js';
 import { isolatePoison } from './poison.js';
 
-const RECORD = 'r(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
+const COLUMNS = '(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
+/** A JSON array of records as rows, with `ord` their position in it. */
+const records = (json: string) => `ROWS FROM (jsonb_to_recordset(${json}) AS ${COLUMNS}) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, ord)`;
 
 function applySql(source: string, analytics: boolean): string {
   return `
@@ -34,10 +39,11 @@ WITH ${source}, resolved AS (
   SELECT r.id, r.workspace_id, r.person_id, r.type, r.parameters, r.created_at
   FROM resolved r JOIN people p ON p.id = r.person_id
   ON CONFLICT (id) DO NOTHING
-  RETURNING person_id, type, created_at
+  RETURNING id, person_id, type, created_at
 ), counted AS (
-  INSERT INTO person_event_counts (person_id, type, count, first_at, last_at)
-  SELECT person_id, type, count(*), min(created_at), max(created_at) FROM stored GROUP BY person_id, type
+  INSERT INTO person_event_counts (person_id, type, count, first_at, last_at, first_event_id)
+  SELECT s.person_id, s.type, count(*), min(s.created_at), max(s.created_at), (array_agg(s.id ORDER BY o.seq, o.ord))[1]
+  FROM stored s JOIN (SELECT DISTINCT ON (id) id, seq, ord FROM recs ORDER BY id, seq, ord) o USING (id) GROUP BY s.person_id, s.type
   ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
     first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
   RETURNING 1
@@ -55,10 +61,10 @@ const BATCH_ROWS = 200;
 const FROM_STORE_LOG = applySql(`taken AS (
   DELETE FROM log_entries WHERE seq IN (
     SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
-  ) RETURNING payload
-), recs AS (SELECT r.* FROM taken, jsonb_to_recordset(taken.payload) AS ${RECORD})`, true);
+  ) RETURNING seq, payload
+), recs AS (SELECT r.*, taken.seq FROM taken, ${records('taken.payload')})`, true);
 /** JetStream (and the embedded Log's isolation pass): records passed as one JSON parameter. */
-const fromParam = (analytics: boolean) => applySql(`recs AS (SELECT r.* FROM jsonb_to_recordset($1::text::jsonb) AS ${RECORD})`, analytics);
+const fromParam = (analytics: boolean) => applySql(`recs AS (SELECT r.*, 0::bigint AS seq FROM ${records('$1::text::jsonb')})`, analytics);
 const FROM_PARAM_EMBEDDED = fromParam(true);
 /**
  * The oldest entries of the embedded Log, locked for this transaction, each as the JSON texts

@@ -107,6 +107,7 @@ const update: Handler = async (ctx) => {
     const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
+  await ctx.eventTriggers.changed(ctx.workspaceId!);
   return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
 };
 
@@ -135,6 +136,7 @@ const nodeMessage: Handler = async (ctx) => {
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;
   });
+  await ctx.eventTriggers.changed(ctx.workspaceId!);
   return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) } });
 };
 

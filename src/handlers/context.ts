@@ -9,6 +9,7 @@ import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
 import type { TriggerClaims } from '../campaigns/idempotency.js';
+import type { EventTriggers } from '../campaigns/event-triggers.js';
 
 export interface KeyPrincipal {
   kind: 'key';
@@ -41,6 +42,8 @@ export interface Ctx {
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
   triggers: WebhookTriggers;
+  /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
+  eventTriggers: EventTriggers;
   params: Record<string, string>;
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */

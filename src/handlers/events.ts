@@ -1,6 +1,7 @@
 // Events (INTERFACE 4.1 track, 4.3 reads, 4.7 dashboard events; DECISIONS §3, §10). A track
 // is acknowledged once its events are durable on the Log; the sink makes them readable
-// shortly after (eventlog/event-sink.ts).
+// shortly after (eventlog/event-sink.ts). Durable events then fire the event-triggered
+// campaigns they match (campaigns/event-triggers.ts) before the answer.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
@@ -53,10 +54,18 @@ async function recordFor(ctx: Ctx, c: Checked): Promise<{ record: EventRecord; p
   };
 }
 
+/** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
+function outcome(warnings: Map<string, string[]>, eventId: string) {
+  const w = warnings.get(eventId);
+  return w ? { status: 'accepted_with_warnings', warnings: w } : { status: 'processed' };
+}
+
 const track: Handler = async (ctx) => {
   // Checked before the person: a refused event creates no one.
   const { record, personCreated } = await recordFor(ctx, checkTrack(ctx.body));
   await ctx.events.appendEvents([record]);
+  // Durable: what the triggers do cannot fail the request any more.
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, [record]);
   return json(201, {
     success: true,
     data: {
@@ -66,7 +75,7 @@ const track: Handler = async (ctx) => {
       parameters: record.parameters,
       timestamp: record.created_at,
       processed_at: new Date().toISOString(),
-      status: 'processed',
+      ...outcome(warnings, record.id),
       ...(personCreated ? { person_created: true } : {}),
     },
   });
@@ -92,11 +101,12 @@ const trackBatch: Handler = async (ctx) => {
   // Every valid entry's person is resolved at once, so the batch's unknown people cost one statement.
   const resolved = await Promise.all(valid.map((v) => recordFor(ctx, v.checked)));
   const records = resolved.map((r) => r.record);
-  const results = resolved.map(({ record, personCreated }, i) => ({
-    index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, status: 'processed', ...(personCreated ? { person_created: true } : {}),
-  }));
   // One append for the whole batch: all of it is durable, or the request fails.
   if (records.length > 0) await ctx.events.appendEvents(records);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, records);
+  const results = resolved.map(({ record, personCreated }, i) => ({
+    index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}),
+  }));
   const body = { success: errors.length === 0, processed: records.length, total: entries.length, results };
   return errors.length === 0 ? json(201, body) : json(207, { ...body, errors });
 };

@@ -27,8 +27,8 @@ export async function runMerge(db: Db, mergeId: string): Promise<void> {
     await q.query('UPDATE devices SET person_id = $2, updated_at = now() WHERE person_id = $1', [anon.id, m.person_id]);
     await q.query('UPDATE events SET person_id = $2 WHERE person_id = $1', [anon.id, m.person_id]);
     await q.query(
-      `INSERT INTO person_event_counts (person_id, type, count, first_at, last_at)
-       SELECT $2, type, count, first_at, last_at FROM person_event_counts WHERE person_id = $1
+      `INSERT INTO person_event_counts (person_id, type, count, first_at, last_at, first_event_id)
+       SELECT $2, type, count, first_at, last_at, first_event_id FROM person_event_counts WHERE person_id = $1
        ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
          first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)`,
       [anon.id, m.person_id],

@@ -415,6 +415,17 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX trigger_claims_expiry ON trigger_claims (expires_at);
     `,
   },
+  {
+    id: 10,
+    name: 'first-seen event of a person',
+    sql: `
+      -- first_occurrence (INTERFACE 2.7): the event that first made a person's count of a type,
+      -- in Log order. Set once, by whichever comes first: the sink creating the row, or an
+      -- event trigger claiming it (a row of count 0 the sink then adds to). Rows from before
+      -- this migration have none: those people had been seen already.
+      ALTER TABLE person_event_counts ADD COLUMN first_event_id uuid;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

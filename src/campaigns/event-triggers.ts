@@ -1,0 +1,188 @@
+// Event triggers on the ingest path (INTERFACE 2.7, 4.1; DECISIONS §6). Each actor keeps an
+// index of its workspaces' active event campaigns (workspace → event name → triggers): loaded
+// at start, reloaded for a workspace when one of its campaigns changes on this actor, and in
+// whole every REFRESH_MS (what other replicas changed). So a tracked event that no campaign
+// listens to costs one map lookup.
+//
+// `fire` runs once the events are durable. Per matching (event, campaign):
+//   - the conditions: parameters from the event; the person loaded only when a condition
+//     reads traits.* or person.*; performed_count_* read once the sink has stored the event
+//     (so the count includes it and every event acknowledged before it), waited for up to
+//     COUNT_WAIT_MS;
+//   - first_occurrence: the first-seen record names this event (store/event-triggers.ts);
+//   - the enrolment: run id = the event id, so a retried or redelivered event cannot enrol
+//     twice, and max_per_user and debounce held by the storage keys (campaigns/enrol.ts);
+//     the workflow due `delay_minutes` from now.
+// A failure is a warning on its event, never an error: the event is already acknowledged.
+import type { Db } from '../store/db.js';
+import { activeEventCampaigns, eventCounts, firstOccurrences, storedEvents, type EventCampaignRow } from '../store/event-triggers.js';
+import { peopleByIds, type PersonRow } from '../store/people.js';
+import { eventTriggerOf, triggerHolds, type EventTrigger } from '../domain/event-trigger.js';
+import type { EventRecord } from '../domain/events.js';
+import { PERSON_FIELDS } from '../domain/conditions.js';
+import { Poller } from '../util/poller.js';
+import { logger } from '../logger.js';
+import { enrolPeople } from './enrol.js';
+
+/** How often the whole index is reloaded (changes made on other replicas). */
+const REFRESH_MS = 5_000;
+/** How long count conditions wait for the sink to store their event. */
+const COUNT_WAIT_MS = 3_000;
+
+type WorkspaceIndex = Map<string, EventTrigger[]>;
+
+/** An event and a campaign it triggers, on its way through the checks. */
+interface Match {
+  event: EventRecord;
+  trigger: EventTrigger;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function indexOf(rows: readonly EventCampaignRow[]): Map<string, WorkspaceIndex> {
+  const index = new Map<string, WorkspaceIndex>();
+  for (const row of rows) {
+    const trigger = eventTriggerOf(row);
+    let ws = index.get(row.workspace_id);
+    if (!ws) index.set(row.workspace_id, (ws = new Map()));
+    for (const name of new Set(trigger.eventNames)) {
+      const list = ws.get(name);
+      if (list) list.push(trigger);
+      else ws.set(name, [trigger]);
+    }
+  }
+  return index;
+}
+
+const personSubject = (p: PersonRow | undefined) => ({
+  traits: p?.traits ?? {},
+  person: p ? Object.fromEntries(PERSON_FIELDS.map((f) => [f, p[f as keyof PersonRow]])) : {},
+});
+
+export class EventTriggers {
+  private index = new Map<string, WorkspaceIndex>();
+  /** Workspaces reloaded on their own since the last whole reload began. */
+  private readonly touched = new Set<string>();
+  private readonly poller = new Poller(REFRESH_MS, 'event trigger index', () => this.reloadAll());
+
+  constructor(
+    private readonly db: Db,
+    /** Whether this actor owns the workspace. */
+    private readonly owns: (workspaceId: string) => boolean,
+    /** Tells the workflow executor that enrolments are due. */
+    private readonly enrolled: () => void,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.reloadAll();
+    this.poller.start();
+  }
+
+  stop(): Promise<void> {
+    return this.poller.stop();
+  }
+
+  /**
+   * A campaign of the workspace changed here: its triggers are read again before the change is
+   * answered. Never rejects: the change is committed, and a failed read is made good by the
+   * next whole reload.
+   */
+  async changed(workspaceId: string): Promise<void> {
+    this.touched.add(workspaceId);
+    try {
+      const ws = indexOf(await activeEventCampaigns(this.db, workspaceId)).get(workspaceId);
+      if (ws) this.index.set(workspaceId, ws);
+      else this.index.delete(workspaceId);
+    } catch (err) {
+      logger.warn('event trigger index: reloading a workspace failed; the next reload makes it good', { workspaceId, err });
+    }
+  }
+
+  private async reloadAll(): Promise<void> {
+    this.touched.clear();
+    const index = indexOf((await activeEventCampaigns(this.db)).filter((c) => this.owns(c.workspace_id)));
+    // A workspace changed while the whole was read keeps what its own reload put in.
+    for (const ws of this.touched) {
+      const mine = this.index.get(ws);
+      if (mine) index.set(ws, mine);
+      else index.delete(ws);
+    }
+    this.index = index;
+  }
+
+  /** Enrols the durable events' people in the campaigns they trigger; answers the warnings by event id. */
+  async fire(workspaceId: string, events: readonly EventRecord[]): Promise<Map<string, string[]>> {
+    const warnings = new Map<string, string[]>();
+    const ws = this.index.get(workspaceId);
+    if (!ws) return warnings;
+    const matches = events.flatMap((event) => (ws.get(event.type) ?? []).map((trigger) => ({ event, trigger })));
+    if (matches.length === 0) return warnings;
+    const warn = (m: Match, err: unknown) => {
+      const list = warnings.get(m.event.id) ?? [];
+      list.push(`campaign ${m.trigger.campaignId} was not triggered: ${(err as Error).message}`);
+      warnings.set(m.event.id, list);
+    };
+    let passed: Match[];
+    try {
+      passed = await this.passing(workspaceId, matches, warn);
+    } catch (err) {
+      for (const m of matches) warn(m, err);
+      return warnings;
+    }
+    const enrolled = await Promise.all(
+      passed.map((m) =>
+        this.enrol(m).catch((err: unknown) => {
+          warn(m, err);
+          return 0;
+        }),
+      ),
+    );
+    if (enrolled.some((n) => n > 0)) this.enrolled();
+    return warnings;
+  }
+
+  /** The matches whose conditions and first_occurrence hold; those that could not be decided are warned of. */
+  private async passing(workspaceId: string, matches: Match[], warn: (m: Match, err: unknown) => void): Promise<Match[]> {
+    const personIds = (ms: Match[]) => [...new Set(ms.map((m) => m.event.person_id))];
+    const needPerson = matches.filter((m) => m.trigger.readsPerson);
+    const people = new Map(needPerson.length === 0 ? [] : (await peopleByIds(this.db, workspaceId, personIds(needPerson))).map((p) => [p.id, p]));
+    let candidates = matches;
+    const needCounts = matches.filter((m) => m.trigger.countedEvents.length > 0);
+    let counts = new Map<string, Record<string, number>>();
+    if (needCounts.length > 0) {
+      const stored = await this.waitStored(needCounts.map((m) => m.event.id));
+      const late = new Error(`its count conditions need the event stored, and the event store had not stored it within ${COUNT_WAIT_MS} ms`);
+      for (const m of needCounts) if (!stored.has(m.event.id)) warn(m, late);
+      candidates = candidates.filter((m) => m.trigger.countedEvents.length === 0 || stored.has(m.event.id));
+      counts = await eventCounts(this.db, personIds(needCounts), [...new Set(needCounts.flatMap((m) => m.trigger.countedEvents))]);
+    }
+    candidates = candidates.filter((m) =>
+      triggerHolds(m.trigger, { parameters: m.event.parameters, ...personSubject(people.get(m.event.person_id)), counts: counts.get(m.event.person_id) ?? {} }),
+    );
+    const firsts = candidates.filter((m) => m.trigger.firstOccurrence);
+    if (firsts.length === 0) return candidates;
+    const first = await firstOccurrences(
+      this.db,
+      firsts.map((m) => ({ personId: m.event.person_id, type: m.event.type, eventId: m.event.id, at: m.event.created_at })),
+    );
+    return candidates.filter((m) => !m.trigger.firstOccurrence || first.has(m.event.id));
+  }
+
+  /** The events of `ids` the sink has stored, waiting up to COUNT_WAIT_MS for all of them. */
+  private async waitStored(ids: string[]): Promise<Set<string>> {
+    const deadline = Date.now() + COUNT_WAIT_MS;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+      const stored = await storedEvents(this.db, ids);
+      if (stored.size === ids.length || Date.now() + pause > deadline) return stored;
+      await sleep(pause);
+    }
+  }
+
+  private enrol({ event, trigger: t }: Match): Promise<number> {
+    return enrolPeople(this.db, { id: t.campaignId, workspace_id: t.workspaceId }, event.id, [event.person_id], {
+      rules: { maxPerUser: t.maxPerUser, debounceSeconds: t.debounceSeconds },
+      context: { event: { id: event.id, name: event.type, parameters: event.parameters } },
+      startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000) : undefined,
+    });
+  }
+}
