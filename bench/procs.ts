@@ -276,10 +276,10 @@ export interface HttpResult {
   body: any;
 }
 
-export async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<HttpResult> {
+export async function call(base: string, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
   const res = await fetch(base + path, {
     method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(15_000),
   });

@@ -13,7 +13,8 @@ import type { LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersStats } from './fake-providers.js';
 import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
-import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { EVENT_CAMPAIGNS, setupEventCampaigns, type EventCampaign } from './event-campaign.js';
 import { round } from './stats.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
@@ -39,6 +40,10 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
   --secret S          session-token secret of the --target Herald
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads (front and actors) into DIR
                       when it stops (node --cpu-prof; profiling slows Herald down)
+  --event-campaign K  none (default), or one active event campaign per workspace before the
+                      load: match (listens to every event sent: each enrols its person),
+                      first (the same with first_occurrence), other (listens to a name
+                      never sent)
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
   --out bench/results where the JSON result goes
 
@@ -64,6 +69,7 @@ interface Options {
   target?: string;
   secret?: string;
   cpuProf?: string;
+  eventCampaign: EventCampaign;
   lagTimeoutMs: number;
   out: string;
 }
@@ -85,6 +91,7 @@ function options(argv: string[]): Options {
       secret: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'lag-timeout': { type: 'string', default: '300s' },
+      'event-campaign': { type: 'string', default: 'none' },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -102,6 +109,9 @@ function options(argv: string[]): Options {
   // The push scenarios point Herald at the fakes, which only a Herald this run starts can be.
   if (push && values.target) fail('the push scenarios start their own Herald: --target cannot be used');
   if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
+  const eventCampaign = values['event-campaign'] as EventCampaign;
+  if (!EVENT_CAMPAIGNS.includes(eventCampaign)) fail(`--event-campaign must be one of ${EVENT_CAMPAIGNS.join(', ')}`);
+  if (eventCampaign !== 'none' && (push || scenario === 'floor')) fail('--event-campaign is for the scenarios that track events');
   if (values.target) {
     let u: URL | undefined;
     try {
@@ -126,6 +136,7 @@ function options(argv: string[]): Options {
     target: values.target?.replace(/\/+$/, '').replace('localhost', '127.0.0.1'),
     secret: values.secret,
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    eventCampaign,
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout']!, 1000, 3_600_000),
     out: values.out!,
   };
@@ -357,6 +368,10 @@ async function main(): Promise<number> {
       // The push scenarios use few workspaces: spread them evenly over the actors.
       workspaces = await setupWorkspaces(base!, secret, opt.workspaces, push ? actors : undefined);
       log(`set up ${workspaces.length} workspaces with one API key each${actors ? ` (per actor: ${perActor(workspaces, actors).join(', ')})` : ''}`);
+      if (opt.eventCampaign !== 'none') {
+        await setupEventCampaigns(base!, await sessionToken(secret, 'herald-bench'), workspaces, opt.eventCampaign);
+        log(`set up an active event campaign (${opt.eventCampaign}) in each workspace`);
+      }
       if (push) {
         const t = Date.now();
         if (fakes) await setupPushChannels(base!, secret, workspaces, fakes.ready);
@@ -508,7 +523,7 @@ async function main(): Promise<number> {
       scenario: opt.scenario,
       started_at: startedAt.toISOString(),
       revision: revision(),
-      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null },
+      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
       floor: floorResult ?? null,
@@ -526,7 +541,7 @@ async function main(): Promise<number> {
 
     const lines = [
       '',
-      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}; ${availableParallelism()} CPUs shared with the load generator`,
+      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}${opt.eventCampaign === 'none' ? '' : `, event campaign: ${opt.eventCampaign}`}; ${availableParallelism()} CPUs shared with the load generator`,
       table(rows),
     ];
     if (providers) lines.push('', providerTable(providers, pushFloor), '');

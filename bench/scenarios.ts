@@ -37,7 +37,7 @@ export interface BenchRequest {
 
 const API = '/api/v1';
 /** The event names the bench sends; the sink-lag sentinel uses a name of its own. */
-const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
+export const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
 const PLANS = ['free', 'pro', 'team', 'enterprise'];
 const SOURCES = ['ios', 'android', 'web'];
 

@@ -186,7 +186,8 @@ t.test('stop() gives up waiting after its timeout and answers what is left with 
 });
 
 t.test("every 503 is built for the request's route (so it takes that route's error shape)", async (t) => {
-  const h = host({ count: 1, requestTimeoutMs: 200, unavailable: (why: string, route: string): Reply => ({ status: 503, body: `${route}: ${why}` }) });
+  // Long enough that a crash on a loaded machine is seen as one before the timeout (200 ms was not).
+  const h = host({ count: 1, requestTimeoutMs: 2000, unavailable: (why: string, route: string): Reply => ({ status: 503, body: `${route}: ${why}` }) });
   await h.start();
   t.same(await h.dispatch('ws', req('hang')), { status: 503, body: 'hang: request timed out' }, 'timed out');
   t.same(await h.dispatch('ws', req('crash')), { status: 503, body: 'crash: actor restarted' }, 'actor restarted');
