@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|floor|push-send|push-batch> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|floor|push-send|push-batch|fanout> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -111,7 +111,7 @@ function options(argv: string[]): Options {
   if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
   const eventCampaign = values['event-campaign'] as EventCampaign;
   if (!EVENT_CAMPAIGNS.includes(eventCampaign)) fail(`--event-campaign must be one of ${EVENT_CAMPAIGNS.join(', ')}`);
-  if (eventCampaign !== 'none' && (push || scenario === 'floor')) fail('--event-campaign is for the scenarios that track events');
+  if (eventCampaign !== 'none' && (push || scenario === 'floor' || scenario === 'devices')) fail('--event-campaign is for the scenarios that track events');
   if (values.target) {
     let u: URL | undefined;
     try {

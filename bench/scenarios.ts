@@ -7,7 +7,7 @@
 // which shares the 2 CPUs with the server, about as much as the floor spends answering it
 // (measured: ~37k req/s with a per-request build against ~100k with pre-built requests).
 
-export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'floor', 'push-send', 'push-batch'] as const;
+export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'devices', 'floor', 'push-send', 'push-batch'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** The push scenarios: their people, devices and provider credentials are set up before the load. */
@@ -23,7 +23,7 @@ export interface BenchWorkspace {
   people?: string[];
 }
 
-export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'push-send' | 'push-batch';
+export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'device' | 'push-send' | 'push-batch';
 
 export interface BenchRequest {
   kind: Kind;
@@ -111,6 +111,14 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     return { kind: 'person', method: 'GET', path: `${API}/people/${encodeURIComponent(pick(seen[ws]!))}`, headers: { Authorization: auth[ws]! }, events: 0 };
   };
 
+  // A new FCM-shaped token each request (unique across connections and runs), for one of the people.
+  const tokenStem = `${Date.now().toString(36)}${randInt(1e9).toString(36)}`;
+  const device = (): BenchRequest => {
+    const ws = randInt(workspaces.length);
+    const token = `bench${tokenStem}x${seq++}:APA91b${'x'.repeat(120)}`;
+    return post('device', `/people/${person()}/devices`, ws, { token, platform: 'android', app_version: '1.0.0' }, 0);
+  };
+
   const content = { title: 'Order {{ order_id }} has shipped', body: 'Hi {{ name }}, it arrives {{ eta }}.', custom_data: { deep_link: 'app://orders/{{ order_id }}', source: 'bench' }, variables: { eta: 'tomorrow' } };
   const recipientVariables = (i: number) => ({ name: `First${i}`, order_id: `A-${randInt(1_000_000)}` });
   const pushSend = (): BenchRequest => {
@@ -147,6 +155,7 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     'track-batch': () => batch(100, 100),
     identify,
     mixed,
+    devices: device,
     'push-send': pushSend,
     'push-batch': pushBatch,
   };

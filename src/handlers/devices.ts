@@ -6,8 +6,9 @@ import { json } from './reply.js';
 import { personNotFound } from './people.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { ensurePerson, findPerson } from '../store/people.js';
-import { deactivateDevice, devicesOf, registerDevice, type DeviceInput, type DeviceRow } from '../store/devices.js';
+import { findPerson } from '../store/people.js';
+import { deactivateDevice, devicesOf, type DeviceInput, type DeviceRow } from '../store/devices.js';
+import { registerDevice } from '../store/device-registrar.js';
 
 const present = (d: DeviceRow) => ({
   ...d,
@@ -17,11 +18,8 @@ const present = (d: DeviceRow) => ({
 });
 
 const register: Handler = async (ctx) => {
-  const ws = ctx.workspaceId!;
-  const { device, personCreated } = await ctx.db.tx(async (q) => {
-    const { person, created } = await ensurePerson(q, ws, ctx.params.id!);
-    return { device: await registerDevice(q, ws, person.id, ctx.body as DeviceInput), personCreated: created };
-  });
+  // Group-committed with the other registrations of the tick (store/device-registrar.ts).
+  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, ctx.body as DeviceInput);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,

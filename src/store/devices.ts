@@ -29,19 +29,28 @@ export interface DeviceInput {
   app_version?: string;
 }
 
-/** Registers the token for the person; a known token is updated, re-activated and moved to this person. */
-export async function registerDevice(q: Queryable, workspaceId: string, personId: string, d: DeviceInput): Promise<{ id: string; created: boolean }> {
-  const r = await q.query<{ id: string; created: boolean }>(
-    `INSERT INTO devices AS d (id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (workspace_id, md5(device_token)) DO UPDATE SET
-       person_id = EXCLUDED.person_id, platform = EXCLUDED.platform,
-       device_name = COALESCE(EXCLUDED.device_name, d.device_name), device_model = COALESCE(EXCLUDED.device_model, d.device_model),
-       os_version = COALESCE(EXCLUDED.os_version, d.os_version), app_version = COALESCE(EXCLUDED.app_version, d.app_version),
-       is_active = true, is_valid = true, last_used_at = now(), registration_count = d.registration_count + 1, updated_at = now()
-     RETURNING d.id, (xmax = 0) AS created`,
-    [newId(), workspaceId, personId, d.token, d.platform, d.device_name ?? null, d.device_model ?? null, d.os_version ?? null, d.app_version ?? null],
-  );
+/**
+ * The registration upsert of the rows `source` selects (id, workspace_id, person_id,
+ * device_token, platform, device_name, device_model, os_version, app_version): a known token
+ * is updated, re-activated and moved to the row's person. Returns id, created and `returning`.
+ */
+export const DEVICE_UPSERT = (source: string, returning = '') => `
+  INSERT INTO devices AS d (id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version)
+  ${source}
+  ON CONFLICT (workspace_id, md5(device_token)) DO UPDATE SET
+    person_id = EXCLUDED.person_id, platform = EXCLUDED.platform,
+    device_name = COALESCE(EXCLUDED.device_name, d.device_name), device_model = COALESCE(EXCLUDED.device_model, d.device_model),
+    os_version = COALESCE(EXCLUDED.os_version, d.os_version), app_version = COALESCE(EXCLUDED.app_version, d.app_version),
+    is_active = true, is_valid = true, last_used_at = now(), registration_count = d.registration_count + 1, updated_at = now()
+  RETURNING d.id, (xmax = 0) AS created${returning ? `, ${returning}` : ''}`;
+
+const ONE_UPSERT = DEVICE_UPSERT('VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)');
+
+/** Registers one token for the person (store/device-registrar.ts groups them; this is its one-by-one path). */
+export async function upsertDevice(q: Queryable, workspaceId: string, personId: string, d: DeviceInput): Promise<{ id: string; created: boolean }> {
+  const r = await q.query<{ id: string; created: boolean }>(ONE_UPSERT, [
+    newId(), workspaceId, personId, d.token, d.platform, d.device_name ?? null, d.device_model ?? null, d.os_version ?? null, d.app_version ?? null,
+  ]);
   return r.rows[0]!;
 }
 

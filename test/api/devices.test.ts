@@ -232,6 +232,26 @@ t.test('concurrent registrations: one person, one record per token', async (t) =
   t.equal(d.registration_count, 5, 'every registration counted');
 });
 
+t.test('concurrent registrations of many people (written together): each token with its person, each person created once', async (t) => {
+  const k = await setup();
+  const calls = Array.from({ length: 20 }, (_, i) => ({ user: `group-${i % 10}`, token: tok(`group-${i}`) }));
+  const rs = await Promise.all(calls.map((c) => register(k.write, c.user, { token: c.token, platform: 'android' })));
+  t.same(rs.map((r) => r.status), Array(20).fill(201));
+  t.equal(new Set(rs.map((r) => r.body.device_id)).size, 20, 'twenty records');
+  for (let p = 0; p < 10; p++) {
+    const mine = rs.filter((_, i) => calls[i]!.user === `group-${p}`);
+    t.equal(mine.filter((r) => r.body.person_created === true).length, 1, `group-${p} created once`);
+    const listed = (await devices(k.write, `group-${p}`)).body.devices.map((d: { device_token: string }) => d.device_token).sort();
+    t.same(listed, calls.filter((c) => c.user === `group-${p}`).map((c) => c.token).sort(), `group-${p} holds its two tokens`);
+  }
+  const shared = tok('group-shared');
+  const moved = await Promise.all(Array.from({ length: 4 }, (_, i) => register(k.write, `group-${i}`, { token: shared, platform: 'ios' })));
+  t.same(moved.map((r) => r.status).sort(), [200, 200, 200, 201], 'one token registered by four people at once: one record');
+  const owners = await Promise.all(Array.from({ length: 4 }, async (_, i) => (await devices(k.write, `group-${i}`)).body.devices.filter((d: { device_token: string }) => d.device_token === shared)));
+  t.equal(owners.flat().length, 1, 'held by exactly one person');
+  t.equal(owners.flat()[0].registration_count, 4);
+});
+
 t.test('registration racing a delete of the same person: never a 5xx (the device goes with the person, or the person is created again)', async (t) => {
   const k = await setup();
   const statuses = new Set<number>();
