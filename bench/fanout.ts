@@ -26,6 +26,8 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
                       Herald's default; a smaller one truncates the run)
   --send-in 10s       send_at this long after the campaign is activated
   --timeout 600s      give up when the provider has not received everything by then
+  --cpu-prof DIR      write V8 CPU profiles of Herald's threads into DIR when it stops
+                      (node --cpu-prof; profiling slows Herald down)
   --out bench/results where the JSON result goes`;
 
 interface FanoutOptions {
@@ -33,6 +35,7 @@ interface FanoutOptions {
   ceiling: number;
   sendInMs: number;
   timeoutMs: number;
+  cpuProf?: string;
   out: string;
 }
 
@@ -45,6 +48,7 @@ function options(argv: string[]): FanoutOptions {
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
       timeout: { type: 'string', default: '600s' },
+      'cpu-prof': { type: 'string' },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -59,6 +63,7 @@ function options(argv: string[]): FanoutOptions {
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
     sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
     timeoutMs: dur('timeout', values.timeout!),
+    cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     out: values.out!,
   };
 }
@@ -91,6 +96,31 @@ async function insertAudience(url: string, workspaceId: string, n: number): Prom
     await db.query('COMMIT');
     await db.query('ANALYZE people');
     await db.query('ANALYZE devices');
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Where PostgreSQL's time went, when pg_stat_statements is loaded (shared_preload_libraries):
+ * `reset` at send_at, `read` (statements by total execution time) at the end; null otherwise.
+ */
+async function statementStats(url: string, action: 'reset' | 'read'): Promise<{ query: string; calls: number; total_ms: number; rows: number }[] | null> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    if (action === 'reset') {
+      await db.query('SELECT pg_stat_statements_reset()');
+      return [];
+    }
+    const r = await db.query<{ query: string; calls: string; total_ms: number; rows: string }>(
+      `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query, calls, round(total_exec_time::numeric, 1)::float AS total_ms, rows
+       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 20`,
+    );
+    return r.rows.map((x) => ({ query: x.query, calls: Number(x.calls), total_ms: x.total_ms, rows: Number(x.rows) }));
+  } catch {
+    return null; // not loaded
   } finally {
     await db.end();
   }
@@ -144,7 +174,7 @@ export async function fanout(argv: string[]): Promise<number> {
       NODE_EXTRA_CA_CERTS: caFile,
       HERALD_PUSH_PROVIDER: 'live',
       HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling),
-    });
+    }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
     const base = herald.base;
     log(`Herald is up at ${base} (pid ${herald.pid}), fake providers pid ${fakes.child.pid}`);
     const [ws] = await setupWorkspaces(base, secret, 1);
@@ -175,6 +205,7 @@ export async function fanout(argv: string[]): Promise<number> {
     const sampler = new Sampler(herald.pid, pgDir);
     const before = (await fakes.stats()).fcm.requests;
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
+    await statementStats(url, 'reset');
     sampler.mark('start');
     const loadStart = loadavg();
     // Poll what the fake FCM received until everything arrived (or nothing more comes).
@@ -218,6 +249,7 @@ export async function fanout(argv: string[]): Promise<number> {
       [campaignId],
     )).rows;
     await db.end();
+    const statements = await statementStats(url, 'read');
     sampler.stop();
     t = Date.now();
     const shutdown = await stopChild(herald.child, 120_000);
@@ -242,6 +274,7 @@ export async function fanout(argv: string[]): Promise<number> {
       campaign: { status: stats?.campaign?.status ?? null, stats: stats?.stats ?? null, run, failures },
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
+      statements,
       herald_log: herald.logged,
       shutdown,
       samples: sampler.samples,

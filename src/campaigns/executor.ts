@@ -20,7 +20,7 @@
 // instead of sent. A page is about the engine's own send concurrency (256 recipients with the
 // providers at once), so those are mostly sends that were with the provider at the kill.
 import { v5 as uuidv5 } from 'uuid';
-import type { Db } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 import { claimDue, moveOn, refreshClaims, releaseStale, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
@@ -171,12 +171,15 @@ export class Executor {
     const node = workflow.nodes[index]!;
     const next = workflow.nodes[index + 1]?.id ?? null;
     if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    await this.push(workspaceId, campaignId, node, enrolments, people);
-    await moveOn(this.db, ids, next);
+    await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
   }
 
-  /** One push node for the enrolments: one engine send, or, for those claimed here before, the interruption recorded. */
-  private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>): Promise<void> {
+  /**
+   * One push node for the enrolments: one engine send, or, for those claimed here before, the
+   * interruption recorded; then `movedOn`, in the transaction of the send's records (one commit
+   * for both).
+   */
+  private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
     const present = enrolments.filter((e) => people.has(e.person_id));
     const record = (e: ClaimedEnrolment): CampaignSendRecord => {
       const p = people.get(e.person_id)!;
@@ -184,13 +187,13 @@ export class Executor {
     };
     await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map(record));
     const fresh = present.filter((e) => e.claims === 1);
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e): Recipient => {
       const c = e.context;
       return { person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: campaignSendId(e.id, node.id), event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id };
     });
     const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
     const content = compileContent(nodeContent(node, templates));
-    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail' }, recipients);
+    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail', withRecords: movedOn }, recipients);
   }
 }

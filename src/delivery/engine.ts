@@ -7,9 +7,9 @@
 //      token suppression → (render) → quiet hours → daily cap → rolling cap; a send reserves its
 //      counter slot with no await between the check and the reservation;
 //   3. send through the workspace's providers with bounded concurrency, then write every record
-//      and delivery (one statement) and the dead-token effects (with them, in one transaction)
-//      before answering.
-import type { Db } from '../store/db.js';
+//      and delivery (one statement) and the dead-token effects and the caller's `withRecords`
+//      (with them, in one transaction) before answering.
+import type { Db, Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
 import { sendContext } from '../store/send-context.js';
 import { invalidateDevices, type SendableDevice } from '../store/devices.js';
@@ -53,6 +53,8 @@ export interface Send {
   bypassCaps?: boolean;
   /** How a template that fails to render is answered: a 400 for the whole request, or that recipient `failed`. */
   renderErrors: 'throw' | 'fail';
+  /** What must commit with the records, in their transaction (a campaign's enrolments moved past the node). */
+  withRecords?: (q: Queryable) => Promise<void>;
 }
 
 export interface Recipient {
@@ -223,8 +225,8 @@ export class PushEngine {
       return { message_id: id, status: 'failed', sent_at: sentAt, provider: out[0]!.provider, error };
     });
     try {
-      // One statement when no token died (the usual case); with dead-token effects, one transaction.
-      if (dead.length === 0) await saveRecords(this.db, records, deliveries);
+      // One statement when no token died and nothing goes with the records (an API send); else one transaction.
+      if (dead.length === 0 && !send.withRecords) await saveRecords(this.db, records, deliveries);
       else {
         await this.db.tx(async (q) => {
           await saveRecords(q, records, deliveries);
@@ -232,6 +234,7 @@ export class PushEngine {
           for (const x of dead) {
             await suppressToken(q, send.workspaceId, { device_token: x.device.device_token, platform: x.device.platform, suppression_type: x.type, reason: x.error, source_push_id: x.messageId });
           }
+          await send.withRecords?.(q);
         });
       }
     } catch (err) {
