@@ -14,6 +14,7 @@
 //     twice, and max_per_user and debounce held by the storage keys (campaigns/enrol.ts);
 //     the workflow due `delay_minutes` from now.
 // A failure is a warning on its event, never an error: the event is already acknowledged.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../store/db.js';
 import { activeEventCampaigns, eventCounts, firstOccurrences, storedEvents, type EventCampaignRow } from '../store/event-triggers.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
@@ -21,6 +22,7 @@ import { eventTriggerOf, triggerHolds, type EventTrigger } from '../domain/event
 import type { EventRecord } from '../domain/events.js';
 import { PERSON_FIELDS } from '../domain/conditions.js';
 import { Poller } from '../util/poller.js';
+import { groupBy } from '../util/group-by.js';
 import { logger } from '../logger.js';
 import { enrolPeople } from './enrol.js';
 
@@ -31,25 +33,20 @@ const COUNT_WAIT_MS = 3_000;
 
 type WorkspaceIndex = Map<string, EventTrigger[]>;
 
+/** What `fire` answers when no campaign listens: nothing allocated on the hot path. */
+const NO_WARNINGS: ReadonlyMap<string, string[]> = new Map();
+
 /** An event and a campaign it triggers, on its way through the checks. */
 interface Match {
   event: EventRecord;
   trigger: EventTrigger;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 function indexOf(rows: readonly EventCampaignRow[]): Map<string, WorkspaceIndex> {
   const index = new Map<string, WorkspaceIndex>();
-  for (const row of rows) {
-    const trigger = eventTriggerOf(row);
-    let ws = index.get(row.workspace_id);
-    if (!ws) index.set(row.workspace_id, (ws = new Map()));
-    for (const name of new Set(trigger.eventNames)) {
-      const list = ws.get(name);
-      if (list) list.push(trigger);
-      else ws.set(name, [trigger]);
-    }
+  for (const [ws, campaigns] of groupBy(rows, (r) => r.workspace_id)) {
+    const listening = campaigns.map(eventTriggerOf).flatMap((trigger) => [...new Set(trigger.eventNames)].map((name) => ({ name, trigger })));
+    index.set(ws, new Map([...groupBy(listening, (l) => l.name)].map(([name, ls]) => [name, ls.map((l) => l.trigger)])));
   }
   return index;
 }
@@ -111,12 +108,12 @@ export class EventTriggers {
   }
 
   /** Enrols the durable events' people in the campaigns they trigger; answers the warnings by event id. */
-  async fire(workspaceId: string, events: readonly EventRecord[]): Promise<Map<string, string[]>> {
-    const warnings = new Map<string, string[]>();
+  async fire(workspaceId: string, events: readonly EventRecord[]): Promise<ReadonlyMap<string, string[]>> {
     const ws = this.index.get(workspaceId);
-    if (!ws) return warnings;
+    if (!ws) return NO_WARNINGS;
     const matches = events.flatMap((event) => (ws.get(event.type) ?? []).map((trigger) => ({ event, trigger })));
-    if (matches.length === 0) return warnings;
+    if (matches.length === 0) return NO_WARNINGS;
+    const warnings = new Map<string, string[]>();
     const warn = (m: Match, err: unknown) => {
       const list = warnings.get(m.event.id) ?? [];
       list.push(`campaign ${m.trigger.campaignId} was not triggered: ${(err as Error).message}`);

@@ -55,7 +55,7 @@ async function recordFor(ctx: Ctx, c: Checked): Promise<{ record: EventRecord; p
 }
 
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
-function outcome(warnings: Map<string, string[]>, eventId: string) {
+function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
   const w = warnings.get(eventId);
   return w ? { status: 'accepted_with_warnings', warnings: w } : { status: 'processed' };
 }

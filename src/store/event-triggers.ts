@@ -2,6 +2,7 @@
 // the first-seen record of first_occurrence (person_event_counts.first_event_id, migration 10),
 // and the per-person counts performed_count_* conditions read.
 import type { Queryable } from './db.js';
+import { groupBy } from '../util/group-by.js';
 
 export interface EventCampaignRow {
   id: string;
@@ -60,11 +61,5 @@ export async function eventCounts(q: Queryable, personIds: readonly string[], ty
     'SELECT person_id, type, count FROM person_event_counts WHERE person_id = ANY ($1::uuid[]) AND type = ANY ($2::text[])',
     [personIds, types],
   );
-  const counts = new Map<string, Record<string, number>>();
-  for (const row of r.rows) {
-    let c = counts.get(row.person_id);
-    if (!c) counts.set(row.person_id, (c = {}));
-    c[row.type] = Number(row.count);
-  }
-  return counts;
+  return new Map([...groupBy(r.rows, (x) => x.person_id)].map(([person, rows]) => [person, Object.fromEntries(rows.map((x) => [x.type, Number(x.count)]))]));
 }
