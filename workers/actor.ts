@@ -13,7 +13,8 @@ import { Buckets } from '../src/ratelimit/buckets.js';
 import { SharedBuckets } from '../src/ratelimit/shared.js';
 import { shardOf } from '../src/actors/host.js';
 import { ProviderRegistry } from '../src/delivery/providers.js';
-import type { ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
+import type { ActorReply, ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
+import { Batcher } from '../src/util/batcher.js';
 import { PushEngine } from '../src/delivery/engine.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
@@ -57,10 +58,12 @@ const handle = createPipeline(db, eventLog, push, providers, triggers, eventTrig
 void resumeMerges(db, owns);
 const port = parentPort!;
 const send = (m: FromActor) => port.postMessage(m);
+// The replies of one turn (a group commit answers many requests at once) go in one message.
+const replies = new Batcher<ActorReply>(async (batch) => send({ type: 'replies', replies: batch }), Infinity);
 
 port.on('message', (m: ToActor) => {
-  if (m.type === 'request') {
-    void handle(m.req).then((reply) => send({ type: 'reply', id: m.req.id, reply }));
+  if (m.type === 'requests') {
+    for (const req of m.reqs) void handle(req).then((reply) => replies.add({ id: req.id, reply }));
   } else {
     void Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()])
       .then(() => providers.close())

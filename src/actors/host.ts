@@ -7,6 +7,7 @@ import type { RouteId } from '../routes.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
 import type { StoreLink } from '../store/open.js';
 import { logger } from '../logger.js';
+import { Batcher } from '../util/batcher.js';
 
 interface Pending {
   actor: number;
@@ -39,6 +40,8 @@ export function shardOf(key: string, n: number): number {
 
 export class ActorHost {
   private readonly workers: Worker[] = [];
+  /** Each worker's requests of the current turn, posted together at its end. */
+  private readonly outboxes: Batcher<ActorRequest>[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private stopping = false;
@@ -65,10 +68,14 @@ export class ActorHost {
     const data: ActorWorkerData = { index, store: this.opts.store, secretsKey: this.opts.secretsKey.toString('hex') };
     const w = new Worker(this.opts.script, { workerData: data });
     this.workers[index] = w;
+    this.outboxes[index] = new Batcher(async (reqs) => {
+      const transfer = reqs.flatMap((r) => (r.body ? [r.body.buffer as ArrayBuffer] : []));
+      w.postMessage({ type: 'requests', reqs } satisfies ToActor, transfer);
+    }, Infinity);
     const ready = new Promise<void>((resolve, reject) => {
       w.on('message', (m: FromActor) => {
         if (m.type === 'ready') resolve();
-        else if (m.type === 'reply') this.settle(m.id, m.reply);
+        else for (const r of m.replies) this.settle(r.id, r.reply);
       });
       w.once('exit', (code) => reject(new Error(`actor ${index} exited with code ${code} while starting`)));
     });
@@ -89,9 +96,7 @@ export class ActorHost {
     const id = this.nextId++;
     return new Promise<Reply>((resolve) => {
       this.pending.set(id, { actor, route: req.route, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
-      const msg: ToActor = { type: 'request', req: { ...req, id } };
-      const body = req.body;
-      this.workers[actor]!.postMessage(msg, body ? [body.buffer as ArrayBuffer] : []);
+      this.outboxes[actor]!.add({ ...req, id });
     });
   }
 

@@ -18,8 +18,16 @@ export interface ActorRequest {
   ip: string;
 }
 
-export type FromActor = { type: 'ready' } | { type: 'reply'; id: number; reply: Reply };
-export type ToActor = { type: 'request'; req: ActorRequest } | { type: 'stop' };
+export interface ActorReply {
+  id: number;
+  reply: Reply;
+}
+
+// Requests and replies travel in batches, those of one turn of the sender's event loop
+// together: a message between threads has a fixed cost (a wake-up of the receiving thread, an
+// event dispatched there) that one request per message paid on each side.
+export type FromActor = { type: 'ready' } | { type: 'replies'; replies: ActorReply[] };
+export type ToActor = { type: 'requests'; reqs: ActorRequest[] } | { type: 'stop' };
 
 export interface ActorWorkerData {
   index: number;

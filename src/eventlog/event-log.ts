@@ -2,7 +2,7 @@
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
 // Two implementations: the store's `log_entries` table (embedded default) and JetStream
 // (eventlog/jetstream.ts, with NATS_URL).
-import { isDataError, type Db } from '../store/db.js';
+import { isDataError, prepared, type Db } from '../store/db.js';
 import type { EventRecord } from '../domain/events.js';
 import { InvalidInput, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
@@ -131,15 +131,17 @@ const storeRefusal: Refusal = (err) => {
   return new InvalidInput(`The store cannot hold these events: ${why}`, [{ field: 'body', message: `holds a value the store refuses (${why})` }]);
 };
 
+const APPEND = prepared(
+  'log-append',
+  `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
+   SELECT pg_notify('${LOG_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM appended)`,
+);
+
 /** The embedded Log: one `log_entries` row per append, all of a tick in one INSERT. */
 export function storeLog(db: Db): Log {
   return new GroupCommitLog(
     async (groups) => {
-      await db.query(
-        `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
-       SELECT pg_notify('${LOG_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM appended)`,
-        [`[${groups.map((g) => g.json).join(',')}]`],
-      );
+      await db.query(APPEND, [`[${groups.map((g) => g.json).join(',')}]`]);
     },
     1,
     storeRefusal,

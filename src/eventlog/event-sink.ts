@@ -14,7 +14,7 @@
 // in halves until each refused record is alone (poison.ts); that record goes to the
 // `dead_letters` table (store/dead-letters.ts) and off the Log, and everything else flows. An
 // outage keeps the Log as it is: retried with backoff, nothing set aside.
-import { isDataError, type Db, type Queryable } from '../store/db.js';
+import { isDataError, prepared, type Db, type Queryable } from '../store/db.js';
 import type { Notifications } from '../store/pg.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
@@ -32,12 +32,15 @@ const records = (json: string) => `ROWS FROM (jsonb_to_recordset(${json}) AS ${C
 function applySql(source: string, analytics: boolean): string {
   return `
 WITH ${source}, resolved AS (
-  SELECT recs.id, recs.workspace_id, COALESCE(rd.to_id, recs.person_id) AS person_id, recs.type, recs.parameters, recs.created_at
-  FROM recs LEFT JOIN person_redirects rd ON rd.from_id = recs.person_id
+  -- Scalar subqueries, so each is an index probe per record: as joins, the planner (which
+  -- expects 100 records) hashed the whole people table for every batch.
+  SELECT recs.id, recs.workspace_id, recs.type, recs.parameters, recs.created_at,
+    (SELECT p.id FROM people p WHERE p.id = COALESCE((SELECT rd.to_id FROM person_redirects rd WHERE rd.from_id = recs.person_id), recs.person_id)) AS person_id
+  FROM recs
 ), stored AS (
   INSERT INTO events (id, workspace_id, person_id, type, parameters, created_at)
   SELECT r.id, r.workspace_id, r.person_id, r.type, r.parameters, r.created_at
-  FROM resolved r JOIN people p ON p.id = r.person_id
+  FROM resolved r WHERE r.person_id IS NOT NULL
   ON CONFLICT (id) DO NOTHING
   RETURNING id, person_id, type, created_at
 ), counted AS (
@@ -58,13 +61,13 @@ SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted
 
 const BATCH_ROWS = 200;
 /** Embedded Log: take the oldest rows off `log_entries` in the same statement. */
-const FROM_STORE_LOG = applySql(`taken AS (
+const FROM_STORE_LOG = prepared('sink-store-log', applySql(`taken AS (
   DELETE FROM log_entries WHERE seq IN (
     SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
   ) RETURNING seq, payload
-), recs AS (SELECT r.*, taken.seq FROM taken, ${records('taken.payload')})`, true);
+), recs AS (SELECT r.*, taken.seq FROM taken, ${records('taken.payload')})`, true));
 /** JetStream (and the embedded Log's isolation pass): records passed as one JSON parameter. */
-const fromParam = (analytics: boolean) => applySql(`recs AS (SELECT r.*, 0::bigint AS seq FROM ${records('$1::text::jsonb')})`, analytics);
+const fromParam = (analytics: boolean) => prepared(`sink-records-${analytics}`, applySql(`recs AS (SELECT r.*, 0::bigint AS seq FROM ${records('$1::text::jsonb')})`, analytics));
 const FROM_PARAM_EMBEDDED = fromParam(true);
 /**
  * The oldest entries of the embedded Log, locked for this transaction, each as the JSON texts

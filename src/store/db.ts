@@ -8,8 +8,20 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
+/**
+ * A statement each connection parses and plans once, then runs by `name`: for the hot
+ * statements of ingest, where planning a large CTE costs as much as running it. Only for
+ * fixed texts (one prepared statement per name and connection).
+ */
+export interface Prepared {
+  name: string;
+  text: string;
+}
+
+export const prepared = (name: string, text: string): Prepared => ({ name, text });
+
 export interface Queryable {
-  query<T = Row>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  query<T = Row>(sql: string | Prepared, params?: unknown[]): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

@@ -9,7 +9,7 @@
 // a row once per statement), so the later registration wins, as one by one. When a round fails
 // (a person deleted since it was resolved, a value refused), each registration of it is done
 // alone in its own transaction with the person locked, as before, so one cannot fail another.
-import type { Db } from './db.js';
+import { prepared, type Db } from './db.js';
 import { ensurePerson } from './people.js';
 import { resolvePerson } from './person-resolver.js';
 import { personIds } from './person-cache.js';
@@ -35,9 +35,9 @@ interface Registration {
 
 const tokenKey = (r: Registration) => r.workspaceId + '\0' + r.input.token;
 
-const GROUP_UPSERT = DEVICE_UPSERT(`SELECT id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version
+const GROUP_UPSERT = prepared('device-group-upsert', DEVICE_UPSERT(`SELECT id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version
   FROM jsonb_to_recordset($1::text::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, device_token text, platform text,
-    device_name text, device_model text, os_version text, app_version text)`, 'd.workspace_id, d.device_token');
+    device_name text, device_model text, os_version text, app_version text)`, 'd.workspace_id, d.device_token'));
 
 /** Rounds in which no token repeats, in arrival order. */
 function rounds(group: Registration[]): Registration[][] {

@@ -2,7 +2,7 @@
 // The actor's cache answers known people; the misses of one tick, from every request and
 // workspace, are found or created by one statement (one store round trip instead of two per
 // person), which is what ingestion with many new people is bound by.
-import type { Db } from './db.js';
+import { prepared, type Db } from './db.js';
 import { newId } from '../ids.js';
 import { ensurePerson } from './people.js';
 import { personIds } from './person-cache.js';
@@ -32,7 +32,7 @@ interface Wanted {
 
 // Rows another transaction inserted after this statement's snapshot are neither found nor
 // created here; the caller looks those up again.
-const RESOLVE = `
+const RESOLVE = prepared('resolve-people', `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS t(workspace_id uuid, external_id text, new_id uuid)
 ), found AS (
@@ -47,7 +47,7 @@ WITH input AS (
 )
 SELECT workspace_id::text AS workspace_id, external_id, id::text AS id, false AS created FROM found
 UNION ALL
-SELECT workspace_id::text, external_id, id::text, true FROM created`;
+SELECT workspace_id::text, external_id, id::text, true FROM created`);
 
 const key = (workspaceId: string, externalId: string) => workspaceId + '\0' + externalId;
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Queryable, QueryResult, Row } from './db.js';
+import type { Db, Prepared, Queryable, QueryResult, Row } from './db.js';
 
 // int8 (count(*), bigint columns) as a JS number; Herald's counters stay
 // far below 2^53.
@@ -9,19 +9,19 @@ export function openPostgres(url: string, max: number): Db {
   const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const run = async <T>(c: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]): Promise<QueryResult<T>> => {
-    const r = await c.query(sql, params as unknown[]);
+  const run = async <T>(c: pg.Pool | pg.PoolClient, sql: string | Prepared, params?: unknown[]): Promise<QueryResult<T>> => {
+    const r = typeof sql === 'string' ? await c.query(sql, params as unknown[]) : await c.query({ name: sql.name, text: sql.text, values: params as unknown[] });
     return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
   };
   return {
-    query: <T = Row>(sql: string, params?: unknown[]) => run<T>(pool, sql, params),
+    query: <T = Row>(sql: string | Prepared, params?: unknown[]) => run<T>(pool, sql, params),
     exec: async (sql) => void (await pool.query(sql)),
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         const out = await fn({
-          query: <U = Row>(sql: string, params?: unknown[]) => run<U>(client, sql, params),
+          query: <U = Row>(sql: string | Prepared, params?: unknown[]) => run<U>(client, sql, params),
           exec: async (sql) => void (await client.query(sql)),
         });
         await client.query('COMMIT');
