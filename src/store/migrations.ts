@@ -426,6 +426,16 @@ const migrations: { id: number; name: string; sql: string }[] = [
       ALTER TABLE person_event_counts ADD COLUMN first_event_id uuid;
     `,
   },
+  {
+    id: 11,
+    name: 'no index on the embedded analytics copy by type',
+    sql: `
+      -- No query reads analytics_events by type (the analytics routes answer 501), and the
+      -- sink paid for this index on every event it stored. The primary key stays: it makes a
+      -- batch applied twice harmless.
+      DROP INDEX analytics_events_by_type;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {
