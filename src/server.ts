@@ -4,9 +4,7 @@ import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/
 import { ConfigError, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
-import { listen } from './store/pg.js';
 import { countDeadLetters } from './store/dead-letters.js';
-import { LOG_CHANNEL } from './eventlog/event-log.js';
 import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSecretsKey, resolveSessionAuth } from './auth/bootstrap.js';
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
@@ -14,7 +12,7 @@ import { KeyCache } from './auth/key-cache.js';
 import { natsKeyChanges, pgKeyChanges } from './auth/key-changes.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { clickHouseSink, jetStreamSink, storeLogSink, type Sink } from './eventlog/event-sink.js';
+import { clickHouseSink, jetStreamSink, type Sink } from './eventlog/event-sink.js';
 import { clickHouseAnalytics } from './analytics/clickhouse.js';
 import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
@@ -81,13 +79,14 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   });
   await actors.start();
 
-  // The Log: JetStream with NATS_URL, else the store's own log table; its sink feeds the store
-  // and, unless ClickHouse is configured (which needs NATS_URL), the embedded analytics table.
+  // The Log: JetStream with NATS_URL, whose sink feeds the store and, unless ClickHouse is
+  // configured, the embedded analytics table; else the store itself (no sink: the actors'
+  // appends write the events, workers/actor.ts).
   const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
-  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, analytics === null)] : [storeLogSink(store.db, listen(store.link.url, LOG_CHANNEL))];
+  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, analytics === null)] : [];
   if (nats && analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names));
   for (const s of sinks) s.start();
 

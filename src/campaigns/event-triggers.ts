@@ -165,7 +165,7 @@ export class EventTriggers {
     return candidates.filter((m) => !m.trigger.firstOccurrence || first.has(m.event.id));
   }
 
-  /** The events of `ids` the sink has stored, waiting up to COUNT_WAIT_MS for all of them. */
+  /** The events of `ids` stored (at once on the store's Log; by the JetStream sink), waiting up to COUNT_WAIT_MS for all of them. */
   private async waitStored(ids: string[]): Promise<Set<string>> {
     const deadline = Date.now() + COUNT_WAIT_MS;
     for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {

@@ -1,8 +1,10 @@
 // The Log: where facts (events now; push records, enrolments later) are appended, and
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
-// Two implementations: the store's `log_entries` table (embedded default) and JetStream
-// (eventlog/jetstream.ts, with NATS_URL).
-import { isDataError, prepared, type Db } from '../store/db.js';
+// Two implementations: the store itself (embedded default and DATABASE_URL without NATS: the
+// append writes the events where they are read) and JetStream (eventlog/jetstream.ts, with
+// NATS_URL; its sinks then write the store).
+import { isDataError, type Db } from '../store/db.js';
+import { applyEvents } from './apply-events.js';
 import type { EventRecord } from '../domain/events.js';
 import { InvalidInput, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
@@ -121,9 +123,6 @@ export class GroupCommitLog implements Log {
   }
 }
 
-/** The channel an append NOTIFYs, waking the sink (eventlog/event-sink.ts). */
-export const LOG_CHANNEL = 'herald_log';
-
 /** A statement PostgreSQL refused for the values it carries (store/db.ts `isDataError`): 400, for that append only. */
 const storeRefusal: Refusal = (err) => {
   if (!isDataError(err)) return null;
@@ -131,17 +130,21 @@ const storeRefusal: Refusal = (err) => {
   return new InvalidInput(`The store cannot hold these events: ${why}`, [{ field: 'body', message: `holds a value the store refuses (${why})` }]);
 };
 
-const APPEND = prepared(
-  'log-append',
-  `WITH appended AS (INSERT INTO log_entries (topic, payload) SELECT 'events', x FROM jsonb_array_elements($1::text::jsonb) AS x RETURNING 1)
-   SELECT pg_notify('${LOG_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM appended)`,
-);
+/** Without ClickHouse (which needs NATS), analytics copies live in the store too. */
+const APPLY = applyEvents(true);
 
-/** The embedded Log: one `log_entries` row per append, all of a tick in one INSERT. */
+/**
+ * The store's Log: the appends of a tick are applied to `events`, the counts and the
+ * analytics table in one statement (group commit), so an event is readable when acknowledged
+ * and is written once. It used to go to a `log_entries` queue first, which a sink then
+ * applied: every event was written, read back and deleted once more (migration 12 applied
+ * what such a queue still held).
+ */
 export function storeLog(db: Db): Log {
   return new GroupCommitLog(
     async (groups) => {
-      await db.query(APPEND, [`[${groups.map((g) => g.json).join(',')}]`]);
+      // Each group's json is an array: their elements, joined, are the one array applied.
+      await db.query(APPLY, [`[${groups.map((g) => g.json.slice(1, -1)).filter((inner) => inner !== '').join(',')}]`]);
     },
     1,
     storeRefusal,

@@ -1,21 +1,14 @@
-// Moves events from the Log into the store's `events` (what the read routes and deletes
-// use), the per-person counts, and the embedded analytics table (unless ClickHouse is the
-// analytics store: then a second JetStream consumer writes it). One statement writes a whole
-// batch, so a batch is applied exactly once: events already stored are skipped (ON CONFLICT)
-// and only newly stored ones are counted, which makes a redelivered batch harmless. Events of
-// a person deleted meanwhile are dropped (their analytics copy stays); events of a person
-// merged away follow the redirect.
-//
-// `recs` carries each record's Log position (seq, ord), so a count row created here names the
-// first of its events in Log order (first_event_id, for first_occurrence triggers).
+// The sinks of the JetStream Log: durable consumers that apply what they fetch to the store
+// (eventlog/apply-events.ts) and, with CLICKHOUSE_URL, to ClickHouse. (The embedded Log
+// needs none: its append writes the events where they are read.)
 //
 // Poison: a batch the store (or ClickHouse) refuses for what it carries rather than for an
 // outage (store/db.ts `isDataError`, analytics/clickhouse.ts `isRefusedData`) is applied again
 // in halves until each refused record is alone (poison.ts); that record goes to the
 // `dead_letters` table (store/dead-letters.ts) and off the Log, and everything else flows. An
 // outage keeps the Log as it is: retried with backoff, nothing set aside.
-import { isDataError, prepared, type Db, type Queryable } from '../store/db.js';
-import type { Notifications } from '../store/pg.js';
+import { isDataError, type Db } from '../store/db.js';
+import { applyEvents } from './apply-events.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import { SINK_ACK_WAIT_MS, type StreamNames } from './jetstream.js';
@@ -24,59 +17,6 @@ import { logger } from '../logger.js';
 import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
 import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../store/dead-letters.js';
 import { isolatePoison } from './poison.js';
-
-const COLUMNS = '(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz)';
-/** A JSON array of records as rows, with `ord` their position in it. */
-const records = (json: string) => `ROWS FROM (jsonb_to_recordset(${json}) AS ${COLUMNS}) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, ord)`;
-
-function applySql(source: string, analytics: boolean): string {
-  return `
-WITH ${source}, resolved AS (
-  -- Scalar subqueries, so each is an index probe per record: as joins, the planner (which
-  -- expects 100 records) hashed the whole people table for every batch.
-  SELECT recs.id, recs.workspace_id, recs.type, recs.parameters, recs.created_at,
-    (SELECT p.id FROM people p WHERE p.id = COALESCE((SELECT rd.to_id FROM person_redirects rd WHERE rd.from_id = recs.person_id), recs.person_id)) AS person_id
-  FROM recs
-), stored AS (
-  INSERT INTO events (id, workspace_id, person_id, type, parameters, created_at)
-  SELECT r.id, r.workspace_id, r.person_id, r.type, r.parameters, r.created_at
-  FROM resolved r WHERE r.person_id IS NOT NULL
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id, person_id, type, created_at
-), counted AS (
-  INSERT INTO person_event_counts (person_id, type, count, first_at, last_at, first_event_id)
-  SELECT s.person_id, s.type, count(*), min(s.created_at), max(s.created_at), (array_agg(s.id ORDER BY o.seq, o.ord))[1]
-  FROM stored s JOIN (SELECT DISTINCT ON (id) id, seq, ord FROM recs ORDER BY id, seq, ord) o USING (id) GROUP BY s.person_id, s.type
-  ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
-    first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
-  RETURNING 1
-)${analytics ? `, analytics AS (
-  INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at)
-  SELECT id, workspace_id, person_id, external_id, type, parameters, created_at FROM recs
-  ON CONFLICT (id) DO NOTHING
-  RETURNING 1
-)` : ''}
-SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted)::int AS counted`;
-}
-
-const BATCH_ROWS = 200;
-/** Embedded Log: take the oldest rows off `log_entries` in the same statement. */
-const FROM_STORE_LOG = prepared('sink-store-log', applySql(`taken AS (
-  DELETE FROM log_entries WHERE seq IN (
-    SELECT seq FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED
-  ) RETURNING seq, payload
-), recs AS (SELECT r.*, taken.seq FROM taken, ${records('taken.payload')})`, true));
-/** JetStream (and the embedded Log's isolation pass): records passed as one JSON parameter. */
-const fromParam = (analytics: boolean) => prepared(`sink-records-${analytics}`, applySql(`recs AS (SELECT r.*, 0::bigint AS seq FROM ${records('$1::text::jsonb')})`, analytics));
-const FROM_PARAM_EMBEDDED = fromParam(true);
-/**
- * The oldest entries of the embedded Log, locked for this transaction, each as the JSON texts
- * of its records (`records` null: the entry is not an array; `payload` is then its text).
- */
-const TAKE_ENTRIES = `SELECT seq,
-    CASE WHEN jsonb_typeof(payload) = 'array' THEN ARRAY(SELECT x::text FROM jsonb_array_elements(payload) WITH ORDINALITY AS e(x, o) ORDER BY o) END AS records,
-    CASE WHEN jsonb_typeof(payload) = 'array' THEN NULL ELSE payload::text END AS payload
-  FROM log_entries WHERE topic = 'events' ORDER BY seq LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`;
 
 const NOT_A_LIST = new Error('not an array of event records');
 
@@ -91,21 +31,9 @@ function reportDeadLetters(sink: DeadLetterSink, letters: DeadLetter[]): void {
   });
 }
 
-/** Runs `fn` in a savepoint of `q`'s transaction, rolled back to when it fails. */
-async function inSavepoint(q: Queryable, fn: () => Promise<unknown>): Promise<void> {
-  await q.query('SAVEPOINT part');
-  try {
-    await fn();
-  } catch (err) {
-    await q.query('ROLLBACK TO SAVEPOINT part').catch(() => {});
-    throw err;
-  }
-  await q.query('RELEASE SAVEPOINT part');
-}
-
 export interface Sink {
   start(): void;
-  /** Drains what it can, then stops. */
+  /** Finishes the batch in hand, then stops (the rest stays on the Log). */
   stop(): Promise<void>;
 }
 
@@ -115,13 +43,13 @@ const SMALL_BATCH_PAUSE_MS = 10;
 const MAX_BACKOFF_MS = 5000;
 
 /**
- * Runs `step` (which returns how many events it moved) until stopped. When the Log is empty it
- * awaits `idle()`, which returns when there may be work again (so an idle Herald costs nothing).
+ * Runs `step` (which returns how many events it moved) until stopped. `step` waits for work
+ * itself (a long poll of its consumer), so an idle Herald costs nothing.
  */
-function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise<void>, drain: () => Promise<void>): Sink {
+function sinkLoop(name: string, step: () => Promise<number>): Sink {
   let stopped = false;
   let running: Promise<void> | undefined;
-  // Stopping ends an idle wait at once (shutdown must not wait out the backstop).
+  // Stopping ends a backoff wait at once.
   let stopNow!: () => void;
   const stopping = new Promise<void>((r) => (stopNow = r));
   const loop = async () => {
@@ -130,11 +58,9 @@ function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise
       try {
         const moved = await step();
         backoff = 50;
-        if (moved >= FULL_BATCH_EVENTS) continue;
         // A small batch: let more gather before the next statement (each has a fixed cost
         // that would otherwise delay the requests' own writes to the store).
-        if (moved > 0) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
-        else await Promise.race([idle(), stopping]);
+        if (moved > 0 && moved < FULL_BATCH_EVENTS) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
       } catch (err) {
         // Nothing was taken off the log: retry with backoff until the store answers.
         logger.warn(`${name} failed; retrying`, { err, retryMs: backoff });
@@ -149,53 +75,8 @@ function sinkLoop(name: string, step: () => Promise<number>, idle: () => Promise
       stopped = true;
       stopNow();
       await running;
-      await drain();
     },
   };
-}
-
-/** How long the store sink sleeps without a notification: a backstop, should one be missed. */
-const IDLE_BACKSTOP_MS = 5000;
-
-/**
- * The embedded Log's isolation pass, after its one statement was refused: in one transaction,
- * lock the oldest entries, apply their records in halves (each part in a savepoint) until each
- * refused record is alone, record those in `dead_letters`, and delete the entries. Applied
- * exactly once like the one statement: nothing is taken off the Log unless it was applied or
- * set aside in the same commit. Returns how many records it handled.
- */
-async function setAsideFromStoreLog(db: Db): Promise<number> {
-  return db.tx(async (q) => {
-    const entries = (await q.query<{ seq: number; records: string[] | null; payload: string | null }>(TAKE_ENTRIES)).rows;
-    const letters: DeadLetter[] = [];
-    const records: { ref: string; json: string }[] = [];
-    for (const e of entries) {
-      if (e.records) e.records.forEach((json, i) => records.push({ ref: `log_entries:${e.seq}:${i}`, json }));
-      else letters.push({ sink: 'store-log', ref: `log_entries:${e.seq}`, payload: e.payload ?? 'null', error: NOT_A_LIST });
-    }
-    const apply = (part: typeof records) => inSavepoint(q, () => q.query(FROM_PARAM_EMBEDDED, [`[${part.map((r) => r.json).join(',')}]`]));
-    for (const { item, err } of await isolatePoison(records, apply, isDataError)) letters.push({ sink: 'store-log', ref: item.ref, payload: item.json, error: err });
-    await recordDeadLetters(q, letters);
-    await q.query('DELETE FROM log_entries WHERE seq = ANY($1::bigint[])', [entries.map((e) => e.seq)]);
-    reportDeadLetters('store-log', letters);
-    return records.length;
-  });
-}
-
-/** The sink of the embedded Log; it sleeps until an append's NOTIFY (store/pg.ts `listen`). */
-export function storeLogSink(db: Db, appended: Notifications): Sink {
-  const step = async () => {
-    try {
-      return (await db.query<{ events: number }>(FROM_STORE_LOG)).rows[0]!.events;
-    } catch (err) {
-      if (!isDataError(err)) throw err;
-      return setAsideFromStoreLog(db);
-    }
-  };
-  return sinkLoop('event sink', step, () => appended.wait(IDLE_BACKSTOP_MS), async () => {
-    for (let i = 0; i < 1000; i++) if ((await step().catch(() => 0)) === 0) break;
-    await appended.close();
-  });
 }
 
 /** How often a sink tells JetStream it is still applying a batch (in-progress ack). */
@@ -270,7 +151,7 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
       consumer = undefined;
       throw err;
     });
-  return sinkLoop(o.label, guarded, async () => {}, async () => {});
+  return sinkLoop(o.label, guarded);
 }
 
 /** A record of a fetched message, with its place on the stream (`ref`). */
@@ -323,7 +204,7 @@ function recordsJson(records: unknown[]): string {
 
 /** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */
 export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean): Sink {
-  const sql = fromParam(embeddedAnalytics);
+  const sql = applyEvents(embeddedAnalytics);
   const apply = (records: unknown[]) => db.query(sql, [recordsJson(records)]);
   const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
   return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison }, db, nc, names.stream);

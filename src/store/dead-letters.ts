@@ -4,8 +4,8 @@
 import type { Queryable } from './db.js';
 import { isUuid } from '../ids.js';
 
-/** Which sink set it aside: the embedded Log's, or one of the JetStream consumers'. */
-export type DeadLetterSink = 'store-log' | 'jetstream-store' | 'clickhouse';
+/** Which sink set it aside: one of the JetStream consumers'. (`store-log` rows come from migration 12.) */
+export type DeadLetterSink = 'jetstream-store' | 'clickhouse';
 
 export interface DeadLetter {
   sink: DeadLetterSink;

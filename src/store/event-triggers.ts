@@ -29,7 +29,7 @@ export interface Occurrence {
 
 /**
  * Claims the first-seen record of each occurrence's (person, event name) for its event unless
- * one exists (made by the sink or an earlier claim), and answers the ids of the events that
+ * one exists (made when the events were applied, or by an earlier claim), and answers the ids of the events that
  * are first: those the record names. Asking again for the same event answers the same.
  */
 export async function firstOccurrences(q: Queryable, occurrences: readonly Occurrence[]): Promise<Set<string>> {
@@ -49,7 +49,7 @@ export async function firstOccurrences(q: Queryable, occurrences: readonly Occur
   return new Set(r.rows.map((x) => x.event_id));
 }
 
-/** Which of the events the sink has stored (so the counts include them). */
+/** Which of the events are stored (so the counts include them). */
 export async function storedEvents(q: Queryable, ids: readonly string[]): Promise<Set<string>> {
   const r = await q.query<{ id: string }>('SELECT id FROM events WHERE id = ANY ($1::uuid[])', [ids]);
   return new Set(r.rows.map((x) => x.id));

@@ -37,49 +37,6 @@ export function openPostgres(url: string, max: number): Db {
   };
 }
 
-export interface Notifications {
-  /** Resolves at the next NOTIFY on the channel (or one that came since the last call), or after `ms`. */
-  wait(ms: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * LISTENs on `channel` with a connection of its own, so a loop can sleep until there is work
- * instead of polling. A notification missed while not listening wakes the next wait.
- */
-export function listen(url: string, channel: string): Notifications {
-  let arrived = false;
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    arrived = true;
-    wake?.();
-  };
-  // anything appended while not listening is looked for at each (re)connection
-  const subscription = subscribe(url, channel, { notification: notify, listening: notify });
-  return {
-    wait(ms) {
-      if (arrived) {
-        arrived = false;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms);
-        function done() {
-          clearTimeout(timer);
-          wake = null;
-          arrived = false;
-          resolve();
-        }
-        wake = done;
-      });
-    },
-    async close() {
-      wake?.();
-      await subscription.close();
-    },
-  };
-}
-
 export interface Subscription {
   close(): Promise<void>;
 }
