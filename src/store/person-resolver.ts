@@ -35,17 +35,19 @@ interface Wanted {
 const RESOLVE = prepared('resolve-people', `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS t(workspace_id uuid, external_id text, new_id uuid)
-), found AS (
-  SELECT p.workspace_id, p.external_id, p.id FROM people p
-  JOIN input i ON p.workspace_id = i.workspace_id AND p.external_id = i.external_id
+), looked AS (
+  -- A scalar subquery, so each lookup is an index probe: as a join, the planner (expecting 100
+  -- inputs) hashed the whole people table for every statement.
+  SELECT i.workspace_id, i.external_id, i.new_id,
+    (SELECT p.id FROM people p WHERE p.workspace_id = i.workspace_id AND p.external_id = i.external_id) AS id
+  FROM input i
 ), created AS (
   INSERT INTO people (id, workspace_id, external_id)
-  SELECT i.new_id, i.workspace_id, i.external_id FROM input i
-  WHERE NOT EXISTS (SELECT 1 FROM found f WHERE f.workspace_id = i.workspace_id AND f.external_id = i.external_id)
+  SELECT new_id, workspace_id, external_id FROM looked WHERE id IS NULL
   ON CONFLICT (workspace_id, external_id) DO NOTHING
   RETURNING workspace_id, external_id, id
 )
-SELECT workspace_id::text AS workspace_id, external_id, id::text AS id, false AS created FROM found
+SELECT workspace_id::text AS workspace_id, external_id, id::text AS id, false AS created FROM looked WHERE id IS NOT NULL
 UNION ALL
 SELECT workspace_id::text, external_id, id::text, true FROM created`);
 
