@@ -24,6 +24,8 @@ export interface Config {
   keyCacheSize: number;
   keyCacheTtlMs: number;
   requestTimeoutMs: number;
+  /** Requests at the actors at once; past it the front answers 503 (memory stays bounded when the store is slow). */
+  maxInFlight: number;
   shutdownTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** FCM HTTP v1 base URL; sends go to `POST {fcmEndpoint}/v1/projects/<project_id>/messages:send`. */
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
     keyCacheTtlMs: int(env, 'HERALD_KEY_CACHE_TTL_MS', 5_000, 1),
     requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
+    maxInFlight: int(env, 'HERALD_MAX_IN_FLIGHT', 4_096, 1),
     shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],
     fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? 'https://fcm.googleapis.com',

@@ -8,6 +8,7 @@ import { checkTraits, identifyInput, type IdentifyBody, type IdentifyInput } fro
 import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
+import { identifyPerson } from '../store/identify-group.js';
 import { deletePerson, findPerson, findPersonById, listPeople, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/people.js';
 import { runMerge, scheduleMerge } from '../store/merges.js';
 import { personIds } from '../store/person-cache.js';
@@ -68,7 +69,7 @@ export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND'
 /** Writes a checked identify (identifyInput has applied every rule). */
 async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
   const ws = ctx.workspaceId!;
-  if (!input.anonymousId) return (await upsertPerson(ctx.db, ws, input)).person;
+  if (!input.anonymousId) return (await identifyPerson(ctx.db, ws, input)).person;
   // The merge is recorded with the person in one transaction and runs after the response.
   const { person, mergeId } = await ctx.db.tx(async (q) => {
     const { person } = await upsertPerson(q, ws, input);

@@ -16,6 +16,7 @@ import { personIds } from './person-cache.js';
 import { DEVICE_UPSERT, upsertDevice, type DeviceInput } from './devices.js';
 import { newId } from '../ids.js';
 import { Batcher } from '../util/batcher.js';
+import { rounds } from '../util/rounds.js';
 
 export interface Registered {
   device: { id: string; created: boolean };
@@ -38,19 +39,6 @@ const tokenKey = (r: Registration) => r.workspaceId + '\0' + r.input.token;
 const GROUP_UPSERT = prepared('device-group-upsert', DEVICE_UPSERT(`SELECT id, workspace_id, person_id, device_token, platform, device_name, device_model, os_version, app_version
   FROM jsonb_to_recordset($1::text::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, device_token text, platform text,
     device_name text, device_model text, os_version text, app_version text)`, 'd.workspace_id, d.device_token'));
-
-/** Rounds in which no token repeats, in arrival order. */
-function rounds(group: Registration[]): Registration[][] {
-  const out: Registration[][] = [];
-  const seen = new Map<string, number>();
-  for (const r of group) {
-    const k = tokenKey(r);
-    const i = (seen.get(k) ?? -1) + 1;
-    seen.set(k, i);
-    (out[i] ??= []).push(r);
-  }
-  return out;
-}
 
 async function writeRound(db: Db, round: Registration[]): Promise<void> {
   const rows = round.map((r) => ({
@@ -91,7 +79,7 @@ async function alone(round: Registration[]): Promise<void> {
 
 // One actor has one store, so every registration of a group carries the same `db`.
 const registrations = new Batcher<Registration>(async (group) => {
-  for (const round of rounds(group)) await writeRound(group[0]!.db, round);
+  for (const round of rounds(group, tokenKey)) await writeRound(group[0]!.db, round);
 });
 
 /** Registers the token for the person (created bare when unknown); a known token is updated, re-activated and moved to this person. */

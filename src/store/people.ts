@@ -28,18 +28,20 @@ export interface PersonRow {
 const PERSON_COLUMNS =
   'id, workspace_id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status, unsubscribed_at, unsubscribe_reason, traits, created_at, updated_at, first_seen_at, last_seen_at';
 
-const RETURNING = `RETURNING ${PERSON_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}`;
-// Each dedicated field takes the value sent when its key is present in $4, else keeps its own.
-const SET_FIELDS = DEDICATED_FIELDS.map((f) => `${f} = CASE WHEN $4::text::jsonb ? '${f}' THEN $4::text::jsonb->>'${f}' ELSE p.${f} END`).join(',\n  ');
+export const RETURNING = `RETURNING ${PERSON_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')}`;
+/** Each dedicated field of person `p` takes the value sent when its key is present in `sent` (jsonb), else keeps its own. */
+export const setFields = (sent: string) => DEDICATED_FIELDS.map((f) => `${f} = CASE WHEN ${sent} ? '${f}' THEN ${sent}->>'${f}' ELSE p.${f} END`).join(',\n  ');
+/** The dedicated fields of a new person from `sent` (jsonb), in DEDICATED_FIELDS order. */
+export const newFields = (sent: string) => DEDICATED_FIELDS.map((f) => `${sent}->>'${f}'`).join(', ');
 
 /** Creates the person or merges into them (traits: new values win); keyed only on the identifier. */
 export async function upsertPerson(q: Queryable, workspaceId: string, input: IdentifyInput): Promise<{ person: PersonRow; created: boolean }> {
   const r = await q.query<PersonRow & { created: boolean }>(
     `INSERT INTO people AS p (id, workspace_id, external_id, ${DEDICATED_FIELDS.join(', ')}, traits, first_seen_at, last_seen_at)
-     SELECT $1, $2, $3, ${DEDICATED_FIELDS.map((f) => `f->>'${f}'`).join(', ')}, $5::text::jsonb, $6::timestamptz, $6::timestamptz
+     SELECT $1, $2, $3, ${newFields('f')}, $5::text::jsonb, $6::timestamptz, $6::timestamptz
      FROM (SELECT $4::text::jsonb AS f) AS x
      ON CONFLICT (workspace_id, external_id) DO UPDATE SET
-       ${SET_FIELDS},
+       ${setFields('$4::text::jsonb')},
        traits = p.traits || EXCLUDED.traits,
        updated_at = now(),
        last_seen_at = GREATEST(p.last_seen_at, EXCLUDED.last_seen_at)
@@ -79,7 +81,7 @@ export async function peopleByIds(q: Queryable, workspaceId: string, ids: readon
 /** Merges traits and their dedicated fields into a known person; false when unknown. */
 export async function updateTraits(q: Queryable, workspaceId: string, externalId: string, traits: Record<string, unknown>, fields: Record<string, string | null>): Promise<boolean> {
   const r = await q.query(
-    `UPDATE people AS p SET ${SET_FIELDS}, traits = p.traits || $3::text::jsonb, updated_at = now()
+    `UPDATE people AS p SET ${setFields('$4::text::jsonb')}, traits = p.traits || $3::text::jsonb, updated_at = now()
      WHERE p.workspace_id = $1 AND p.external_id = $2`,
     [workspaceId, externalId, JSON.stringify(traits), JSON.stringify(fields)],
   );

@@ -9,7 +9,8 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { embeddedDatabaseUrl, newKey, newWorkspace, startServer, uniqueUser, TEST_SECRET, type TestServer } from '../helpers/server.js';
+import { embeddedDatabaseUrl, newKey, newWorkspace, startServer, uniqueUser, workspaceWithKeys, TEST_SECRET, type Res, type TestServer } from '../helpers/server.js';
+import { NO_LIMITS, keyError } from '../helpers/assert.js';
 import { checkResponse } from '../helpers/contract.js';
 import { ROUTES } from '../../src/routes.js';
 
@@ -353,6 +354,34 @@ t.test('HERALD_MAX_BODY_BYTES=1000', async (t) => {
     chunks: [chunkedOk.slice(0, 500), chunkedOk.slice(500)],
   });
   t.equal(c.status, 201, '999 bytes chunked');
+});
+
+t.test('HERALD_MAX_IN_FLIGHT=2: a request past the limit is 503 with Retry-After and records nothing; the rest are served', async (t) => {
+  const one = await startServer({ ...NO_LIMITS, HERALD_MAX_IN_FLIGHT: '2' });
+  t.teardown(() => one.stop());
+  // Two keys made at once: within the limit.
+  const k = await workspaceWithKeys(one, { write: ['events:write'], read: ['people:read'] });
+  const users = Array.from({ length: 40 }, (_, i) => uniqueUser(`in-flight-${i}`));
+  // Sent at once: the front takes them while the first is still at its actor (a store round trip).
+  const rs = await Promise.all(users.map((u) => one.req('POST', '/track', { token: k.write, body: { event: 'crowd', external_id: u } })));
+  const refused = rs.filter((r) => r.status === 503);
+  t.same(rs.filter((r) => r.status !== 201 && r.status !== 503).map((r) => r.status), [], 'every answer is 201 or 503');
+  t.ok(refused.length > 0, `some refused (${refused.length} of 40)`);
+  t.ok(rs.some((r) => r.status === 201), 'some served');
+  for (const r of refused.slice(0, 3)) {
+    keyError(t, r, 503, 'SERVICE_UNAVAILABLE');
+    t.equal(r.headers.get('retry-after'), '1', 'Retry-After: 1');
+    t.match(r.body?.error, /HERALD_MAX_IN_FLIGHT/);
+  }
+  const people: Res[] = [];
+  for (const u of users) people.push(await one.req('GET', `/people/${encodeURIComponent(u)}`, { token: k.read }));
+  t.same(
+    rs.map((r, i) => [r.status, people[i]!.status]).filter(([track, person]) => (track === 201 ? person !== 200 : person !== 404)),
+    [],
+    'a served track created its person; a refused one created nobody',
+  );
+  const later = await one.req('POST', '/track', { token: k.write, body: { event: 'alone', external_id: uniqueUser('later') } });
+  t.equal(later.status, 201, 'once they are answered, there is room again');
 });
 
 t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', async (t) => {

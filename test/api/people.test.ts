@@ -317,6 +317,27 @@ t.test('identify: concurrent identifies of one new userId make one person with e
   t.equal((await s.req('GET', '/people', { token: k.read })).body.total, 1);
 });
 
+t.test('identify: a crowd at once (known and new people, fields sent and not) each write their own person', async (t) => {
+  const k = await setup();
+  const users = Array.from({ length: 12 }, (_, i) => `crowd-${i}`);
+  // The first six are known beforehand, with an email to keep.
+  for (const u of users.slice(0, 6)) t.equal((await identify(k.all, { userId: u, email: `${u}@old.example`, traits: { before: true } })).status, 200);
+  const known = new Map(await Promise.all(users.slice(0, 6).map(async (u) => [u, (await getPerson(k.read, u)).body.person.id as string] as const)));
+  // Sent together: one group commit (one statement updates the known, inserts the new).
+  const rs = await Promise.all(users.map((u, i) => identify(k.all, { userId: u, traits: { i }, ...(i % 2 ? { email: `${u}@new.example` } : {}) })));
+  for (const [i, r] of rs.entries()) {
+    t.equal(r.status, 200, r.text.slice(0, 200));
+    t.equal(r.body.person.userId, users[i], `echo ${i} is its own person`);
+    if (i < 6) t.equal(r.body.person.id, known.get(users[i]!), `${users[i]}: the known person, not a new one`);
+  }
+  for (const [i, u] of users.entries()) {
+    const p = (await getPerson(k.read, u)).body.person;
+    t.same(p.traits, i < 6 ? { before: true, i } : { i }, `${u}: traits merged`);
+    t.equal(p.email, i % 2 ? `${u}@new.example` : i < 6 ? `${u}@old.example` : null, `${u}: email set when sent, kept when not`);
+  }
+  t.equal((await s.req('GET', '/people', { token: k.read })).body.total, 12, 'twelve people, none twice');
+});
+
 t.test('identify: dedicated trait keys set the person fields', async (t) => {
   const k = await setup();
   const traits = { email: 'ded@example.com', phone: '+15559990000', first_name: 'Ada', last_name: 'Lovelace', timezone: 'Europe/Paris', locale: 'fr-FR', plan: 'pro' };
