@@ -102,12 +102,16 @@ const batch: Handler = async (ctx) => {
       return null;
     }
   });
-  for (const [index, input] of inputs.entries()) {
-    if (!input) continue;
+  const write = async (index: number, input: IdentifyInput) => {
     const person = await identifyOne(ctx, input);
     // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
     results[index] = { type: 'identify', index, success: true, data: keyPerson(person) };
-  }
+  };
+  const valid = [...inputs.entries()].filter((e): e is [number, IdentifyInput] => e[1] !== null);
+  // Without merges the entries go in one group commit (a repeated userId in entry order, by
+  // rounds); a merge (anonymousId) is its own transaction, so such a batch goes one by one.
+  if (valid.some(([, input]) => input.anonymousId)) for (const [index, input] of valid) await write(index, input);
+  else await Promise.all(valid.map(([index, input]) => write(index, input)));
   return json(200, { success: true, results, total: entries.length });
 };
 
