@@ -36,14 +36,12 @@ WITH recs AS (
   GROUP BY s.person_id, s.type ORDER BY s.person_id, s.type
   ON CONFLICT (person_id, type) DO UPDATE SET count = person_event_counts.count + EXCLUDED.count,
     first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
-  RETURNING 1
 )${analytics ? `, analytics AS (
   INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at)
   SELECT id, workspace_id, person_id, external_id, type, parameters, created_at FROM recs
   ON CONFLICT (id) DO NOTHING
-  RETURNING 1
 )` : ''}
-SELECT (SELECT count(*) FROM recs)::int AS events, (SELECT count(*) FROM counted)::int AS counted`;
+SELECT 1`;
 }
 
 /** The statement applying `$1`, a JSON array of event records; `analytics`: also into the embedded analytics table. */

@@ -5,33 +5,30 @@
 // registration cost four round trips and a commit; under load a whole tick now costs one of
 // each.
 //
-// A token registered twice in one group goes in a later round (ON CONFLICT DO UPDATE may touch
-// a row once per statement), so the later registration wins, as one by one. When a round fails
-// (a person deleted since it was resolved, a value refused), each registration of it is done
-// alone in its own transaction with the person locked, as before, so one cannot fail another.
+// A token registered twice in one group goes in a later round (util/grouped-writer.ts), so the
+// later registration wins, as one by one. When a round fails (a person deleted since it was
+// resolved, a value refused), each registration of it is done alone in its own transaction
+// with the person locked, as before, so one cannot fail another.
 import { prepared, type Db } from './db.js';
 import { ensurePerson } from './people.js';
 import { resolvePerson } from './person-resolver.js';
 import { personIds } from './person-cache.js';
 import { DEVICE_UPSERT, upsertDevice, type DeviceInput } from './devices.js';
 import { newId } from '../ids.js';
-import { Batcher } from '../util/batcher.js';
-import { rounds } from '../util/rounds.js';
+import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 
 export interface Registered {
   device: { id: string; created: boolean };
   personCreated: boolean;
 }
 
-interface Registration {
+interface Registration extends Waiting<Registered> {
   db: Db;
   workspaceId: string;
   externalId: string;
   personId: string;
   personCreated: boolean;
   input: DeviceInput;
-  resolve: (r: Registered) => void;
-  reject: (err: unknown) => void;
 }
 
 const tokenKey = (r: Registration) => r.workspaceId + '\0' + r.input.token;
@@ -40,52 +37,36 @@ const GROUP_UPSERT = prepared('device-group-upsert', DEVICE_UPSERT(`SELECT id, w
   FROM jsonb_to_recordset($1::text::jsonb) AS x(id uuid, workspace_id uuid, person_id uuid, device_token text, platform text,
     device_name text, device_model text, os_version text, app_version text)`, 'd.workspace_id, d.device_token'));
 
-async function writeRound(db: Db, round: Registration[]): Promise<void> {
+/** One multi-row upsert for the round (all of one actor, so of one `db`). */
+async function writeRound(round: Registration[]): Promise<(Registered | undefined)[]> {
   const rows = round.map((r) => ({
     id: newId(), workspace_id: r.workspaceId, person_id: r.personId, device_token: r.input.token, platform: r.input.platform,
     device_name: r.input.device_name ?? null, device_model: r.input.device_model ?? null, os_version: r.input.os_version ?? null, app_version: r.input.app_version ?? null,
   }));
-  let written: Map<string, { id: string; created: boolean }>;
-  try {
-    const r = await db.query<{ id: string; created: boolean; workspace_id: string; device_token: string }>(GROUP_UPSERT, [JSON.stringify(rows)]);
-    written = new Map(r.rows.map((x) => [x.workspace_id + '\0' + x.device_token, { id: x.id, created: x.created }]));
-  } catch {
-    return alone(round);
-  }
-  for (const r of round) {
-    const device = written.get(tokenKey(r));
-    if (device) r.resolve({ device, personCreated: r.personCreated });
-    else r.reject(new Error('device upsert returned no row for a registration'));
-  }
+  const r = await round[0]!.db.query<{ id: string; created: boolean; workspace_id: string; device_token: string }>(GROUP_UPSERT, [JSON.stringify(rows)]);
+  const written = new Map(r.rows.map((x) => [x.workspace_id + '\0' + x.device_token, { id: x.id, created: x.created }]));
+  return round.map((reg) => {
+    const device = written.get(tokenKey(reg));
+    return device && { device, personCreated: reg.personCreated };
+  });
 }
 
-/** Each registration in its own transaction, the person found or created and locked until commit. */
-async function alone(round: Registration[]): Promise<void> {
-  for (const r of round) {
-    try {
-      r.resolve(
-        await r.db.tx(async (q) => {
-          const { person, created } = await ensurePerson(q, r.workspaceId, r.externalId);
-          // The id resolved before may be of a person deleted since: the cache must not keep it.
-          if (person.id !== r.personId) personIds.forget(r.workspaceId, r.externalId);
-          return { device: await upsertDevice(q, r.workspaceId, person.id, r.input), personCreated: created || r.personCreated };
-        }),
-      );
-    } catch (err) {
-      r.reject(err);
-    }
-  }
+/** One registration in its own transaction, the person found or created and locked until commit. */
+function alone(r: Registration): Promise<Registered> {
+  return r.db.tx(async (q) => {
+    const { person, created } = await ensurePerson(q, r.workspaceId, r.externalId);
+    // The id resolved before may be of a person deleted since: the cache must not keep it.
+    if (person.id !== r.personId) personIds.forget(r.workspaceId, r.externalId);
+    return { device: await upsertDevice(q, r.workspaceId, person.id, r.input), personCreated: created || r.personCreated };
+  });
 }
 
-// One actor has one store, so every registration of a group carries the same `db`.
-const registrations = new Batcher<Registration>(async (group) => {
-  for (const round of rounds(group, tokenKey)) await writeRound(group[0]!.db, round);
-});
+const register = groupedWriter<Registration, Registered>({ key: tokenKey, writeRound, alone });
 
 /** Registers the token for the person (created bare when unknown); a known token is updated, re-activated and moved to this person. */
 export async function registerDevice(db: Db, workspaceId: string, externalId: string, input: DeviceInput): Promise<Registered> {
   const person = await resolvePerson(db, workspaceId, externalId);
   return new Promise((resolve, reject) =>
-    registrations.add({ db, workspaceId, externalId, personId: person.id, personCreated: person.created, input, resolve, reject }),
+    register({ db, workspaceId, externalId, personId: person.id, personCreated: person.created, input, resolve, reject }),
   );
 }

@@ -5,25 +5,24 @@
 // The statement updates the people it finds and inserts the others. (One INSERT … ON CONFLICT
 // DO UPDATE cannot do it: which dedicated fields an identify sets depends on the keys it sent,
 // and the conflicting row offers only column values.) A person identified twice in one group
-// goes in a later round, so the later identify wins, as one by one. An identify the statement
-// wrote nothing for (a person created or deleted by another transaction meanwhile), or every
-// identify of a round that failed, is then written alone with the single-row upsert, so one
-// cannot fail another.
+// goes in a later round (util/grouped-writer.ts), so the later identify wins, as one by one. An
+// identify the statement wrote nothing for (a person created or deleted by another transaction
+// meanwhile), or every identify of a round that failed, is then written alone with the
+// single-row upsert, so one cannot fail another.
 import { prepared, type Db } from './db.js';
 import { RETURNING, newFields, setFields, upsertPerson, type PersonRow } from './people.js';
 import { DEDICATED_FIELDS } from '../domain/traits.js';
 import type { IdentifyInput } from '../domain/identify.js';
 import { newId } from '../ids.js';
-import { Batcher } from '../util/batcher.js';
-import { rounds } from '../util/rounds.js';
+import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 
-interface Identify {
+interface Identify extends Waiting<Identified> {
   db: Db;
   workspaceId: string;
   input: IdentifyInput;
-  resolve: (r: { person: PersonRow; created: boolean }) => void;
-  reject: (err: unknown) => void;
 }
+
+type Identified = { person: PersonRow; created: boolean };
 
 const personKey = (workspaceId: string, externalId: string) => workspaceId + '\0' + externalId;
 const keyOf = (i: Identify) => personKey(i.workspaceId, i.input.userId);
@@ -48,47 +47,24 @@ const IDENTIFY = prepared(
 SELECT * FROM updated UNION ALL SELECT * FROM inserted`,
 );
 
-async function writeRound(db: Db, round: Identify[]): Promise<void> {
+/** One statement for the round (all of one actor, so of one `db`). */
+async function writeRound(round: Identify[]): Promise<(Identified | undefined)[]> {
   const rows = round.map((i) => ({
     id: newId(), workspace_id: i.workspaceId, external_id: i.input.userId, f: i.input.fields, traits: i.input.traits, seen_at: i.input.seenAt,
   }));
-  let written: Map<string, PersonRow & { created: boolean }>;
-  try {
-    const r = await db.query<PersonRow & { created: boolean }>(IDENTIFY, [JSON.stringify(rows)]);
-    written = new Map(r.rows.map((p) => [personKey(p.workspace_id, p.external_id), p]));
-  } catch {
-    return alone(round);
-  }
-  const missed: Identify[] = [];
-  for (const i of round) {
+  const r = await round[0]!.db.query<PersonRow & { created: boolean }>(IDENTIFY, [JSON.stringify(rows)]);
+  const written = new Map(r.rows.map((p) => [personKey(p.workspace_id, p.external_id), p]));
+  return round.map((i) => {
     const row = written.get(keyOf(i));
-    if (!row) {
-      missed.push(i);
-      continue;
-    }
+    if (!row) return undefined;
     const { created, ...person } = row;
-    i.resolve({ person, created });
-  }
-  await alone(missed);
+    return { person, created };
+  });
 }
 
-/** Each identify on its own, with the single-row upsert. */
-async function alone(identifies: Identify[]): Promise<void> {
-  for (const i of identifies) {
-    try {
-      i.resolve(await upsertPerson(i.db, i.workspaceId, i.input));
-    } catch (err) {
-      i.reject(err);
-    }
-  }
-}
-
-// One actor has one store, so every identify of a group carries the same `db`.
-const identifies = new Batcher<Identify>(async (group) => {
-  for (const round of rounds(group, keyOf)) await writeRound(group[0]!.db, round);
-});
+const identify = groupedWriter<Identify, Identified>({ key: keyOf, writeRound, alone: (i) => upsertPerson(i.db, i.workspaceId, i.input) });
 
 /** Creates the person or merges into them (traits: new values win), group-committed with the tick's other identifies. */
-export function identifyPerson(db: Db, workspaceId: string, input: IdentifyInput): Promise<{ person: PersonRow; created: boolean }> {
-  return new Promise((resolve, reject) => identifies.add({ db, workspaceId, input, resolve, reject }));
+export function identifyPerson(db: Db, workspaceId: string, input: IdentifyInput): Promise<Identified> {
+  return new Promise((resolve, reject) => identify({ db, workspaceId, input, resolve, reject }));
 }
