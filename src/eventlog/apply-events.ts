@@ -16,9 +16,10 @@ function applySql(analytics: boolean): string {
   return `
 WITH recs AS (
   SELECT * FROM ROWS FROM (jsonb_to_recordset($1::text::jsonb) AS ${COLUMNS}) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, ord)
-), resolved AS (
+), resolved AS MATERIALIZED (
   -- Scalar subqueries, so each is an index probe per record: as joins, the planner (which
-  -- expects 100 records) hashed the whole people table for every batch.
+  -- expects 100 records) hashed the whole people table for every batch. Materialized, since
+  -- inlined the probes ran twice (once for the filter below, once for the value).
   SELECT recs.id, recs.workspace_id, recs.type, recs.parameters, recs.created_at,
     (SELECT p.id FROM people p WHERE p.id = COALESCE((SELECT rd.to_id FROM person_redirects rd WHERE rd.from_id = recs.person_id), recs.person_id)) AS person_id
   FROM recs
