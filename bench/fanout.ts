@@ -9,12 +9,12 @@
 // machine, and the scenario measures the fan-out, not ingestion. Everything else (workspace,
 // key, push credentials, campaign, activation) goes through Herald's HTTP interface.
 import { parseArgs } from 'node:util';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { call, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
@@ -66,14 +66,6 @@ function options(argv: string[]): FanoutOptions {
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     out: values.out!,
   };
-}
-
-/** The embedded PostgreSQL's URL (the password file and the port in postmaster.pid), or DATABASE_URL. */
-function databaseUrl(dataDir: string): string {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
-  const port = readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]!.trim();
-  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
 }
 
 /** `n` people (external ids `p-0` …) with one android device each (an FCM-shaped token), in bulk. */

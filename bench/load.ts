@@ -62,6 +62,9 @@ export interface KindStats {
   requests: number;
   non2xx: number;
   events: number;
+  /** Reads (`returnsEvents`): events their 2xx answers returned (their `total`), and answers that returned none. */
+  returned?: number;
+  empty?: number;
 }
 
 export interface LoadResult {
@@ -75,6 +78,8 @@ export interface LoadResult {
   events: number;
   events_per_s: number;
   latency: LatencySummary;
+  /** The same, for each kind of request (every response). */
+  latency_by_kind: Partial<Record<Kind, LatencySummary>>;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -100,9 +105,18 @@ const SEQUENCE_BUDGET_BYTES = 64 * 1024 * 1024;
 
 type Prepared = AcRequest & { bench: BenchRequest };
 
-/** Counts responses by kind and status; shared by both modes. */
+/** `total` of a read's answer (`{…, "events": […], "total": n}`), or null when it has none. */
+function totalOf(body: string): number | null {
+  const at = body.lastIndexOf('"total":');
+  if (at < 0) return null;
+  const n = parseInt(body.slice(at + 8, at + 20), 10);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Counts responses by kind and status, and their latencies; shared by both modes. */
 class Tally {
   readonly hist = new LatencyHistogram();
+  readonly histByKind: Partial<Record<Kind, LatencyHistogram>> = {};
   readonly byKind: Partial<Record<Kind, KindStats>> = {};
   readonly samples = new Set<string>();
   readonly codes: Record<string, number> = {};
@@ -112,8 +126,11 @@ class Tally {
   non2xx = 0;
   thisSecond = 0;
   private ticker: NodeJS.Timeout | undefined;
+  /** The kind of the last response counted: autocannon reports its latency right after (closed loop). */
+  lastKind: Kind | undefined;
 
   response(r: BenchRequest, status: number, body: string): void {
+    this.lastKind = r.kind;
     const k = (this.byKind[r.kind] ??= { requests: 0, non2xx: 0, events: 0 });
     k.requests++;
     this.responses++;
@@ -122,11 +139,25 @@ class Tally {
     if (status >= 200 && status < 300) {
       k.events += r.events;
       this.events += r.events;
+      const n = r.returnsEvents ? totalOf(body) : null;
+      if (n !== null) {
+        k.returned = (k.returned ?? 0) + n;
+        k.empty = (k.empty ?? 0) + (n === 0 ? 1 : 0);
+      }
     } else {
       k.non2xx++;
       this.non2xx++;
       if (this.samples.size < 5) this.samples.add(`${status} ${r.method} ${r.path.replace(/\/people\/[^/]+/, '/people/:id')}: ${body.slice(0, 300)}`);
     }
+  }
+
+  latency(ms: number, kind: Kind | undefined): void {
+    this.hist.record(ms);
+    if (kind) (this.histByKind[kind] ??= new LatencyHistogram()).record(ms);
+  }
+
+  latencyByKind(): Partial<Record<Kind, LatencySummary>> {
+    return Object.fromEntries(Object.entries(this.histByKind).map(([kind, h]) => [kind, h.summary()]));
   }
 
   startTimeline(): void {
@@ -193,6 +224,7 @@ function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
           events: tally.events,
           events_per_s: round(tally.events / duration),
           latency: tally.hist.summary(),
+          latency_by_kind: tally.latencyByKind(),
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
@@ -210,8 +242,9 @@ function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
     initEnd = Date.now();
     instance.on('response', (_client, _status, _bytes, ms) => {
       // A request queued while autocannon was still starting could not leave before it ended.
+      // The request's onResponse (tally.response) ran just before, for this very response.
       const now = Date.now();
-      tally.hist.record(now - ms >= initEnd ? ms : now - initEnd);
+      tally.latency(now - ms >= initEnd ? ms : now - initEnd, tally.lastKind);
     });
     tally.startTimeline();
   });
@@ -256,7 +289,7 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           outstanding--;
-          tally.hist.record(performance.now() - t);
+          tally.latency(performance.now() - t, req.bench.kind);
           tally.response(req.bench, res.statusCode ?? 0, Buffer.concat(chunks).toString());
           maybeDone();
         });
@@ -289,6 +322,7 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
         events: tally.events,
         events_per_s: round(tally.events / duration),
         latency: tally.hist.summary(),
+        latency_by_kind: tally.latencyByKind(),
         non2xx: tally.non2xx,
         errors: errors - timeouts,
         timeouts,

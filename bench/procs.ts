@@ -268,6 +268,19 @@ export async function settle(base: string, fastMs: number, maxMs: number): Promi
   return { ms: Date.now() - t0, settled: false };
 }
 
+/**
+ * The database Herald uses: DATABASE_URL when set, else the embedded PostgreSQL it runs in
+ * `dataDir` (HERALD_DATA_DIR): user and database `herald`, the password Herald generated into
+ * `dataDir/pg-password`, the port on line 4 of `dataDir/pg/postmaster.pid`
+ * (src/store/embedded-postgres.ts).
+ */
+export function databaseUrl(dataDir: string): string {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const password = readFileSync(join(dataDir, 'pg-password'), 'utf8').trim();
+  const port = readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]!.trim();
+  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
+}
+
 // ---- Talking to Herald over HTTP ------------------------------------------------------------
 
 export interface HttpResult {

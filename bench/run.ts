@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|floor|push-send|push-batch|fanout> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -8,14 +8,15 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { PUSH_BATCH_SIZE, PUSH_SCENARIOS, SCENARIOS, type BenchWorkspace, type Scenario } from './scenarios.js';
+import { defaultSeedEvents, PUSH_BATCH_SIZE, PUSH_SCENARIOS, SCENARIOS, type BenchWorkspace, type Kind, type Scenario } from './scenarios.js';
 import type { LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersStats } from './fake-providers.js';
 import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
-import { call, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_CAMPAIGNS, setupEventCampaigns, type EventCampaign } from './event-campaign.js';
 import { round } from './stats.js';
+import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
 import { shardOf } from '../src/actors/host.js';
@@ -29,6 +30,11 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
                       (push scenarios: 4)
   --people 100000     distinct people per workspace (external ids p-0 … p-<n-1>; push
                       scenarios: 1000, each with an android and an ios device)
+  --seed-events N     before the load, not timed: N events stored straight into Herald's
+                      PostgreSQL over the workspaces' --people people each (created too) and
+                      the bench event names, created_at over the last 30 days (reads:
+                      10000000, the others: 0; not for floor and push; with --target it needs
+                      DATABASE_URL, the target's database)
   --push-provider P   push scenarios: fakes (fake FCM and APNs in a process of their own,
                       the default) or sandbox (Herald's sandbox provider; push-batch then
                       has no floor)
@@ -65,6 +71,7 @@ interface Options {
   connections: number;
   workspaces: number;
   people: number;
+  seedEvents: number;
   rate?: number;
   target?: string;
   secret?: string;
@@ -84,6 +91,7 @@ function options(argv: string[]): Options {
       connections: { type: 'string' },
       workspaces: { type: 'string' },
       people: { type: 'string' },
+      'seed-events': { type: 'string' },
       'push-provider': { type: 'string', default: 'fakes' },
       'push-streams': { type: 'string', default: '100' },
       rate: { type: 'string' },
@@ -111,7 +119,11 @@ function options(argv: string[]): Options {
   if (values['cpu-prof'] !== undefined && values.target) fail('--cpu-prof profiles the Herald this run starts: it cannot be used with --target');
   const eventCampaign = values['event-campaign'] as EventCampaign;
   if (!EVENT_CAMPAIGNS.includes(eventCampaign)) fail(`--event-campaign must be one of ${EVENT_CAMPAIGNS.join(', ')}`);
-  if (eventCampaign !== 'none' && (push || scenario === 'floor' || scenario === 'devices')) fail('--event-campaign is for the scenarios that track events');
+  if (eventCampaign !== 'none' && (push || scenario === 'floor' || scenario === 'devices' || scenario === 'reads')) fail('--event-campaign is for the scenarios that track events');
+  const seedEvents = int('seed-events', values['seed-events'] ?? String(defaultSeedEvents(scenario)), 0, 1_000_000_000);
+  if (seedEvents > 0 && (push || scenario === 'floor')) fail('--seed-events is not for the floor and push scenarios');
+  // Seeding writes into Herald's database: a --target's is known only as DATABASE_URL.
+  if (seedEvents > 0 && values.target && !process.env.DATABASE_URL) fail("--seed-events with --target needs DATABASE_URL (the target's database)");
   if (values.target) {
     let u: URL | undefined;
     try {
@@ -132,6 +144,7 @@ function options(argv: string[]): Options {
     workspaces: int('workspaces', values.workspaces ?? (push ? '4' : '8'), 1, 1000),
     // Push scenarios set up every person (and two devices each) before the load.
     people: int('people', values.people ?? (push ? '1000' : '100000'), 1, push ? 100_000 : 100_000_000),
+    seedEvents,
     rate: values.rate === undefined ? undefined : int('rate', values.rate, 1, 10_000_000),
     target: values.target?.replace(/\/+$/, '').replace('localhost', '127.0.0.1'),
     secret: values.secret,
@@ -165,6 +178,22 @@ function fakeWorkspaces(n: number): BenchWorkspace[] {
     id: '00000000-0000-4000-8000-' + randomBytes(6).toString('hex'),
     key: `ws_live_${randomBytes(4).toString('hex')}_${randomBytes(6).toString('base64url').slice(0, 8).replace(/[-_]/g, 'x')}.${randomBytes(32).toString('hex')}`,
   }));
+}
+
+interface ReadCheck {
+  path: string;
+  status: number;
+  events: number | null;
+}
+
+/** One read of each kind after seeding: that Herald serves the seeded events. */
+async function readCheck(base: string, ws: BenchWorkspace): Promise<ReadCheck[]> {
+  const out: ReadCheck[] = [];
+  for (const path of ['/api/v1/people/p-0/events?limit=50', '/api/v1/events/search?event=bench_purchase&limit=50']) {
+    const r = await call(base, 'GET', path, ws.key);
+    out.push({ path, status: r.status, events: Array.isArray(r.body?.events) ? (r.body.events as unknown[]).length : null });
+  }
+  return out;
 }
 
 interface SinkLag {
@@ -226,6 +255,27 @@ function table(rows: Row[]): string {
     r.rss ? `${fmt(r.rss.start)}/${fmt(r.rss.max)}/${fmt(r.rss.end)}` : '-',
     r.ratio === undefined ? '-' : fmt(r.ratio, 3),
   ]);
+  return render(head, body);
+}
+
+/** Per kind of request (scenarios sending several): requests/s, latency, and what reads returned. */
+function kindTable(r: Row): string {
+  const head = [`${r.name} by kind`, 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'events returned/read', 'empty reads'];
+  const body = Object.entries(r.load.by_kind).map(([kind, k]) => {
+    const l = r.load.latency_by_kind[kind as Kind];
+    const ok = k.requests - k.non2xx;
+    return [
+      kind,
+      fmt(k.requests / Math.max(0.001, r.load.duration_s)),
+      fmt(l?.p50_ms, 2),
+      fmt(l?.p90_ms, 2),
+      fmt(l?.p99_ms, 2),
+      fmt(l?.max_ms, 1),
+      fmt(k.non2xx),
+      k.returned === undefined ? '-' : fmt(k.returned / Math.max(1, ok), 1),
+      k.empty === undefined ? '-' : fmt(k.empty),
+    ];
+  });
   return render(head, body);
 }
 
@@ -315,8 +365,8 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   // The whole run is bounded: two load phases, the lag probe (or the push floor), start-up,
-  // setup and shutdown.
-  const budgetMs = 2 * (opt.warmupMs + opt.durationMs) + opt.lagTimeoutMs + 600_000;
+  // setup (seeding: up to 0.2 ms an event) and shutdown.
+  const budgetMs = 2 * (opt.warmupMs + opt.durationMs) + opt.lagTimeoutMs + 600_000 + opt.seedEvents * 0.2;
   const watchdog = setTimeout(() => {
     log(`run exceeded its budget of ${Math.round(budgetMs / 1000)} s; stopping`);
     void cleanup().finally(() => process.exit(124));
@@ -325,6 +375,7 @@ async function main(): Promise<number> {
   try {
     let workspaces: BenchWorkspace[];
     let healthz: unknown;
+    let seed: (SeedResult & { check: ReadCheck[] }) | undefined;
     /** Herald's actor threads, as its /healthz says. */
     let actors: number | undefined;
     /** What Herald and the push floor need to reach and trust the fakes. */
@@ -377,6 +428,12 @@ async function main(): Promise<number> {
         if (fakes) await setupPushChannels(base!, secret, workspaces, fakes.ready);
         await setupPushPeople(base!, workspaces, opt.people);
         log(`set up ${opt.people} people with an android and an ios device in each workspace${fakes ? ', and the fakes as their providers' : ''} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+      }
+      if (opt.seedEvents > 0) {
+        log(`seeding ${fmt(opt.seedEvents)} events over ${workspaces.length} workspaces × ${fmt(opt.people)} people straight into ${production.postgres ? 'DATABASE_URL' : 'the embedded PostgreSQL'} (not timed)`);
+        const seeded = await seedEvents(databaseUrl(dataDir ?? ''), workspaces.map((w) => w.id), opt.people, opt.seedEvents, log);
+        seed = { ...seeded, check: await readCheck(base!, workspaces[0]!) };
+        log(`seeded in ${seeded.seconds.total} s; Herald reads back: ${seed.check.map((c) => `${c.path} → ${c.status}, ${c.events ?? '-'} events`).join('; ')}`);
       }
     }
 
@@ -523,9 +580,10 @@ async function main(): Promise<number> {
       scenario: opt.scenario,
       started_at: startedAt.toISOString(),
       revision: revision(),
-      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign },
+      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, seed_events: opt.seedEvents, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
+      seed: seed ?? null,
       floor: floorResult ?? null,
       herald: heraldResult ? { ...heraldResult, rss_mb: rss ?? null, cpu: cpu ?? null, rss_samples: sampler?.samples ?? [] } : null,
       embedded_postgres: pg ?? null,
@@ -541,9 +599,17 @@ async function main(): Promise<number> {
 
     const lines = [
       '',
-      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}${opt.eventCampaign === 'none' ? '' : `, event campaign: ${opt.eventCampaign}`}; ${availableParallelism()} CPUs shared with the load generator`,
+      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.seedEvents ? `, ${fmt(opt.seedEvents)} events seeded` : ''}${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}${opt.eventCampaign === 'none' ? '' : `, event campaign: ${opt.eventCampaign}`}; ${availableParallelism()} CPUs shared with the load generator`,
       table(rows),
     ];
+    for (const r of rows) if (Object.keys(r.load.by_kind).length > 1) lines.push('', kindTable(r));
+    if (seed) {
+      const s = seed.seconds;
+      lines.push(
+        '',
+        `seeded ${fmt(seed.events)} events (${seed.from} … ${seed.to}), ${fmt(seed.people_inserted)} people, ${fmt(seed.person_event_counts)} person_event_counts rows in ${fmt(s.total, 1)} s, not timed (people ${fmt(s.people, 1)}, events ${fmt(s.events, 1)}, index rebuild ${fmt(s.indexes, 1)}, counts ${fmt(s.counts, 1)}, VACUUM (ANALYZE) ${fmt(s.vacuum_analyze, 1)}, CHECKPOINT ${seed.checkpointed ? fmt(s.checkpoint, 1) : 'not allowed'}); events ${fmt(seed.size_mb.events)} MB + indexes ${fmt(seed.size_mb.events_indexes)} MB`,
+      );
+    }
     if (providers) lines.push('', providerTable(providers, pushFloor), '');
     if (providers?.ratio) lines.push(`ratio to the push floor: provider requests/s ${fmt(providers.ratio.provider_requests_per_s, 3)} (FCM and APNs), FCM requests/s alone ${fmt(providers.ratio.fcm_requests_per_s, 3)}`);
     if (push) lines.push(`push: ${opt.pushProvider === 'fakes' ? 'the fake FCM and APNs in a process of their own' : "Herald's sandbox provider"}; events/s counts recipients (${opt.scenario === 'push-batch' ? `${Math.min(PUSH_BATCH_SIZE, opt.people)} a request` : 'one a request'}), each with an android and an ios device`);

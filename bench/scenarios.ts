@@ -7,7 +7,7 @@
 // which shares the 2 CPUs with the server, about as much as the floor spends answering it
 // (measured: ~37k req/s with a per-request build against ~100k with pre-built requests).
 
-export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'devices', 'floor', 'push-send', 'push-batch'] as const;
+export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'devices', 'reads', 'floor', 'push-send', 'push-batch'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** The push scenarios: their people, devices and provider credentials are set up before the load. */
@@ -23,7 +23,18 @@ export interface BenchWorkspace {
   people?: string[];
 }
 
-export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'device' | 'push-send' | 'push-batch';
+export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'device' | 'push-send' | 'push-batch' | 'person-events' | 'events-search';
+
+/** Events stored before the load (`--seed-events`) when not given: the `reads` scenario's, issue 12's 10 M. */
+export function defaultSeedEvents(scenario: Scenario): number {
+  return scenario === 'reads' ? 10_000_000 : 0;
+}
+
+/** The span of time the seeded events' created_at spreads over, ending when they are seeded. */
+export const SEED_SPAN_MS = 30 * 86_400_000;
+
+/** Events asked for by each read of the `reads` scenario. */
+const READS_LIMIT = 50;
 
 export interface BenchRequest {
   kind: Kind;
@@ -33,13 +44,15 @@ export interface BenchRequest {
   body?: string;
   /** Events this request carries (counted as events/s once acknowledged with a 2xx). */
   events: number;
+  /** A read whose answer's `total` says how many events it returned (counted per kind). */
+  returnsEvents?: boolean;
 }
 
 const API = '/api/v1';
 /** The event names the bench sends; the sink-lag sentinel uses a name of its own. */
 export const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
-const PLANS = ['free', 'pro', 'team', 'enterprise'];
-const SOURCES = ['ios', 'android', 'web'];
+export const PLANS = ['free', 'pro', 'team', 'enterprise'];
+export const SOURCES = ['ios', 'android', 'web'];
 
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 const randInt = (n: number) => Math.floor(Math.random() * n);
@@ -61,7 +74,9 @@ export function approxRequestBytes(scenario: Scenario): number {
  * already answered) tracked or identified in the same workspace. The push scenarios send one
  * templated message (Liquid in title, body and custom data; per-recipient variables): `push-send`
  * to one person by external id, `push-batch` to 1,000 distinct people of a workspace by UUID
- * (events = recipients).
+ * (events = recipients). `reads` is half `GET /people/p-<random>/events`, half
+ * `GET /events/search` of a random bench event name, a quarter of those with a `since` at a random
+ * instant of the seeded span (SEED_SPAN_MS before the sequence is built), both `limit=50`.
  */
 export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], people: number, count: number): BenchRequest[] {
   if (workspaces.length === 0) throw new Error('no workspaces to send to');
@@ -141,6 +156,18 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     return post('push-batch', `/workspaces/${workspaces[ws]!.id}/push/send/batch`, ws, { ...content, recipients }, n);
   };
 
+  // The read routes over the events stored before the load (`--seed-events`). A search answers
+  // the newest `limit` events of the name at or after `since` (events_by_type: workspace, type,
+  // created_at DESC): `since` is an index condition, and shortens the walk only when fewer than
+  // `limit` events of the name are newer.
+  const get = (kind: Kind, path: string, ws: number): BenchRequest => ({ kind, method: 'GET', path: API + path, headers: { Authorization: auth[ws]! }, events: 0, returnsEvents: true });
+  const builtAt = Date.now();
+  const personEvents = (): BenchRequest => get('person-events', `/people/${person()}/events?limit=${READS_LIMIT}`, randInt(workspaces.length));
+  const searchEvents = (): BenchRequest => {
+    const since = Math.random() < 0.25 ? `&since=${new Date(builtAt - randInt(SEED_SPAN_MS)).toISOString()}` : '';
+    return get('events-search', `/events/search?event=${pick(EVENT_NAMES)}&limit=${READS_LIMIT}${since}`, randInt(workspaces.length));
+  };
+
   const mixed = (): BenchRequest => {
     // The firehose mix: ~70% track, ~15% batches of 10-20, ~10% identify, ~5% reads.
     const r = Math.random();
@@ -156,6 +183,7 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     identify,
     mixed,
     devices: device,
+    reads: () => (Math.random() < 0.5 ? personEvents() : searchEvents()),
     'push-send': pushSend,
     'push-batch': pushBatch,
   };
