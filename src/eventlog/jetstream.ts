@@ -14,6 +14,12 @@ export function streamNames(prefix: string) {
 }
 export type StreamNames = ReturnType<typeof streamNames>;
 const MAX_MESSAGE_BYTES = 512 * 1024;
+/**
+ * About what a sink fetches at once (event-sink.ts sizes each fetch by the messages it just
+ * took). Fetching 200 messages whatever their size, a sink held up to 100 MB of JSON, several
+ * times that parsed, and applied it in one statement; both sinks do this in the main thread.
+ */
+export const SINK_FETCH_BYTES = 8 * MAX_MESSAGE_BYTES;
 /** Publishes awaiting their acks at once: enough to hide the round trip, few enough to batch. */
 const PUBLISHES_IN_FLIGHT = 4;
 const ns = (ms: number) => ms * 1_000_000;
