@@ -11,7 +11,7 @@ import { isDataError, type Db } from '../store/db.js';
 import { applyEvents } from './apply-events.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
-import { SINK_ACK_WAIT_MS, SINK_FETCH_BYTES, type StreamNames } from './jetstream.js';
+import { MAX_MESSAGE_BYTES, SINK_ACK_WAIT_MS, SINK_FETCH_BYTES, type StreamNames } from './jetstream.js';
 import type { EventRecord } from '../domain/events.js';
 import { logger } from '../logger.js';
 import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
@@ -80,15 +80,18 @@ function sinkLoop(name: string, step: () => Promise<number>): Sink {
 }
 
 const MAX_FETCH_MESSAGES = 200;
+/** A sink's first fetch: as many of the largest messages as SINK_FETCH_BYTES holds. */
+const FIRST_FETCH_MESSAGES = Math.floor(SINK_FETCH_BYTES / MAX_MESSAGE_BYTES);
 
 /**
  * How many messages to fetch next: about SINK_FETCH_BYTES at the sizes of the batch just
- * taken (a message holds from one event to 512 KB of appends). A count, not the fetch's
- * `max_bytes`: nats.js ends such a fetch only once the bytes are used up, so a fetch of small
- * messages outlived the server's answer and failed on missed heartbeats.
+ * taken, not empty (a message holds from one event to 512 KB of appends). A count, not the
+ * fetch's `max_bytes`: nats.js ends such a fetch only once the bytes are used up, so a fetch of
+ * small messages outlived the server's answer and failed on missed heartbeats. The bound holds
+ * while sizes stay alike: small messages followed at once by full ones can make one fetch of up
+ * to 200 × 512 KB.
  */
 export function fetchSize(sizes: number[]): number {
-  if (sizes.length === 0) return MAX_FETCH_MESSAGES;
   const bytes = sizes.reduce((n, size) => n + size, 0);
   return Math.max(1, Math.min(MAX_FETCH_MESSAGES, Math.floor((SINK_FETCH_BYTES * sizes.length) / Math.max(1, bytes))));
 }
@@ -118,15 +121,16 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
   const js = jetstream(nc);
   // Looked up once (each lookup is a request to the server), again after a failed step.
   let consumer: Consumer | undefined;
-  let perFetch = MAX_FETCH_MESSAGES;
+  let perFetch = FIRST_FETCH_MESSAGES;
   const step = async () => {
     consumer ??= await js.consumers.get(stream, o.consumer);
     // A long poll: an empty Log answers after `expires`, so the loop needs no pause of its own.
     const msgs = await consumer.fetch({ max_messages: perFetch, expires: FETCH_EXPIRES_MS });
     const batch: JsMsg[] = [];
     for await (const m of msgs) batch.push(m);
-    perFetch = fetchSize(batch.map((m) => m.data.length));
     if (batch.length === 0) return 0;
+    // An empty fetch (an idle Log) leaves the size as it was: a burst after the pause may be large.
+    perFetch = fetchSize(batch.map((m) => m.data.length));
     // Not redelivered while this batch is applied, however long that takes (the store slow,
     // poison being isolated); a crash leaves them to be redelivered after ack_wait.
     const working = setInterval(() => {

@@ -13,7 +13,7 @@ export function streamNames(prefix: string) {
   return { stream: `${prefix}-events`, subject: `${prefix}.events`, storeSink: `${prefix}-store-sink`, analyticsSink: `${prefix}-analytics-sink` };
 }
 export type StreamNames = ReturnType<typeof streamNames>;
-const MAX_MESSAGE_BYTES = 512 * 1024;
+export const MAX_MESSAGE_BYTES = 512 * 1024;
 /**
  * About what a sink fetches at once (event-sink.ts sizes each fetch by the messages it just
  * took). Fetching 200 messages whatever their size, a sink held up to 100 MB of JSON, several
