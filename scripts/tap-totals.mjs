@@ -1,26 +1,39 @@
 // Reads TAP (tap --reporter=tap) on stdin, echoes it, and ends with `N passed, N failed`
 // counting subtests of each test file; a file that failed without a failing subtest
-// (it crashed, or timed out) counts as one failure.
+// (it crashed, or timed out) counts as one failure. Just before that line it lists each
+// failure with its file, so the end of a long log says what failed.
 import { createInterface } from 'node:readline';
 
 let passed = 0;
 let failed = 0;
 let subFailures = 0;
+let file = '';
+const failures = [];
 const rl = createInterface({ input: process.stdin });
 for await (const line of rl) {
   process.stdout.write(line + '\n');
-  const sub = /^ {4}(not )?ok \d+/.exec(line);
+  const named = /^# Subtest: (.*)$/.exec(line);
+  if (named) {
+    file = named[1];
+    continue;
+  }
+  const sub = /^ {4}(not )?ok \d+(.*)$/.exec(line);
   if (sub) {
     if (sub[1]) {
       failed++;
       subFailures++;
+      failures.push(`${file}:${sub[2]}`);
     } else passed++;
     continue;
   }
-  const file = /^(not )?ok \d+/.exec(line);
-  if (file) {
-    if (file[1] && subFailures === 0) failed++;
+  const whole = /^(not )?ok \d+(.*)$/.exec(line);
+  if (whole) {
+    if (whole[1] && subFailures === 0) {
+      failed++;
+      failures.push(`${file}:${whole[2]} (the file failed as a whole)`);
+    }
     subFailures = 0;
   }
 }
+for (const f of failures) process.stdout.write(`failed: ${f}\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
