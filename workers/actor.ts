@@ -29,7 +29,7 @@ const db = openPostgres(store.url, store.poolSize);
 const limits = parseRateLimits(cfg.rateLimits);
 // With NATS: the Log is JetStream and the workspace budgets are also counted across replicas.
 const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, `herald-actor-${index}`) : null;
-const eventLog = nats ? jetStreamLog(nats, streamNames(cfg.natsPrefix)) : storeLog(db);
+const eventLog = nats ? jetStreamLog(nats, streamNames(cfg.natsPrefix), db) : storeLog(db);
 const shared = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
 const providers = new ProviderRegistry(db, {
   mode: cfg.pushProvider,

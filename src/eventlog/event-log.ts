@@ -2,34 +2,65 @@
 // acknowledged only once durable. A 2xx that depends on an append is sent after it resolves.
 // Two implementations: the store itself (embedded default and DATABASE_URL without NATS: the
 // append writes the events where they are read) and JetStream (eventlog/jetstream.ts, with
-// NATS_URL; its sinks then write the store).
+// NATS_URL; its sinks then write the store). Events name their person by external id: the
+// Log finds the person, or creates them bare (the actor's cache answers known people).
 import { isDataError, type Db } from '../store/db.js';
-import { applyEvents } from './apply-events.js';
+import { personIds } from '../store/person-cache.js';
+import { applyEvents, type PersonOfRecord } from './apply-events.js';
 import type { EventRecord } from '../domain/events.js';
+import { newId } from '../ids.js';
 import { InvalidInput, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 import { isolatePoison } from './poison.js';
 
 
+/** An event to append, for the person its `external_id` names (person_id is the Log's to find). */
+export type NewEvent = Omit<EventRecord, 'person_id'>;
+
+/** An appended event with its person; `personCreated`: this append created them (true for exactly one append). */
+export interface Appended {
+  record: EventRecord;
+  personCreated: boolean;
+}
+
 export interface Log {
   /**
-   * Resolves once `records` are durable. Rejects with LogUnavailable when they are not (an
-   * outage: retry later), or with a DomainError when the Log refuses these records themselves
-   * (e.g. a value the store cannot hold): nothing of them was appended, and the other appends
+   * Resolves once `events` are durable, each with its person (created bare when unknown), in
+   * order. Rejects with LogUnavailable when they are not (an outage: retry later), or with a
+   * DomainError when the Log refuses these events themselves (e.g. a value the store cannot
+   * hold): nothing of them was appended, no one was created for them, and the other appends
    * committed with them are not affected.
    */
-  appendEvents(records: EventRecord[]): Promise<void>;
+  appendEvents(events: NewEvent[]): Promise<Appended[]>;
   close(): Promise<void>;
 }
 
 export class LogUnavailable extends Error {}
 
+/**
+ * A record as appended: person_id null when the person is not known yet (the store's Log
+ * finds or creates them with the records, trying `new_person_id` for them).
+ */
+export type LogRecord = Omit<EventRecord, 'person_id'> & { person_id: string | null; new_person_id?: string };
+
 /** One append, serialized once: `json` is the JSON array text of `records`. */
 export interface Group {
-  records: EventRecord[];
+  records: LogRecord[];
   json: string;
 }
+
+/** A record's person; `created`: by this append. */
+export interface PersonOf {
+  id: string;
+  created: boolean;
+}
+
+/** What a write found for its groups: each record's person, by group, in order. */
+export type Persons = PersonOf[][];
+
+/** For a write whose records all carry their person (found before the append). */
+export const givenPersons = (groups: Group[]): Persons => groups.map((g) => g.records.map((r) => ({ id: r.person_id!, created: false })));
 
 /** Says whether a failed write was refused for what it carries (the answer to give), or null for an outage. */
 export type Refusal = (err: unknown) => DomainError | null;
@@ -39,7 +70,7 @@ const unserializable = (err: unknown) =>
 
 interface Pending {
   group: Group;
-  done: (err?: Error) => void;
+  done: (err: Error | null, persons?: PersonOf[]) => void;
 }
 
 /**
@@ -52,19 +83,23 @@ interface Pending {
  * refused append is alone: that append alone is rejected (with the DomainError `refusal`
  * returns), the others are acknowledged. An append that cannot even be serialized is
  * rejected before it joins a group.
+ *
+ * People: those in the actor's cache are filled in before the append; `personFirst` finds the
+ * others before it (the JetStream Log, whose records must carry their person), else the write
+ * finds or creates them with the events (the store's Log) and says whom.
  */
 export class GroupCommitLog implements Log {
   private readonly batcher: Batcher<Pending>;
 
   constructor(
-    private readonly write: (groups: Group[]) => Promise<void>,
+    private readonly write: (groups: Group[]) => Promise<Persons>,
     maxInFlight = 1,
     private readonly refusal: Refusal = () => null,
+    private readonly personFirst?: (e: NewEvent) => Promise<PersonOf>,
   ) {
     this.batcher = new Batcher(async (batch) => {
       try {
         await this.writeAll(batch);
-        for (const p of batch) p.done();
       } catch (err) {
         if (this.refusal(err)) await this.isolate(batch, err);
         else {
@@ -75,8 +110,10 @@ export class GroupCommitLog implements Log {
     }, maxInFlight);
   }
 
-  private writeAll(batch: Pending[]): Promise<void> {
-    return this.write(batch.map((p) => p.group));
+  /** Writes `batch` and acknowledges each of its appends. */
+  private async writeAll(batch: Pending[]): Promise<void> {
+    const persons = await this.write(batch.map((p) => p.group));
+    batch.forEach((p, i) => p.done(null, persons[i]));
   }
 
   /** `batch` failed with `first`, a refusal: write it again in halves until each refused append is alone. */
@@ -87,10 +124,7 @@ export class GroupCommitLog implements Log {
         batch,
         async (part) => {
           await this.writeAll(part);
-          for (const p of part) {
-            settled.add(p);
-            p.done();
-          }
+          for (const p of part) settled.add(p);
         },
         (err) => this.refusal(err) !== null,
         { err: first },
@@ -107,7 +141,30 @@ export class GroupCommitLog implements Log {
     }
   }
 
-  appendEvents(records: EventRecord[]): Promise<void> {
+  async appendEvents(events: NewEvent[]): Promise<Appended[]> {
+    const begun = personIds.begin();
+    const known = await this.knownPersons(events);
+    const records = events.map((e, i): LogRecord => (known[i] ? { ...e, person_id: known[i].id } : { ...e, person_id: null, new_person_id: newId() }));
+    const found = await this.append(records);
+    return events.map((e, i) => {
+      const person = known[i] ?? found[i]!;
+      if (!known[i]) personIds.fill(e.workspace_id, e.external_id, person.id, begun);
+      return { record: { ...e, person_id: person.id }, personCreated: person.created };
+    });
+  }
+
+  /** Each event's person as known before the append (the cache, then `personFirst`), else null. */
+  private knownPersons(events: NewEvent[]): (PersonOf | null)[] | Promise<(PersonOf | null)[]> {
+    const cached = (e: NewEvent) => {
+      const id = personIds.get(e.workspace_id, e.external_id);
+      return id ? { id, created: false } : null;
+    };
+    const first = this.personFirst;
+    return first ? Promise.all(events.map(async (e) => cached(e) ?? first(e))) : events.map(cached);
+  }
+
+  /** Appends `records` as one group; resolves with their persons. */
+  private append(records: LogRecord[]): Promise<PersonOf[]> {
     let json: string;
     try {
       json = JSON.stringify(records);
@@ -115,7 +172,7 @@ export class GroupCommitLog implements Log {
       // A RangeError (a value nested deeper than the serializer's stack): this append only.
       return Promise.reject(unserializable(err));
     }
-    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err) => (err ? reject(err) : resolve()) }));
+    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err, persons) => (err ? reject(err) : resolve(persons!)) }));
   }
 
   async close(): Promise<void> {
@@ -138,15 +195,27 @@ const APPLY = applyEvents(true);
  * analytics table in one statement (group commit), so an event is readable when acknowledged
  * and is written once. It used to go to a `log_entries` queue first, which a sink then
  * applied: every event was written, read back and deleted once more (migration 12 applied
- * what such a queue still held).
+ * what such a queue still held). People not in the actor's cache are found or created by the
+ * same statement, in the same commit (they took a statement and a commit of their own).
  */
 export function storeLog(db: Db): Log {
   return new GroupCommitLog(
     async (groups) => {
       // Each group's json is an array: their elements, joined, are the one array applied.
-      await db.query(APPLY, [`[${groups.map((g) => g.json.slice(1, -1)).filter((inner) => inner !== '').join(',')}]`]);
+      const { rows } = await db.query<PersonOfRecord>(APPLY, [`[${groups.map((g) => g.json.slice(1, -1)).filter((inner) => inner !== '').join(',')}]`]);
+      const found = new Map(rows.map((r) => [Number(r.ord), { id: r.person_id, created: r.created }]));
+      let ord = 0;
+      return groups.map((g) => g.records.map((r) => {
+        ord++;
+        return r.person_id !== null ? { id: r.person_id, created: false } : found.get(ord) ?? missing(r);
+      }));
     },
     1,
     storeRefusal,
   );
+}
+
+/** The statement answers every record without a person; not doing so is a defect, not an outage to retry. */
+function missing(r: LogRecord): never {
+  throw new Error(`the apply statement found no person for event ${r.id} (${r.external_id})`);
 }

@@ -4,7 +4,9 @@
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
+import { givenPersons, GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
+import type { Db } from '../store/db.js';
+import { resolvePerson } from '../store/person-resolver.js';
 import { DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 
@@ -105,19 +107,23 @@ const publishRefusal: Refusal = (err) => {
 };
 
 /**
- * The Log on `nc`; the caller owns (and drains) the connection. When a group's write is
- * refused and rewritten in halves (event-log.ts), a message of a half that starts where a
- * stored message started holds a prefix of that message's appends (packing is greedy from
- * the same start, within a sub-range), so the msgID dedupe drops only events already stored.
+ * The Log on `nc`; the caller owns (and drains) the connection. A record carries its person,
+ * so people not in the actor's cache are found or created in `db` before the append
+ * (store/person-resolver.ts). When a group's write is refused and rewritten in halves
+ * (event-log.ts), a message of a half that starts where a stored message started holds a
+ * prefix of that message's appends (packing is greedy from the same start, within a
+ * sub-range), so the msgID dedupe drops only events already stored.
  */
-export function jetStreamLog(nc: NatsConnection, names: StreamNames): Log {
+export function jetStreamLog(nc: NatsConnection, names: StreamNames, db: Db): Log {
   const js: JetStreamClient = jetstream(nc, { timeout: 3000 });
   return new GroupCommitLog(
     async (groups) => {
       // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
       await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
+      return givenPersons(groups);
     },
     PUBLISHES_IN_FLIGHT,
     publishRefusal,
+    (e) => resolvePerson(db, e.workspace_id, e.external_id),
   );
 }

@@ -1,18 +1,19 @@
 // Events (INTERFACE 4.1 track, 4.3 reads, 4.7 dashboard events; DECISIONS §3, §10). A track
-// is acknowledged once its events are durable on the Log; the sink makes them readable
-// shortly after (eventlog/event-sink.ts). Durable events then fire the event-triggered
-// campaigns they match (campaigns/event-triggers.ts) before the answer.
+// is acknowledged once its events are durable on the Log, which also finds their people or
+// creates them bare; with JetStream the sink makes them readable shortly after
+// (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match
+// (campaigns/event-triggers.ts) before the answer.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
 import { personByUuid, personNotFound } from './people.js';
 import { DomainError } from '../domain/errors.js';
-import { checkParameters, eventTime, type EventRecord } from '../domain/events.js';
+import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
 import { findPerson } from '../store/people.js';
-import { resolvePerson } from '../store/person-resolver.js';
+import type { NewEvent } from '../eventlog/event-log.js';
 import { eventsOf, searchEvents, type EventRow } from '../store/events.js';
 import * as schemas from '../../schemas/events.js';
 
@@ -45,14 +46,8 @@ function checkTrack(body: TrackBody): Checked {
   return { externalId, type: body.event, parameters, createdAt: eventTime(body.timestamp) };
 }
 
-/** The checked event, for its person (from the actor's cache, or found or created in the store). */
-async function recordFor(ctx: Ctx, c: Checked): Promise<{ record: EventRecord; personCreated: boolean }> {
-  const person = await resolvePerson(ctx.db, ctx.workspaceId!, c.externalId);
-  return {
-    personCreated: person.created,
-    record: { id: newId(), workspace_id: ctx.workspaceId!, person_id: person.id, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt },
-  };
-}
+/** The checked event, to append. */
+const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId!, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
 
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
@@ -61,9 +56,8 @@ function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
 }
 
 const track: Handler = async (ctx) => {
-  // Checked before the person: a refused event creates no one.
-  const { record, personCreated } = await recordFor(ctx, checkTrack(ctx.body));
-  await ctx.events.appendEvents([record]);
+  // Checked before the append: a refused event creates no one.
+  const { record, personCreated } = (await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]))[0]!;
   // Durable: what the triggers do cannot fail the request any more.
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, [record]);
   return json(201, {
@@ -98,11 +92,9 @@ const trackBatch: Handler = async (ctx) => {
       errors.push({ index, error: err.message });
     }
   }
-  // Every valid entry's person is resolved at once, so the batch's unknown people cost one statement.
-  const resolved = await Promise.all(valid.map((v) => recordFor(ctx, v.checked)));
-  const records = resolved.map((r) => r.record);
   // One append for the whole batch: all of it is durable, or the request fails.
-  if (records.length > 0) await ctx.events.appendEvents(records);
+  const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
+  const records = resolved.map((r) => r.record);
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, records);
   const results = resolved.map(({ record, personCreated }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}),

@@ -1,7 +1,8 @@
-// Identifier → person id for track and track/batch, creating bare people for unknown ids.
-// The actor's cache answers known people; the misses of one tick, from every request and
-// workspace, are found or created by one statement (one store round trip instead of two per
-// person), which is what ingestion with many new people is bound by.
+// Identifier → person id, creating bare people for unknown ids: for device registration, and
+// for tracks on the JetStream Log (whose records carry their person; the store's Log finds or
+// creates people in its own statement). The actor's cache answers known people; the misses
+// of one tick, from every request and workspace, are found or created by one statement (one
+// store round trip instead of two per person).
 import { prepared, type Db } from './db.js';
 import { newId } from '../ids.js';
 import { ensurePerson } from './people.js';

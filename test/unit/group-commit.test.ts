@@ -59,10 +59,11 @@ t.test('isolatePoison: with `failed`, the whole batch is not tried again; nothin
   t.same(await isolatePoison([], async () => void t.fail('no call'), isRefused), []);
 });
 
+const PERSON = '00000000-0000-4000-8000-000000000002';
 const rec = (id: string, extra: Partial<EventRecord> = {}): EventRecord => ({
   id,
   workspace_id: '00000000-0000-4000-8000-000000000001',
-  person_id: '00000000-0000-4000-8000-000000000002',
+  person_id: PERSON,
   external_id: 'u',
   type: 'e',
   parameters: {},
@@ -80,6 +81,7 @@ function fakeLog() {
       if (state.down) throw new Outage('connection refused');
       if (groups.some((g) => g.records.some((r) => r.type === 'bad'))) throw new Refused('value out of range');
       for (const g of groups) written.push(...g.records.map((r) => r.id));
+      return groups.map((g) => g.records.map(() => ({ id: PERSON, created: false })));
     },
     1,
     (err) => (err instanceof Refused ? new InvalidInput(`refused: ${err.message}`, [{ field: 'body', message: err.message }]) : null),
