@@ -19,6 +19,7 @@ import { round } from './stats.js';
 import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
+import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/actors/host.js';
 
 const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout> [options]
@@ -349,11 +350,19 @@ async function main(): Promise<number> {
   let secret = opt.secret ?? process.env.HERALD_AUTH_SECRET;
   let cleanedUp = false;
   let stoppingHerald = false;
+  /** The run's own JetStream prefix, when it starts Herald on NATS and none was given. */
+  const natsPrefix = production.nats && !opt.target && !process.env.HERALD_NATS_PREFIX ? runPrefix() : undefined;
   const cleanup = async () => {
     if (cleanedUp) return;
     cleanedUp = true;
     if (herald) await stopChild(herald.child, 30_000).catch(() => {});
     killAllNow();
+    if (natsPrefix) {
+      await removePrefix(process.env.NATS_URL!, natsPrefix).then(
+        (removed) => log(`removed the run's JetStream streams: ${removed.join(', ') || 'none'}`),
+        (err: Error) => log(`could not remove the JetStream streams of prefix ${natsPrefix}: ${err.message}`),
+      );
+    }
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     if (caDir) rmSync(caDir, { recursive: true, force: true });
   };
@@ -396,7 +405,7 @@ async function main(): Promise<number> {
       if (!base) {
         dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
         secret ??= randomBytes(24).toString('hex');
-        log(`starting Herald (${production.postgres ? 'Postgres' : 'embedded PostgreSQL'}${production.nats ? ', NATS' : ''}${production.clickhouse ? ', ClickHouse' : ''}) in ${dataDir}`);
+        log(`starting Herald (${production.postgres ? 'Postgres' : 'embedded PostgreSQL'}${production.nats ? `, NATS (prefix ${natsPrefix ?? process.env.HERALD_NATS_PREFIX ?? 'herald'})` : ''}${production.clickhouse ? ', ClickHouse' : ''}) in ${dataDir}`);
         herald = await startHerald({
           ...process.env,
           HERALD_HOST: '127.0.0.1',
@@ -405,6 +414,7 @@ async function main(): Promise<number> {
           HERALD_AUTH_SECRET: secret,
           HERALD_RATE_LIMITS: BENCH_LIMITS,
           HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
+          ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
           ...pushEnv,
         }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
         base = herald.base;
