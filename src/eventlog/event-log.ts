@@ -146,10 +146,14 @@ export class GroupCommitLog implements Log {
     const known = await this.knownPersons(events);
     const records = events.map((e, i): LogRecord => (known[i] ? { ...e, person_id: known[i].id } : { ...e, person_id: null, new_person_id: newId() }));
     const found = await this.append(records);
-    return events.map((e, i) => {
-      const person = known[i] ?? found[i]!;
-      if (!known[i]) personIds.fill(e.workspace_id, e.external_id, person.id, begun);
-      return { record: { ...e, person_id: person.id }, personCreated: person.created };
+    return records.map((r, i) => {
+      const person = known[i];
+      // A record with its person is the event as appended; one without gets its person now.
+      if (person) return { record: r as EventRecord, personCreated: person.created };
+      const e = events[i]!;
+      const { id, created } = found[i]!;
+      personIds.fill(e.workspace_id, e.external_id, id, begun);
+      return { record: { ...e, person_id: id }, personCreated: created };
     });
   }
 
