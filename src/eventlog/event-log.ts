@@ -56,11 +56,11 @@ export interface PersonOf {
   created: boolean;
 }
 
-/** What a write found for its groups: each record's person, by group, in order. */
-export type Persons = PersonOf[][];
-
-/** For a write whose records all carry their person (found before the append). */
-export const givenPersons = (groups: Group[]): Persons => groups.map((g) => g.records.map((r) => ({ id: r.person_id!, created: false })));
+/**
+ * What a write found for the records appended without a person: by group, each such record's
+ * person at its index. A write whose records all carry their person returns nothing.
+ */
+export type Persons = (PersonOf | undefined)[][];
 
 /** Says whether a failed write was refused for what it carries (the answer to give), or null for an outage. */
 export type Refusal = (err: unknown) => DomainError | null;
@@ -70,7 +70,7 @@ const unserializable = (err: unknown) =>
 
 interface Pending {
   group: Group;
-  done: (err: Error | null, persons?: PersonOf[]) => void;
+  done: (err: Error | null, persons?: Persons[number]) => void;
 }
 
 /**
@@ -92,7 +92,7 @@ export class GroupCommitLog implements Log {
   private readonly batcher: Batcher<Pending>;
 
   constructor(
-    private readonly write: (groups: Group[]) => Promise<Persons>,
+    private readonly write: (groups: Group[]) => Promise<Persons | void>,
     maxInFlight = 1,
     private readonly refusal: Refusal = () => null,
     private readonly personFirst?: (e: NewEvent) => Promise<PersonOf>,
@@ -113,7 +113,7 @@ export class GroupCommitLog implements Log {
   /** Writes `batch` and acknowledges each of its appends. */
   private async writeAll(batch: Pending[]): Promise<void> {
     const persons = await this.write(batch.map((p) => p.group));
-    batch.forEach((p, i) => p.done(null, persons[i]));
+    batch.forEach((p, i) => p.done(null, persons?.[i]));
   }
 
   /** `batch` failed with `first`, a refusal: write it again in halves until each refused append is alone. */
@@ -151,7 +151,7 @@ export class GroupCommitLog implements Log {
       // A record with its person is the event as appended; one without gets its person now.
       if (person) return { record: r as EventRecord, personCreated: person.created };
       const e = events[i]!;
-      const { id, created } = found[i]!;
+      const { id, created } = found![i]!;
       personIds.fill(e.workspace_id, e.external_id, id, begun);
       return { record: { ...e, person_id: id }, personCreated: created };
     });
@@ -167,8 +167,8 @@ export class GroupCommitLog implements Log {
     return first ? Promise.all(events.map(async (e) => cached(e) ?? first(e))) : events.map(cached);
   }
 
-  /** Appends `records` as one group; resolves with their persons. */
-  private append(records: LogRecord[]): Promise<PersonOf[]> {
+  /** Appends `records` as one group; resolves with the persons found for those without one. */
+  private append(records: LogRecord[]): Promise<Persons[number] | undefined> {
     let json: string;
     try {
       json = JSON.stringify(records);
@@ -176,7 +176,7 @@ export class GroupCommitLog implements Log {
       // A RangeError (a value nested deeper than the serializer's stack): this append only.
       return Promise.reject(unserializable(err));
     }
-    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err, persons) => (err ? reject(err) : resolve(persons!)) }));
+    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err, persons) => (err ? reject(err) : resolve(persons)) }));
   }
 
   async close(): Promise<void> {
@@ -211,7 +211,7 @@ export function storeLog(db: Db): Log {
       let ord = 0;
       return groups.map((g) => g.records.map((r) => {
         ord++;
-        return r.person_id !== null ? { id: r.person_id, created: false } : found.get(ord) ?? missing(r);
+        return r.person_id === null ? (found.get(ord) ?? missing(r)) : undefined;
       }));
     },
     1,

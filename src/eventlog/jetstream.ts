@@ -4,7 +4,7 @@
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { givenPersons, GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
+import { GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
 import type { Db } from '../store/db.js';
 import { resolvePerson } from '../store/person-resolver.js';
 import { DomainError } from '../domain/errors.js';
@@ -120,7 +120,6 @@ export function jetStreamLog(nc: NatsConnection, names: StreamNames, db: Db): Lo
     async (groups) => {
       // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
       await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
-      return givenPersons(groups);
     },
     PUBLISHES_IN_FLIGHT,
     publishRefusal,
