@@ -20,7 +20,8 @@ import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
-import { shardOf } from '../src/actors/host.js';
+import { shardOf } from '../src/util/shard.js';
+import { createClient } from '@clickhouse/client';
 
 const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout> [options]
 
@@ -197,39 +198,64 @@ async function readCheck(base: string, ws: BenchWorkspace): Promise<ReadCheck[]>
   return out;
 }
 
-interface SinkLag {
-  event: string;
-  /** From the end of the load to the sentinel being readable. */
+interface Drained {
+  /** From the end of the load to the sentinel being there. */
   after_load_ms: number | null;
-  /** From the sentinel's 201 to it being readable. */
+  /** From the sentinel's 201 to it being there. */
   after_ack_ms: number | null;
   polls: number;
   timed_out: boolean;
 }
 
+interface SinkLag extends Drained {
+  event: string;
+  /** The ClickHouse sink's lag, when Herald writes to ClickHouse (CLICKHOUSE_URL). */
+  clickhouse: Drained | null;
+}
+
+/** Polls `there` until it answers true or `until`; times from `loadEnd` and `acked`. */
+async function pollUntil(there: () => Promise<boolean>, loadEnd: number, acked: number, until: number): Promise<Drained> {
+  let polls = 0;
+  while (Date.now() < until) {
+    polls++;
+    if (await there().catch(() => false)) {
+      const now = Date.now();
+      return { after_load_ms: now - loadEnd, after_ack_ms: now - acked, polls, timed_out: false };
+    }
+    await new Promise((r) => setTimeout(r, polls < 100 ? 20 : 250));
+  }
+  return { after_load_ms: null, after_ack_ms: null, polls, timed_out: true };
+}
+
 /**
- * Bounds the sink's lag: after the load, track one event with a unique name and time how
- * long until GET /people/{id}/events shows it. The sink takes the log in order, so by then
- * everything acknowledged before it is readable too.
+ * Bounds the sinks' lag: after the load, track one event with a unique name and time how
+ * long until GET /people/{id}/events shows it (the store) and, with `clickhouseUrl`, until
+ * ClickHouse's analytics_events holds it. Each sink takes the log in order, so by then
+ * everything acknowledged before it is there too.
  */
-async function sinkLag(base: string, ws: BenchWorkspace, loadEnd: number, timeoutMs: number): Promise<SinkLag> {
+async function sinkLag(base: string, ws: BenchWorkspace, loadEnd: number, timeoutMs: number, clickhouseUrl: string | undefined): Promise<SinkLag> {
   const event = `bench_sentinel_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const who = 'bench-sentinel';
   const tracked = await call(base, 'POST', '/api/v1/track', ws.key, { event, external_id: who, parameters: { sentinel: true } });
   if (tracked.status !== 201) throw new Error(`tracking the sentinel answered ${tracked.status}: ${JSON.stringify(tracked.body).slice(0, 300)}`);
   const acked = Date.now();
   const until = acked + timeoutMs;
-  let polls = 0;
-  while (Date.now() < until) {
-    polls++;
-    const r = await call(base, 'GET', `/api/v1/people/${who}/events?limit=5`, ws.key).catch(() => null);
-    if (r?.status === 200 && Array.isArray(r.body?.events) && r.body.events.some((e: { type?: string }) => e.type === event)) {
-      const now = Date.now();
-      return { event, after_load_ms: now - loadEnd, after_ack_ms: now - acked, polls, timed_out: false };
-    }
-    await new Promise((r) => setTimeout(r, polls < 100 ? 20 : 250));
+  const inStore = async () => {
+    const r = await call(base, 'GET', `/api/v1/people/${who}/events?limit=5`, ws.key);
+    return r.status === 200 && Array.isArray(r.body?.events) && r.body.events.some((e: { type?: string }) => e.type === event);
+  };
+  const ch = clickhouseUrl ? createClient({ url: clickhouseUrl, request_timeout: 5_000 }) : null;
+  // The event name is ours (letters, digits, '_'), so it can be spliced into the query.
+  const inClickHouse = async () => {
+    const rs = await ch!.query({ query: `SELECT count() AS n FROM analytics_events WHERE workspace_id = '${ws.id}' AND type = '${event}'`, format: 'JSONEachRow' });
+    return Number(((await rs.json()) as { n: string }[])[0]?.n ?? 0) > 0;
+  };
+  try {
+    const [store, clickhouse] = await Promise.all([pollUntil(inStore, loadEnd, acked, until), ch ? pollUntil(inClickHouse, loadEnd, acked, until) : null]);
+    return { event, ...store, clickhouse };
+  } finally {
+    await ch?.close();
   }
-  return { event, after_load_ms: null, after_ack_ms: null, polls, timed_out: true };
 }
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
@@ -519,7 +545,7 @@ async function main(): Promise<number> {
       log(`herald: ${fmt(heraldResult.requests_per_s)} req/s, ${fmt(heraldResult.events_per_s)} ${push ? 'recipients' : 'events'}/s`);
       if (opt.scenario === 'track' || opt.scenario === 'track-batch' || opt.scenario === 'mixed') {
         log('measuring sink lag (sentinel event)');
-        lag = await sinkLag(base!, workspaces[0]!, loadEnd, opt.lagTimeoutMs);
+        lag = await sinkLag(base!, workspaces[0]!, loadEnd, opt.lagTimeoutMs, process.env.CLICKHOUSE_URL);
         sampler?.mark('drained');
         log(lag.timed_out ? `sentinel not readable within ${opt.lagTimeoutMs / 1000} s` : `sentinel readable ${lag.after_load_ms} ms after the load ended`);
       }
@@ -629,6 +655,7 @@ async function main(): Promise<number> {
     if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end${rss.after_drain === null ? '' : `, ${fmt(rss.after_drain)} after the ${push ? 'provider sends ended' : 'sink drained'}`}`);
     if (pg) lines.push(`embedded PostgreSQL: ${fmt(pg.cores_used, 2)} cores over the measured phase; PSS ${fmt(pg.pss_mb.start)} MB at start, ${fmt(pg.pss_mb.max)} max, ${fmt(pg.pss_mb.end)} at end`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
+    if (lag?.clickhouse) lines.push(lag.clickhouse.timed_out ? `ClickHouse sink lag: sentinel not in ClickHouse within ${opt.lagTimeoutMs / 1000} s of the load ending` : `ClickHouse sink lag: sentinel in ClickHouse ${fmt(lag.clickhouse.after_load_ms)} ms after the load ended (${fmt(lag.clickhouse.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {
       if (r.load.requests === 0) lines.push(`${r.name}: no request was answered within the measured phase (each took longer): measure longer, or with fewer connections`);
       if (r.load.skipped > 0) lines.push(`${r.name}: ${fmt(r.load.skipped)} requests not sent at their time because ${opt.connections * 16} were already waiting`);

@@ -12,6 +12,8 @@ export interface Config {
   natsPrefix: string;
   clickhouseUrl: string | undefined;
   pgPoolSize: number;
+  /** Statements the JetStream store sink runs at once, on a pool of its own. */
+  sinkStatements: number;
   actors: number;
   authSecret: string | undefined;
   authJwksUrl: string | undefined;
@@ -126,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     natsPrefix: natsPrefix(str(env, 'HERALD_NATS_PREFIX') ?? 'herald'),
     clickhouseUrl: clickhouseUrl(env),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
+    sinkStatements: int(env, 'HERALD_SINK_STATEMENTS', 2, 1),
     actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
     authSecret: str(env, 'HERALD_AUTH_SECRET'),
     authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),

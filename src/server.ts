@@ -86,7 +86,10 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
-  const sinks: Sink[] = nats ? [jetStreamSink(store.db, nats, names, analytics === null)] : [];
+  // The store sink's statements run on connections of their own: behind them, the front's
+  // key lookups and health probes would wait up to a batch's statement.
+  const sinkDb = nats ? store.openPool(cfg.sinkStatements) : null;
+  const sinks: Sink[] = nats && sinkDb ? [jetStreamSink(sinkDb, nats, names, analytics === null, cfg.sinkStatements)] : [];
   if (nats && analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names));
   for (const s of sinks) s.start();
 
@@ -159,6 +162,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
         await Promise.all(sinks.map((s) => s.stop()));
+        await sinkDb?.close();
         await keyChanges.close();
         await sharedBuckets?.close();
         await nats?.drain();

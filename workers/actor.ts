@@ -11,7 +11,7 @@ import { storeLog } from '../src/eventlog/event-log.js';
 import { connectNats, jetStreamLog, streamNames } from '../src/eventlog/jetstream.js';
 import { Buckets } from '../src/ratelimit/buckets.js';
 import { SharedBuckets } from '../src/ratelimit/shared.js';
-import { shardOf } from '../src/actors/host.js';
+import { shardOf } from '../src/util/shard.js';
 import { ProviderRegistry } from '../src/delivery/providers.js';
 import type { ActorReply, ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 import { Batcher } from '../src/util/batcher.js';

@@ -8,6 +8,7 @@ import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protoc
 import type { StoreLink } from '../store/open.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
+import { shardOf } from '../util/shard.js';
 
 interface Pending {
   actor: number;
@@ -26,16 +27,6 @@ export interface ActorHostOptions {
   requestTimeoutMs: number;
   /** The 503 answer to a request of route `route` (in that route's error shape). */
   unavailable: (why: string, route: RouteId) => Reply;
-}
-
-/** FNV-1a: a cheap, stable spread of workspace ids over actors. */
-export function shardOf(key: string, n: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % n;
 }
 
 export class ActorHost {

@@ -17,6 +17,8 @@ import { logger } from '../logger.js';
 import { isRefusedData, type AnalyticsStore } from '../analytics/clickhouse.js';
 import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../store/dead-letters.js';
 import { isolatePoison } from './poison.js';
+import { groupBy } from '../util/group-by.js';
+import { shardOf } from '../util/shard.js';
 
 const NOT_A_LIST = new Error('not an array of event records');
 
@@ -219,11 +221,40 @@ function recordsJson(records: unknown[]): string {
   }
 }
 
-/** The store sink of the JetStream Log; it also fills the embedded analytics table unless ClickHouse does. */
-export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean): Sink {
+const personOf = (record: unknown): string => {
+  const id = (record as { person_id?: unknown } | null)?.person_id;
+  return typeof id === 'string' ? id : '';
+};
+
+/**
+ * `records` in at most `n` parts, each person's records in one part and in their order. Parts
+ * share no person, so they can be applied at once without reordering anyone's events or
+ * contending for a count row. (A merged-away person's late events follow a redirect in the
+ * statement, so they may share a count row with another part: the statement locks count rows
+ * in key order, so that only waits, and the row's first_event_id is then the first of the
+ * parts to commit.)
+ */
+export function partsByPerson(records: unknown[], n: number): unknown[][] {
+  return n <= 1 ? [records] : [...groupBy(records, (r) => shardOf(personOf(r), n)).values()];
+}
+
+/**
+ * The store sink of the JetStream Log; it also fills the embedded analytics table unless
+ * ClickHouse does. A batch is applied as up to `statements` statements at once (parts by
+ * person), on `db`'s connections: one statement keeps one PostgreSQL backend busy at most,
+ * and the sink fell behind the acknowledged rate with a second core idle. Acknowledged once
+ * every part committed; a part that failed fails the batch, and the parts already committed
+ * are applied again harmlessly when it is (apply-events.ts).
+ */
+export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean, statements: number): Sink {
   const sql = applyEvents(embeddedAnalytics);
-  const apply = (records: unknown[]) => db.query(sql, [recordsJson(records)]);
   const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
+  const apply = async (records: unknown[]) => {
+    const applied = await Promise.allSettled(partsByPerson(records, statements).map((part) => db.query(sql, [recordsJson(part)])));
+    const failures = applied.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    // An outage wins over poison: the batch is retried whole rather than searched for poison.
+    if (failures.length > 0) throw failures.find((err) => !isPoison(err)) ?? failures[0];
+  };
   return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison }, db, nc, names.stream);
 }
 

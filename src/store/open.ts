@@ -22,6 +22,8 @@ export interface Store {
   kind: 'embedded' | 'external';
   /** For each thread that opens its own pool. */
   link: StoreLink;
+  /** Another pool on the same server, for work that must not queue behind the front's queries (the caller closes it). */
+  openPool(size: number): Db;
   close(): Promise<void>;
 }
 
@@ -34,7 +36,8 @@ const RESTARTS = 3;
 export async function openStore(cfg: Config, say: (m: string) => void, fatal: (err: Error) => void): Promise<Store> {
   if (cfg.databaseUrl) {
     const db = openPostgres(cfg.databaseUrl, 2);
-    return { db, kind: 'external', link: { url: cfg.databaseUrl, poolSize: cfg.pgPoolSize }, close: () => db.close() };
+    const url = cfg.databaseUrl;
+    return { db, kind: 'external', link: { url, poolSize: cfg.pgPoolSize }, openPool: (size) => openPostgres(url, size), close: () => db.close() };
   }
   mkdirSync(cfg.dataDir, { recursive: true });
   if (existsSync(join(cfg.dataDir, 'pglite'))) {
@@ -58,6 +61,7 @@ export async function openStore(cfg: Config, say: (m: string) => void, fatal: (e
     db,
     kind: 'embedded',
     link: { url: server.url, poolSize: cfg.pgPoolSize },
+    openPool: (size) => openPostgres(server.url, size),
     async close() {
       await db.close();
       await server.stop();

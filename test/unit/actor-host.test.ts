@@ -1,6 +1,7 @@
 // The actor host (src/actors/host.ts) with a stand-in actor thread (test/fixtures/echo-actor.mjs).
 import t from 'tap';
-import { ActorHost, shardOf, type ActorHostOptions } from '../../src/actors/host.js';
+import { ActorHost, type ActorHostOptions } from '../../src/actors/host.js';
+import { shardOf } from '../../src/util/shard.js';
 import type { ActorRequest } from '../../src/actors/protocol.js';
 import type { Reply } from '../../src/handlers/reply.js';
 
