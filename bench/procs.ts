@@ -414,7 +414,7 @@ function postgresPids(pgDir: string): number[] {
  * PSS (shared buffers counted once, not once per backend) and CPU seconds of the embedded
  * PostgreSQL, including backends that have exited (the postmaster's cutime/cstime).
  */
-function samplePostgres(pgDir: string): { pss_mb: number; cpu_s: number } | null {
+export function samplePostgres(pgDir: string): { pss_mb: number; cpu_s: number } | null {
   const pids = postgresPids(pgDir);
   if (pids.length === 0) return null;
   let kb = 0;

@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|store-floor> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -19,11 +19,12 @@ import { round } from './stats.js';
 import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
+import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|store-floor> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -55,7 +56,9 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
   --out bench/results where the JSON result goes
 
-${FANOUT_USAGE}`;
+${FANOUT_USAGE}
+
+${STORE_FLOOR_USAGE}`;
 
 /**
  * HERALD_PUSH_PROVIDER for the runs against the fakes: not the sandbox, so a workspace whose
@@ -678,7 +681,8 @@ async function main(): Promise<number> {
 
 // Whatever happens, no child outlives the run.
 process.once('exit', killAllNow);
-// The fanout scenario has no load generator nor floor: a run of its own (bench/fanout.ts).
+// The fanout and store-floor scenarios have no load generator nor floor: runs of their own
+// (bench/fanout.ts, bench/store-floor.ts).
 const argv = process.argv.slice(2);
-const fanoutRun = argv.some((a, i) => a === '--scenario=fanout' || (a === '--scenario' && argv[i + 1] === 'fanout'));
-process.exitCode = fanoutRun ? await fanout(argv) : await main();
+const scenarioIs = (name: string) => argv.some((a, i) => a === `--scenario=${name}` || (a === '--scenario' && argv[i + 1] === name));
+process.exitCode = scenarioIs('fanout') ? await fanout(argv) : scenarioIs('store-floor') ? await storeFloor(argv) : await main();
