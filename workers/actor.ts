@@ -53,7 +53,9 @@ const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled
 // The index of event-triggered campaigns, loaded before the first request is taken.
 const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
 await eventTriggers.start();
-const handle = createPipeline(db, eventLog, push, providers, triggers, eventTriggers, new Buckets(limits, shared), handlers);
+// Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
+const services = { db, events: eventLog, push, providers, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+const handle = createPipeline(services, new Buckets(limits, shared), handlers);
 // Anonymous merges a restart interrupted, for the workspaces this actor owns.
 void resumeMerges(db, owns);
 const port = parentPort!;

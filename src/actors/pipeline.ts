@@ -3,24 +3,20 @@
 //   workspace budget → membership → unserved route (501) → parse → validate → handle.
 // Nothing reads the body before `parse`, which bounds its depth before JSON.parse runs.
 // Every failure is answered in the route's error shape.
-import type { Db } from '../store/db.js';
 import { memberRole } from '../store/workspaces.js';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
-import type { Ctx, Handler, WebhookTriggers } from '../handlers/context.js';
+import type { Ctx, Handler } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
 import { DomainError } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
-import type { ProviderRegistry } from '../delivery/providers.js';
 import type { ActorRequest } from './protocol.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
-import { LogUnavailable, type Log } from '../eventlog/event-log.js';
+import { LogUnavailable } from '../eventlog/event-log.js';
 import type { ValidateFunction } from 'ajv';
-import type { PushEngine } from '../delivery/engine.js';
-import type { EventTriggers } from '../campaigns/event-triggers.js';
 
 interface Validators {
   params?: ValidateFunction;
@@ -40,14 +36,12 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 
 const decoder = new TextDecoder();
 
-/** `buckets` holds the workspace budgets of the workspaces this actor owns; `providers` their push providers. */
+/** What every request's context carries from its actor (the rest is the request's own). */
+export type ActorServices = Pick<Ctx, 'db' | 'events' | 'push' | 'providers' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
+
+/** `buckets` holds the workspace budgets of the workspaces this actor owns. */
 export function createPipeline(
-  db: Db,
-  events: Log,
-  push: PushEngine,
-  providers: ProviderRegistry,
-  triggers: WebhookTriggers,
-  eventTriggers: EventTriggers,
+  services: ActorServices,
   buckets: Buckets,
   handlers: Record<HandledRouteId, Handler>,
 ): (req: ActorRequest) => Promise<Reply> {
@@ -68,7 +62,7 @@ export function createPipeline(
   /** Session routes on a workspace need the caller to be a member of it (403 otherwise, existence unrevealed). */
   const membership: Step = async ({ req, ctx, shape }) => {
     if (req.principal.kind !== 'session' || req.workspaceId === null) return;
-    ctx.role = isUuid(req.workspaceId) ? await memberRole(db, req.workspaceId, req.principal.user.sub) : null;
+    ctx.role = isUuid(req.workspaceId) ? await memberRole(services.db, req.workspaceId, req.principal.user.sub) : null;
     return ctx.role ? undefined : forbidden(shape);
   };
 
@@ -120,7 +114,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      db, events, push, providers, triggers, eventTriggers, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

@@ -1,12 +1,16 @@
 // Applies event records to the store in one statement: `events` (what the read routes and
-// deletes use), the per-person counts, and the embedded analytics table (unless ClickHouse is
-// the analytics store). The embedded Log runs it as its append (eventlog/event-log.ts); the
-// JetStream Log's store sink runs it on what it fetched (eventlog/event-sink.ts).
+// deletes use) and the per-person counts. The embedded Log runs it as its append
+// (eventlog/event-log.ts); the JetStream Log's store sink runs it on what it fetched
+// (eventlog/event-sink.ts).
+//
+// Without ClickHouse the store is the analytics store: `events` for the living, and
+// `analytics_events` for the events of deleted people (store/people.ts moves them there), so
+// an event is written once, not once more as a copy. Events of a person deleted meanwhile are
+// dropped from `events`, and written to `analytics_events` here (`analytics`).
 //
 // Applied exactly once: events already stored are skipped (ON CONFLICT) and only newly
-// stored ones are counted, so a redelivered batch is harmless. Events of a person deleted
-// meanwhile are dropped (their analytics copy stays); events of a person merged away follow
-// the redirect. A count row created here names the first of its events in the records' order
+// stored ones are counted, so a redelivered batch is harmless. Events of a person merged away
+// follow the redirect. A count row created here names the first of its events in the records' order
 // (first_event_id, for first_occurrence triggers).
 //
 // A record without a person_id names its person by external_id alone (the embedded Log's
@@ -60,13 +64,13 @@ WITH recs AS (
     first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
 )${analytics ? `, analytics AS (
   INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at)
-  SELECT id, workspace_id, COALESCE(given_person_id, person_id), external_id, type, parameters, created_at FROM resolved
+  SELECT id, workspace_id, given_person_id, external_id, type, parameters, created_at FROM resolved WHERE person_id IS NULL
   ON CONFLICT (id) DO NOTHING
 )` : ''}
 SELECT ord, person_id::text AS person_id, person_id = new_person_id AS created FROM resolved WHERE given_person_id IS NULL`;
 }
 
-/** The statement applying `$1`, a JSON array of event records; `analytics`: also into the embedded analytics table. Its rows are {@link PersonOfRecord}s. */
+/** The statement applying `$1`, a JSON array of event records; `analytics`: the store is the analytics store (no ClickHouse). Its rows are {@link PersonOfRecord}s. */
 export const applyEvents = (analytics: boolean): Prepared => prepared(`apply-events-${analytics}`, applySql(analytics));
 
 /** A row of the statement: the person of the record at `ord` (1-based) that named them by external_id. */

@@ -24,7 +24,7 @@ export interface SessionPrincipal {
 }
 
 /** What the webhook trigger needs beyond the store. */
-export interface WebhookTriggers {
+interface WebhookTriggers {
   /** Where Idempotency-Keys are claimed (NATS KV with NATS_URL, else the store). */
   claims: TriggerClaims;
   /** HERALD_TRIGGER_AUDIENCE_CEILING: at most this many people per trigger. */
@@ -44,6 +44,8 @@ export interface Ctx {
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;
+  /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
+  analyticsInStore: boolean;
   params: Record<string, string>;
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */

@@ -133,7 +133,7 @@ const remove: Handler = async (ctx) => {
   // and again once it committed: a lookup that began in between read the row before the
   // commit, and its fill must not bring the deleted id back.
   personIds.forget(ctx.workspaceId!, ctx.params.id!);
-  const deleted = await deletePerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId!, ctx.params.id!, ctx.analyticsInStore));
   personIds.forget(ctx.workspaceId!, ctx.params.id!);
   if (!deleted) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });

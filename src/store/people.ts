@@ -88,9 +88,27 @@ export async function updateTraits(q: Queryable, workspaceId: string, externalId
   return r.rowCount > 0;
 }
 
-export async function deletePerson(q: Queryable, workspaceId: string, externalId: string): Promise<boolean> {
-  const r = await q.query('DELETE FROM people WHERE workspace_id = $1 AND external_id = $2', [workspaceId, externalId]);
-  return r.rowCount > 0;
+/**
+ * Deletes a person; their events and devices go with them (foreign keys, ON DELETE CASCADE).
+ * `archiveEvents` (the store is the analytics store): their events are moved to
+ * `analytics_events` first, which keeps the events of deleted people (INTERFACE 4.2). Run in
+ * a transaction: the person's row is locked first, so no event can be added for them (its
+ * foreign key check waits on that lock) between the copy and the cascade.
+ */
+export async function deletePerson(q: Queryable, workspaceId: string, externalId: string, archiveEvents: boolean): Promise<boolean> {
+  const found = await q.query<{ id: string }>('SELECT id FROM people WHERE workspace_id = $1 AND external_id = $2 FOR UPDATE', [workspaceId, externalId]);
+  const id = found.rows[0]?.id;
+  if (id === undefined) return false;
+  if (archiveEvents) {
+    await q.query(
+      `INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at, ingested_at)
+       SELECT id, workspace_id, person_id, $2, type, parameters, created_at, ingested_at FROM events WHERE person_id = $1
+       ON CONFLICT (id) DO NOTHING`,
+      [id, externalId],
+    );
+  }
+  await q.query('DELETE FROM people WHERE id = $1', [id]);
+  return true;
 }
 
 /** `%text%` for ILIKE with the pattern characters of `text` escaped. */
