@@ -78,7 +78,7 @@ function natsPrefix(p: string): string {
 }
 
 // The ClickHouse sink is a consumer of the JetStream Log; without NATS there is nothing to
-// consume and the embedded analytics table is used, so the combination is refused.
+// consume and the store is the analytics store, so the combination is refused.
 function clickhouseUrl(env: NodeJS.ProcessEnv): string | undefined {
   const url = str(env, 'CLICKHOUSE_URL');
   if (url && !str(env, 'NATS_URL')) throw new ConfigError('CLICKHOUSE_URL needs NATS_URL: the ClickHouse sink consumes the JetStream Log');

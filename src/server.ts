@@ -79,9 +79,9 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   });
   await actors.start();
 
-  // The Log: JetStream with NATS_URL, whose sink feeds the store and, unless ClickHouse is
-  // configured, the embedded analytics table; else the store itself (no sink: the actors'
-  // appends write the events, workers/actor.ts).
+  // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
+  // the store is the analytics store); else the store itself (no sink: the actors' appends
+  // write the events, workers/actor.ts).
   const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;

@@ -195,8 +195,8 @@ const storeRefusal: Refusal = (err) => {
 const APPLY = applyEvents(true);
 
 /**
- * The store's Log: the appends of a tick are applied to `events`, the counts and the
- * analytics table in one statement (group commit), so an event is readable when acknowledged
+ * The store's Log: the appends of a tick are applied to `events` and the counts in one
+ * statement (group commit), so an event is readable when acknowledged
  * and is written once. It used to go to a `log_entries` queue first, which a sink then
  * applied: every event was written, read back and deleted once more (migration 12 applied
  * what such a queue still held). People not in the actor's cache are found or created by the

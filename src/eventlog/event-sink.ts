@@ -239,8 +239,8 @@ export function partsByPerson(records: unknown[], n: number): unknown[][] {
 }
 
 /**
- * The store sink of the JetStream Log; it also fills the embedded analytics table unless
- * ClickHouse does. A batch is applied as up to `statements` statements at once (parts by
+ * The store sink of the JetStream Log (`embeddedAnalytics`: no ClickHouse, so the store is the
+ * analytics store, apply-events.ts). A batch is applied as up to `statements` statements at once (parts by
  * person), on `db`'s connections: one statement keeps one PostgreSQL backend busy at most,
  * and the sink fell behind the acknowledged rate with a second core idle. Acknowledged once
  * every part committed; a part that failed fails the batch, and the parts already committed
