@@ -90,7 +90,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   // key lookups and health probes would wait up to a batch's statement.
   const sinkDb = nats ? store.openPool(cfg.sinkStatements) : null;
   const sinks: Sink[] = nats && sinkDb ? [jetStreamSink(sinkDb, nats, names, analytics === null, cfg.sinkStatements)] : [];
-  if (nats && analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names));
+  if (nats && analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names, cfg.sinkStatements));
   for (const s of sinks) s.start();
 
   const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;

@@ -239,27 +239,37 @@ export function partsByPerson(records: unknown[], n: number): unknown[][] {
 }
 
 /**
+ * `applyPart` run on the parts of a batch (partsByPerson), up to `n` at once; settled once
+ * every part has. A part that failed fails the batch, which is then retried or searched for
+ * poison: the parts already applied are applied again harmlessly (both sinks skip what they
+ * hold). An outage wins over poison: the batch is retried whole rather than searched.
+ */
+function inParts(n: number, applyPart: (part: unknown[]) => Promise<unknown>, isPoison: (err: unknown) => boolean): (records: unknown[]) => Promise<void> {
+  return async (records) => {
+    const applied = await Promise.allSettled(partsByPerson(records, n).map(applyPart));
+    const failures = applied.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failures.length > 0) throw failures.find((err) => !isPoison(err)) ?? failures[0];
+  };
+}
+
+/**
  * The store sink of the JetStream Log (`embeddedAnalytics`: no ClickHouse, so the store is the
- * analytics store, apply-events.ts). A batch is applied as up to `statements` statements at once (parts by
- * person), on `db`'s connections: one statement keeps one PostgreSQL backend busy at most,
- * and the sink fell behind the acknowledged rate with a second core idle. Acknowledged once
- * every part committed; a part that failed fails the batch, and the parts already committed
- * are applied again harmlessly when it is (apply-events.ts).
+ * analytics store, apply-events.ts). A batch is applied as up to `statements` statements at
+ * once, on `db`'s connections: one statement keeps one PostgreSQL backend busy at most, and
+ * the sink fell behind the acknowledged rate with a second core idle.
  */
 export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean, statements: number): Sink {
   const sql = applyEvents(embeddedAnalytics);
   const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
-  const apply = async (records: unknown[]) => {
-    const applied = await Promise.allSettled(partsByPerson(records, statements).map((part) => db.query(sql, [recordsJson(part)])));
-    const failures = applied.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    // An outage wins over poison: the batch is retried whole rather than searched for poison.
-    if (failures.length > 0) throw failures.find((err) => !isPoison(err)) ?? failures[0];
-  };
+  const apply = inParts(statements, (part) => db.query(sql, [recordsJson(part)]), isPoison);
   return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison }, db, nc, names.stream);
 }
 
-/** The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. Its dead letters go to the store. */
-export function clickHouseSink(analytics: AnalyticsStore, db: Db, nc: NatsConnection, names: StreamNames): Sink {
-  const apply = (records: unknown[]) => analytics.write(records as EventRecord[]);
+/**
+ * The ClickHouse sink: its own consumer, so ClickHouse being down holds back nothing else. Its
+ * dead letters go to the store. Up to `statements` inserts (each with its existence check) at once.
+ */
+export function clickHouseSink(analytics: AnalyticsStore, db: Db, nc: NatsConnection, names: StreamNames, statements: number): Sink {
+  const apply = inParts(statements, (part) => analytics.write(part as EventRecord[]), isRefusedData);
   return jetStreamConsumerSink({ label: 'clickhouse sink', sink: 'clickhouse', consumer: names.analyticsSink, apply, isPoison: isRefusedData }, db, nc, names.stream);
 }
