@@ -12,7 +12,7 @@ export interface Config {
   natsPrefix: string;
   clickhouseUrl: string | undefined;
   pgPoolSize: number;
-  /** Statements the JetStream store sink runs at once, on a pool of its own. */
+  /** Statements (store) or inserts (ClickHouse) each JetStream sink runs at once. */
   sinkStatements: number;
   actors: number;
   authSecret: string | undefined;

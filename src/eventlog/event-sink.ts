@@ -101,6 +101,37 @@ export function fetchSize(sizes: number[]): number {
 /** How often a sink tells JetStream it is still applying a batch (in-progress ack). */
 const WORKING_EVERY_MS = Math.floor(SINK_ACK_WAIT_MS / 2.5);
 
+const personOf = (record: unknown): string => {
+  const id = (record as { person_id?: unknown } | null)?.person_id;
+  return typeof id === 'string' ? id : '';
+};
+
+/**
+ * `records` in at most `n` parts, each person's records in one part and in their order. Parts
+ * share no person, so they can be applied at once without reordering anyone's events or
+ * contending for a count row. (A merged-away person's late events follow a redirect in the
+ * statement, so they may share a count row with another part: the statement locks count rows
+ * in key order, so that only waits, and the row's first_event_id is then the first of the
+ * parts to commit.)
+ */
+export function partsByPerson(records: unknown[], n: number): unknown[][] {
+  return n <= 1 ? [records] : [...groupBy(records, (r) => shardOf(personOf(r), n)).values()];
+}
+
+/**
+ * `applyPart` run on the parts of a batch (partsByPerson), up to `n` at once; settled once
+ * every part has. A part that failed fails the batch, which is then retried or searched for
+ * poison: the parts already applied are applied again harmlessly (both sinks skip what they
+ * hold). An outage wins over poison: the batch is retried whole rather than searched.
+ */
+function inParts(n: number, applyPart: (part: unknown[]) => Promise<unknown>, isPoison: (err: unknown) => boolean): (records: unknown[]) => Promise<void> {
+  return async (records) => {
+    const applied = await Promise.allSettled(partsByPerson(records, n).map(applyPart));
+    const failures = applied.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failures.length > 0) throw failures.find((err) => !isPoison(err)) ?? failures[0];
+  };
+}
+
 interface ConsumerSink {
   label: string;
   sink: DeadLetterSink;
@@ -109,17 +140,20 @@ interface ConsumerSink {
   apply: (records: unknown[]) => Promise<unknown>;
   /** Whether `apply` failed for what the records carry (the batch is then halved), not for an outage. */
   isPoison: (err: unknown) => boolean;
+  /** How many calls of `apply` a batch is split into, run at once (inParts). */
+  parts: number;
 }
 
 /**
- * A sink on one durable consumer of the JetStream Log: fetch a batch, `apply` it, then
- * acknowledge it. Acknowledged only after `apply` succeeded, or after the records it refused
+ * A sink on one durable consumer of the JetStream Log: fetch a batch, `apply` it (in `parts`
+ * by person, at once), then acknowledge it. Acknowledged only after `apply` succeeded, or after the records it refused
  * are committed to `dead_letters` (in `db`): a crash in between redelivers, which `apply` and
  * the dead-letter insert (one row per sink and stream position) make harmless. While `apply`
  * fails for an outage nothing is acknowledged; JetStream keeps the messages and the sink
  * retries with backoff.
  */
 function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stream: string): Sink {
+  const apply = inParts(o.parts, o.apply, o.isPoison);
   const js = jetstream(nc);
   // Looked up once (each lookup is a request to the server), again after a failed step.
   let consumer: Consumer | undefined;
@@ -147,10 +181,10 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
       const letters: DeadLetter[] = [];
       ({ records } = unpack(o.sink, stream, batch, letters));
       try {
-        if (records.length > 0) await o.apply(records.map((r) => r.record));
+        if (records.length > 0) await apply(records.map((r) => r.record));
       } catch (err) {
         if (!o.isPoison(err)) throw err;
-        const refused = await isolatePoison(records, async (part) => void (await o.apply(part.map((r) => r.record))), o.isPoison, { err });
+        const refused = await isolatePoison(records, async (part) => void (await apply(part.map((r) => r.record))), o.isPoison, { err });
         for (const { item, err } of refused) letters.push({ sink: o.sink, ref: item.ref, payload: recordText(item), error: err });
       }
       await recordDeadLetters(db, letters);
@@ -221,37 +255,6 @@ function recordsJson(records: unknown[]): string {
   }
 }
 
-const personOf = (record: unknown): string => {
-  const id = (record as { person_id?: unknown } | null)?.person_id;
-  return typeof id === 'string' ? id : '';
-};
-
-/**
- * `records` in at most `n` parts, each person's records in one part and in their order. Parts
- * share no person, so they can be applied at once without reordering anyone's events or
- * contending for a count row. (A merged-away person's late events follow a redirect in the
- * statement, so they may share a count row with another part: the statement locks count rows
- * in key order, so that only waits, and the row's first_event_id is then the first of the
- * parts to commit.)
- */
-export function partsByPerson(records: unknown[], n: number): unknown[][] {
-  return n <= 1 ? [records] : [...groupBy(records, (r) => shardOf(personOf(r), n)).values()];
-}
-
-/**
- * `applyPart` run on the parts of a batch (partsByPerson), up to `n` at once; settled once
- * every part has. A part that failed fails the batch, which is then retried or searched for
- * poison: the parts already applied are applied again harmlessly (both sinks skip what they
- * hold). An outage wins over poison: the batch is retried whole rather than searched.
- */
-function inParts(n: number, applyPart: (part: unknown[]) => Promise<unknown>, isPoison: (err: unknown) => boolean): (records: unknown[]) => Promise<void> {
-  return async (records) => {
-    const applied = await Promise.allSettled(partsByPerson(records, n).map(applyPart));
-    const failures = applied.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (failures.length > 0) throw failures.find((err) => !isPoison(err)) ?? failures[0];
-  };
-}
-
 /**
  * The store sink of the JetStream Log (`embeddedAnalytics`: no ClickHouse, so the store is the
  * analytics store, apply-events.ts). A batch is applied as up to `statements` statements at
@@ -261,8 +264,8 @@ function inParts(n: number, applyPart: (part: unknown[]) => Promise<unknown>, is
 export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean, statements: number): Sink {
   const sql = applyEvents(embeddedAnalytics);
   const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
-  const apply = inParts(statements, (part) => db.query(sql, [recordsJson(part)]), isPoison);
-  return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison }, db, nc, names.stream);
+  const apply = (records: unknown[]) => db.query(sql, [recordsJson(records)]);
+  return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison, parts: statements }, db, nc, names.stream);
 }
 
 /**
@@ -270,6 +273,6 @@ export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, em
  * dead letters go to the store. Up to `statements` inserts (each with its existence check) at once.
  */
 export function clickHouseSink(analytics: AnalyticsStore, db: Db, nc: NatsConnection, names: StreamNames, statements: number): Sink {
-  const apply = inParts(statements, (part) => analytics.write(part as EventRecord[]), isRefusedData);
-  return jetStreamConsumerSink({ label: 'clickhouse sink', sink: 'clickhouse', consumer: names.analyticsSink, apply, isPoison: isRefusedData }, db, nc, names.stream);
+  const apply = (records: unknown[]) => analytics.write(records as EventRecord[]);
+  return jetStreamConsumerSink({ label: 'clickhouse sink', sink: 'clickhouse', consumer: names.analyticsSink, apply, isPoison: isRefusedData, parts: statements }, db, nc, names.stream);
 }
