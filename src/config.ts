@@ -14,6 +14,8 @@ export interface Config {
   pgPoolSize: number;
   /** Statements (store) or inserts (ClickHouse) each JetStream sink runs at once. */
   sinkStatements: number;
+  /** How far past what it holds live a thread's heap may grow before a full GC, in percent (0: V8's own factor). */
+  heapGrowthPercent: number;
   actors: number;
   authSecret: string | undefined;
   authJwksUrl: string | undefined;
@@ -129,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl: clickhouseUrl(env),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
     sinkStatements: int(env, 'HERALD_SINK_STATEMENTS', 2, 1),
+    heapGrowthPercent: int(env, 'HERALD_HEAP_GROWTH_PERCENT', 20),
     actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
     authSecret: str(env, 'HERALD_AUTH_SECRET'),
     authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),

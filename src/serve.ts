@@ -2,9 +2,11 @@
 import { loadConfig } from './config.js';
 import { startHerald } from './server.js';
 import { logger } from './logger.js';
+import { boundHeapGrowth } from './util/heap-growth.js';
 
 export async function serve(): Promise<void> {
   const cfg = loadConfig();
+  boundHeapGrowth(cfg.heapGrowthPercent);
   const say = (m: string) => void process.stdout.write(m + '\n');
   // A part Herald cannot serve without is gone for good (the embedded PostgreSQL would not
   // restart): exit non-zero so a supervisor restarts Herald, rather than serving errors.
