@@ -2,11 +2,15 @@
 // runs in (CLICKHOUSE_URL, which needs NATS_URL; DATABASE_URL when set): tracked events reach
 // `analytics_events` exactly once with the tracked fields, hostile strings are stored verbatim
 // (rows travel as data, never as SQL), a person delete leaves the analytics copies, and a
-// restart on the same data dir and stream writes nothing twice. The table is shared by every
+// restart on the same data dir and stream writes nothing twice; the sink's write itself skips
+// what the table holds (a redelivered batch). The table is shared by every
 // test server on the ClickHouse database, so each check filters on its own workspace id.
 import t, { type Test } from 'tap';
 import { startServer, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS, UUID, keyError } from '../helpers/assert.js';
+import { randomUUID } from 'node:crypto';
+import { clickHouseAnalytics } from '../../src/analytics/clickhouse.js';
+import type { EventRecord } from '../../src/domain/events.js';
 
 const CLICKHOUSE_URL = process.env.CLICKHOUSE_URL;
 // How long ClickHouse or a read may lag: a bound on waiting, not a speed assertion.
@@ -333,6 +337,21 @@ if (!CLICKHOUSE_URL || !process.env.NATS_URL) {
       const row = rows.find((x) => x.id === id);
       t.same(row && { type: row.type, parameters: JSON.parse(row.parameters), created_ms: row.created_ms }, { type: w.type, parameters: w.parameters, created_ms: w.created_ms });
     }
+  });
+
+  t.test('a batch written again writes only what the table does not hold, across existence queries', async (t) => {
+    const store = await clickHouseAnalytics(CH);
+    t.teardown(() => store.close());
+    const ws = randomUUID();
+    const person = randomUUID();
+    const record = (i: number): EventRecord => ({ id: randomUUID(), workspace_id: ws, person_id: person, external_id: 'ch-rewrite', type: 'ch_rewrite', parameters: { i }, created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 3600)).toISOString() });
+    // More than one existence query's 2,000 ids.
+    const first = Array.from({ length: 2500 }, (_, i) => record(i));
+    t.equal(await store.write(first), 2500, 'all new: all written');
+    t.equal(await store.write(first), 0, 'the same batch again: nothing written');
+    const more = Array.from({ length: 100 }, (_, i) => record(i));
+    t.equal(await store.write([...first.slice(1000), ...more, more[0]!]), 100, 'held ones skipped, new ones written once');
+    t.same(await chCounts(CH, ws), { n: 2600, unique: 2600 }, 'count() = uniqExact(id)');
   });
 
   t.test('restart on the same data dir and stream writes no row twice', async (t) => {
