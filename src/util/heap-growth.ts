@@ -8,9 +8,9 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * Caps the growth factor at 1 + percent/100 for every heap of the process (the flag is
+ * Sets the growth factor to 1 + percent/100 for every heap of the process (the flag is
  * process-wide and read at each full GC, so worker threads started later are bound too);
- * 0 leaves V8's own factor.
+ * 0 leaves V8's own factor, which varies with the heap's size and GC speed.
  */
 export function boundHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
