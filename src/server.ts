@@ -3,7 +3,6 @@ import { createServer } from 'node:net';
 import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
 import { ConfigError, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
-import type { Db } from './store/db.js';
 import { migrate } from './store/migrations.js';
 import { countDeadLetters } from './store/dead-letters.js';
 import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSecretsKey, resolveSessionAuth } from './auth/bootstrap.js';
@@ -87,12 +86,11 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
+  // The store sink's statements run on connections of their own: behind them, the front's
+  // key lookups and health probes would wait up to a batch's statement.
+  const sinkDb = nats ? store.openPool(cfg.sinkStatements) : null;
   const sinks: Sink[] = [];
-  let sinkDb: Db | null = null;
-  if (nats) {
-    // The store sink's statements run on connections of their own: behind them, the front's
-    // key lookups and health probes would wait up to a batch's statement.
-    sinkDb = store.openPool(cfg.sinkStatements);
+  if (nats && sinkDb) {
     sinks.push(jetStreamSink(sinkDb, nats, names, analytics === null, cfg.sinkStatements));
     if (analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names, cfg.sinkStatements));
   }

@@ -125,12 +125,13 @@ export async function clickHouseAnalytics(url: string): Promise<AnalyticsStore> 
     for (let i = 0; i < rows.length; i += IDS_PER_QUERY) {
       const chunk = rows.slice(i, i + IDS_PER_QUERY);
       const secs = chunk.map((r) => r.created_at);
-      const workspaces = [...new Set(chunk.map((r) => uuid(r.workspace_id)))];
+      // Spliced into the SQL as they are: toRow checked every id against the UUID pattern.
+      const workspaces = [...new Set(chunk.map((r) => r.workspace_id))];
       const rs = await ch.query({
         query: `SELECT toString(id) AS held FROM ${TABLE}
           WHERE workspace_id IN (${workspaces.map((w) => `'${w}'`).join(',')})
             AND created_at BETWEEN toDateTime(${Math.min(...secs)}) AND toDateTime(${Math.max(...secs)})
-            AND id IN (SELECT toUUID(arrayJoin(splitByChar(',', '${chunk.map((r) => uuid(r.id)).join(',')}'))))`,
+            AND id IN (SELECT toUUID(arrayJoin(splitByChar(',', '${chunk.map((r) => r.id).join(',')}'))))`,
         format: 'JSONEachRow',
       });
       for (const row of await rs.json<{ held: string }>()) found.add(row.held);
