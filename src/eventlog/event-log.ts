@@ -73,10 +73,29 @@ interface Pending {
   done: (err: Error | null, persons?: Persons[number]) => void;
 }
 
+/** An append's records are one request's: of one workspace. */
+const workspaceOf = (p: Pending): string => p.group.records[0]?.workspace_id ?? '';
+
+export interface GroupCommitOptions {
+  /** Writes that may overlap (JetStream pipelines its publishes); 1 by default. */
+  maxInFlight?: number;
+  /**
+   * Up to two writes overlap, on disjoint workspaces, and the second only for a group of
+   * `splitAt` records or more (util/batcher.ts Lanes): the store's, whose overlapping
+   * statements would otherwise wait on each other's row locks (the same people's counts), and
+   * whose small groups are cheapest as one commit.
+   */
+  lanes?: { splitAt: number };
+  /** Says whether a failed write was refused for what it carries; by default every failure is an outage. */
+  refusal?: Refusal;
+  /** Finds a person not in the actor's cache before the append (a Log whose records must carry their person). */
+  personFirst?: (e: NewEvent) => Promise<PersonOf>;
+}
+
 /**
  * Group commit: appends arriving in the same tick, or while the previous write is in flight,
  * are written by one `write` call (one transaction or publish), then acknowledged together.
- * `maxInFlight` writes may overlap (JetStream pipelines publishes; the store gains nothing).
+ * Writes may overlap as {@link GroupCommitOptions} says.
  *
  * Isolation: a write that fails for an outage fails every append in it (LogUnavailable, 503).
  * One `refusal` recognizes as caused by what it carries is written again in halves until each
@@ -90,13 +109,16 @@ interface Pending {
  */
 export class GroupCommitLog implements Log {
   private readonly batcher: Batcher<Pending>;
+  private readonly refusal: Refusal;
+  private readonly personFirst?: (e: NewEvent) => Promise<PersonOf>;
 
   constructor(
     private readonly write: (groups: Group[]) => Promise<Persons | void>,
-    maxInFlight = 1,
-    private readonly refusal: Refusal = () => null,
-    private readonly personFirst?: (e: NewEvent) => Promise<PersonOf>,
+    opts: GroupCommitOptions = {},
   ) {
+    this.refusal = opts.refusal ?? (() => null);
+    this.personFirst = opts.personFirst;
+    const lanes = opts.lanes ? { keyOf: workspaceOf, weightOf: (p: Pending) => p.group.records.length, splitAt: opts.lanes.splitAt } : undefined;
     this.batcher = new Batcher(async (batch) => {
       try {
         await this.writeAll(batch);
@@ -107,7 +129,7 @@ export class GroupCommitLog implements Log {
           for (const p of batch) p.done(new LogUnavailable((err as Error).message));
         }
       }
-    }, maxInFlight);
+    }, opts.lanes ? 2 : (opts.maxInFlight ?? 1), lanes);
   }
 
   /** Writes `batch` and acknowledges each of its appends. */
@@ -191,6 +213,14 @@ const storeRefusal: Refusal = (err) => {
   return new InvalidInput(`The store cannot hold these events: ${why}`, [{ field: 'body', message: `holds a value the store refuses (${why})` }]);
 };
 
+/**
+ * A group of this many records or more is written as two statements at once, on disjoint
+ * workspaces, when the store has no other write of this Log in flight: a `track-batch` load
+ * keeps two of PostgreSQL's cores busy from one actor, while `track`'s groups (tens of records)
+ * stay one commit.
+ */
+const STORE_SPLIT_AT = 500;
+
 /** Without ClickHouse (which needs NATS), analytics copies live in the store too. */
 const APPLY = applyEvents(true);
 
@@ -214,8 +244,7 @@ export function storeLog(db: Db): Log {
         return r.person_id === null ? (found.get(ord) ?? missing(r)) : undefined;
       }));
     },
-    1,
-    storeRefusal,
+    { lanes: { splitAt: STORE_SPLIT_AT }, refusal: storeRefusal },
   );
 }
 

@@ -121,8 +121,6 @@ export function jetStreamLog(nc: NatsConnection, names: StreamNames, db: Db): Lo
       // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
       await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
     },
-    PUBLISHES_IN_FLIGHT,
-    publishRefusal,
-    (e) => resolvePerson(db, e.workspace_id, e.external_id),
+    { maxInFlight: PUBLISHES_IN_FLIGHT, refusal: publishRefusal, personFirst: (e) => resolvePerson(db, e.workspace_id, e.external_id) },
   );
 }

@@ -1,17 +1,39 @@
 // Group commit for anything: items added in the same tick, and all items added while a run is
 // in flight, go to the next run together. Under load this turns many small store statements
 // (or publishes) into few large ones; when quiet, a lone item still runs on the next tick.
+import { shardOf } from './shard.js';
+
+/**
+ * Runs that must not touch the same rows at once: items of one key (a workspace) are never in
+ * two runs at the same time, and run in the order added. A second run starts only with a
+ * batch worth a statement of its own: a batch of `splitAt` weight or more, with two runs
+ * free, is split in two by key. So small batches keep the fewest commits, and large ones use
+ * two of the store's cores without waiting on each other's row locks.
+ */
+export interface Lanes<T> {
+  keyOf: (item: T) => string;
+  weightOf: (item: T) => number;
+  splitAt: number;
+}
 
 export class Batcher<T> {
   private items: T[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** With lanes: the keys of the runs in flight. */
+  private readonly busyKeys = new Set<string>();
 
   /** `run` settles its items itself (it must not reject); `maxInFlight` runs may overlap. */
-  constructor(private readonly run: (items: T[]) => Promise<void>, private readonly maxInFlight = 1) {}
+  constructor(
+    private readonly run: (items: T[]) => Promise<void>,
+    private readonly maxInFlight = 1,
+    private readonly lanes?: Lanes<T>,
+  ) {}
 
   add(item: T): void {
     this.items.push(item);
+    // An item whose key is in flight waits for that run's end, which kicks again.
+    if (this.lanes && this.busyKeys.has(this.lanes.keyOf(item))) return;
     this.kick();
   }
 
@@ -23,19 +45,46 @@ export class Batcher<T> {
   private kick(): void {
     if (this.scheduled || this.inFlight >= this.maxInFlight || this.items.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => void this.next());
+    setImmediate(() => this.next());
   }
 
-  private async next(): Promise<void> {
+  private next(): void {
     this.scheduled = false;
-    const items = this.items;
-    this.items = [];
+    const lanes = this.lanes;
+    if (!lanes) {
+      const items = this.items;
+      this.items = [];
+      void this.start(items, []);
+      return;
+    }
+    // The waiting items whose keys are free, in order; the others wait for their run's end.
+    const ready: T[] = [];
+    const waiting: T[] = [];
+    for (const item of this.items) (this.busyKeys.has(lanes.keyOf(item)) ? waiting : ready).push(item);
+    const weight = ready.reduce((w, item) => w + lanes.weightOf(item), 0);
+    // Beside a run in flight, only a batch worth a statement of its own; else it joins the next.
+    if (ready.length === 0 || (this.inFlight > 0 && weight < lanes.splitAt)) return;
+    this.items = waiting;
+    const parts = weight >= lanes.splitAt && this.inFlight + 2 <= this.maxInFlight ? splitByKey(ready, lanes.keyOf) : [ready];
+    for (const part of parts) void this.start(part, [...new Set(part.map(lanes.keyOf))]);
+  }
+
+  private async start(items: T[], keys: string[]): Promise<void> {
+    for (const k of keys) this.busyKeys.add(k);
     this.inFlight++;
     try {
       await this.run(items);
     } finally {
+      for (const k of keys) this.busyKeys.delete(k);
       this.inFlight--;
       this.kick();
     }
   }
+}
+
+/** `items` in two parts by a hash of their keys (one, when every key falls on one side). */
+function splitByKey<T>(items: T[], keyOf: (item: T) => string): T[][] {
+  const parts: T[][] = [[], []];
+  for (const item of items) parts[shardOf(keyOf(item), 2)]!.push(item);
+  return parts.filter((p) => p.length > 0);
 }

@@ -83,8 +83,7 @@ function fakeLog() {
       for (const g of groups) written.push(...g.records.map((r) => r.id));
       return groups.map((g) => g.records.map(() => ({ id: PERSON, created: false })));
     },
-    1,
-    (err) => (err instanceof Refused ? new InvalidInput(`refused: ${err.message}`, [{ field: 'body', message: err.message }]) : null),
+    { refusal: (err) => (err instanceof Refused ? new InvalidInput(`refused: ${err.message}`, [{ field: 'body', message: err.message }]) : null) },
   );
   return { log, written, state };
 }
