@@ -132,9 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
     sinkStatements: int(env, 'HERALD_SINK_STATEMENTS', 2, 1),
     heapGrowthPercent: int(env, 'HERALD_HEAP_GROWTH_PERCENT', 20),
-    // One core for the front (and the sinks): on 2 cores one actor took 15-20% less CPU a
-    // request than two, its group commits twice the size (bench/README.md, sixth round).
-    actors: int(env, 'HERALD_ACTORS', Math.max(1, availableParallelism() - 1), 1),
+    actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
     authSecret: str(env, 'HERALD_AUTH_SECRET'),
     authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),
     authIssuer: str(env, 'HERALD_AUTH_ISSUER'),
