@@ -71,16 +71,34 @@ t.test('lanes: a large batch is split in two runs by key; a key in flight waits,
   t.equal(runs.length, 2, 'two runs at once');
   t.same(runs.map((r) => [...new Set(r.map((i) => i.key))]).sort(), [[A], [B]].sort(), 'on disjoint keys');
   t.same(runs.flat().map((i) => i.n).sort(), [0, 1, 2, 3], 'every item once');
-  // Beside runs holding A and B, more of A waits, however large.
+  // Two runs in flight: nothing more starts, however large.
   b.add(item(A, 4, 500));
   await tick();
-  t.equal(runs.length, 2, 'A is in flight: its items wait');
-  // A's run ends: the waiting A goes, alone (B is still in flight), as a batch of its own.
+  t.equal(runs.length, 2, 'at most two runs');
+  // A's run ends: the waiting A goes (B is still in flight), as a batch of its own.
   const aRun = runs.findIndex((r) => r[0]!.key === A);
   open.splice(aRun, 1)[0]!();
   await tick();
   await tick();
   t.same(runs[2]!.map((i) => i.n), [4], 'A, once its run ended');
+  await release();
+  await release();
+  t.ok(b.idle);
+});
+
+t.test('lanes: beside a run, a large batch starts with the keys not in flight; a key in flight waits', async (t) => {
+  const { b, runs, release, open } = held(2, LANES);
+  b.add(item(A, 1));
+  await tick();
+  t.equal(runs.length, 1, 'A in flight');
+  b.add(item(A, 2, 500));
+  b.add(item(B, 3, 500));
+  await tick();
+  t.same(runs.map((r) => r.map((i) => i.n)), [[1], [3]], 'B runs beside A; A\'s next waits for its run');
+  open.shift()!();
+  await tick();
+  await tick();
+  t.same(runs[2]!.map((i) => i.n), [2], 'then A, in order');
   await release();
   await release();
   t.ok(b.idle);
