@@ -80,10 +80,10 @@ export interface GroupCommitOptions {
   /** Writes that may overlap (JetStream pipelines its publishes); 1 by default. */
   maxInFlight?: number;
   /**
-   * Up to two writes overlap, on disjoint workspaces, and the second only for a group of
-   * `splitAt` records or more (util/batcher.ts Lanes): the store's, whose overlapping
-   * statements would otherwise wait on each other's row locks (the same people's counts), and
-   * whose small groups are cheapest as one commit.
+   * Overlapping writes hold disjoint workspaces, and a write starts beside another only for a
+   * group of `splitAt` records or more, split over the writes free (util/batcher.ts Lanes):
+   * for the store, whose overlapping statements would otherwise wait on each other's row locks
+   * (the same people's counts), and whose small groups are cheapest as one commit.
    */
   lanes?: { splitAt: number };
   /** Says whether a failed write was refused for what it carries; by default every failure is an outage. */
@@ -129,7 +129,7 @@ export class GroupCommitLog implements Log {
           for (const p of batch) p.done(new LogUnavailable((err as Error).message));
         }
       }
-    }, opts.lanes ? 2 : (opts.maxInFlight ?? 1), lanes);
+    }, opts.maxInFlight ?? 1, lanes);
   }
 
   /** Writes `batch` and acknowledges each of its appends. */
@@ -244,7 +244,7 @@ export function storeLog(db: Db): Log {
         return r.person_id === null ? (found.get(ord) ?? missing(r)) : undefined;
       }));
     },
-    { lanes: { splitAt: STORE_SPLIT_AT }, refusal: storeRefusal },
+    { maxInFlight: 2, lanes: { splitAt: STORE_SPLIT_AT }, refusal: storeRefusal },
   );
 }
 

@@ -5,10 +5,10 @@ import { shardOf } from './shard.js';
 
 /**
  * Runs that must not touch the same rows at once: items of one key (a workspace) are never in
- * two runs at the same time, and run in the order added. A second run starts only with a
- * batch worth a statement of its own: a batch of `splitAt` weight or more, with two runs
- * free, is split in two by key. So small batches keep the fewest commits, and large ones use
- * two of the store's cores without waiting on each other's row locks.
+ * two runs at the same time, and run in the order added. A run starts beside another only
+ * with a batch worth a statement of its own: a batch of `splitAt` weight or more is split by
+ * key over the runs free. So small batches keep the fewest commits, and large ones use several
+ * of the store's cores without waiting on each other's row locks.
  */
 export interface Lanes<T> {
   keyOf: (item: T) => string;
@@ -65,7 +65,7 @@ export class Batcher<T> {
     // Beside a run in flight, only a batch worth a statement of its own; else it joins the next.
     if (ready.length === 0 || (this.inFlight > 0 && weight < lanes.splitAt)) return;
     this.items = waiting;
-    const parts = weight >= lanes.splitAt && this.inFlight + 2 <= this.maxInFlight ? splitByKey(ready, lanes.keyOf) : [ready];
+    const parts = weight >= lanes.splitAt ? splitByKey(ready, lanes.keyOf, this.maxInFlight - this.inFlight) : [ready];
     for (const part of parts) void this.start(part, [...new Set(part.map(lanes.keyOf))]);
   }
 
@@ -82,9 +82,9 @@ export class Batcher<T> {
   }
 }
 
-/** `items` in two parts by a hash of their keys (one, when every key falls on one side). */
-function splitByKey<T>(items: T[], keyOf: (item: T) => string): T[][] {
-  const parts: T[][] = [[], []];
-  for (const item of items) parts[shardOf(keyOf(item), 2)]!.push(item);
+/** `items` in up to `n` parts by a hash of their keys (fewer, when no key falls on a part). */
+function splitByKey<T>(items: T[], keyOf: (item: T) => string, n: number): T[][] {
+  const parts: T[][] = Array.from({ length: n }, () => []);
+  for (const item of items) parts[shardOf(keyOf(item), n)]!.push(item);
   return parts.filter((p) => p.length > 0);
 }
