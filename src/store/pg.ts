@@ -5,8 +5,31 @@ import type { Db, Prepared, Queryable, QueryResult, Row } from './db.js';
 // far below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
-export function openPostgres(url: string, max: number): Db {
+/**
+ * How often, in ms, a connection plans its prepared statements again. A connection keeps each
+ * prepared statement's generic plan until something invalidates it, and the plan is costed on
+ * the tables as they were when it was made: made while a table was nearly empty (a fresh
+ * install, the first seconds of a load), it keeps a sequential scan of that table after the
+ * table has grown a hundredfold, until an autovacuum ANALYZE happens to invalidate it, up to a
+ * minute later (autovacuum_naptime). Identify's update scanned the whole people table that way,
+ * 8.5 ms a statement at 8,000 people. `DISCARD PLANS` on a connection that has gone this long
+ * without makes its statements plan again, on the tables' present size, at their next run; it
+ * keeps the connection (a new one would cost a backend start and a password exchange).
+ */
+const REPLAN_MS = 5_000;
+
+export function openPostgres(url: string, max: number, replanMs = REPLAN_MS): Db {
   const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  const plannedAt = new WeakMap<pg.PoolClient, number>();
+  pool.on('acquire', (client) => {
+    const now = Date.now();
+    const at = plannedAt.get(client);
+    if (at !== undefined && now - at < replanMs) return;
+    plannedAt.set(client, now);
+    // A client runs its queries in order: this goes before the one the client was taken for.
+    // A failure here fails that one too, which hands the client back to be removed.
+    if (at !== undefined) client.query('DISCARD PLANS').catch(() => {});
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const run = async <T>(c: pg.Pool | pg.PoolClient, sql: string | Prepared, params?: unknown[]): Promise<QueryResult<T>> => {
