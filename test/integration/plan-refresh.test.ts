@@ -17,7 +17,7 @@ t.teardown(() => srv.stop());
 
 const table = `plan_probe_${randomBytes(4).toString('hex')}`;
 // Long enough for the first steps to run within one interval, short enough to wait out.
-const REPLAN_MS = 3000;
+const REPLAN_MS = 5000;
 // One connection, so every statement runs on the one whose plans are looked at.
 const db = openPostgres(storeUrl(srv, DB), 1, REPLAN_MS);
 t.teardown(async () => {
