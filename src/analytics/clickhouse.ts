@@ -118,7 +118,7 @@ export async function clickHouseAnalytics(url: string): Promise<AnalyticsStore> 
   /**
    * Ids of `rows` already in the table: a redelivered batch is not written twice. The ids go
    * as one string literal split on the server: as 2,000 literals in an IN list, parsing the
-   * query took most of the check's time (bench/README.md, issue 12, fifth round).
+   * query took most of the check's time (bench/HISTORY.md, issue 12, fifth round).
    */
   async function stored(rows: Row[]): Promise<Set<string>> {
     const found = new Set<string>();

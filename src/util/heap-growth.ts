@@ -3,7 +3,7 @@
 // V8's own factor goes up to 4x. Under a batch load Herald's live heaps are small (25-50 MB a
 // thread) but much of its garbage lives long enough to be promoted (a request's events wait
 // for their durable append, a sink's batch for its statement), so each heap reached 3-4x its
-// live size between full GCs and Herald's RSS went past 400 MB on JetStream (bench/README.md,
+// live size between full GCs and Herald's RSS went past 400 MB on JetStream (bench/HISTORY.md,
 // issue 12, fifth round). A smaller factor means more full GCs (mostly concurrent marking).
 import { setFlagsFromString } from 'node:v8';
 
