@@ -3,7 +3,7 @@
 // actor's registries; the counts move with the requests, pushes and refusals made here, and
 // no label carries a tenant's id or a raw path.
 import t, { type Test } from 'tap';
-import { startServer, workspaceWithKeys, type TestServer } from '../helpers/server.js';
+import { eventually, startServer, workspaceWithKeys, type TestServer } from '../helpers/server.js';
 import { PushWs, isSent, pushToken } from '../helpers/push.js';
 import { families, parseMetrics, sum } from '../../bench/metrics.js';
 
@@ -43,7 +43,8 @@ t.test('HERALD_METRICS=true: /metrics on the main port, the counts move', async 
   // ip-public's burst of 2: the third unauthenticated request is refused.
   const s = await startServer({ HERALD_METRICS: 'true', HERALD_RATE_LIMITS: 'ip-public=1:2' });
   t.teardown(() => s.stop());
-  t.match(s.stdout(), `Metrics at ${s.base}/metrics`, 'start-up says where');
+  // The line after the one startServer waits for.
+  t.ok(await eventually(async () => s.stdout().includes(`Metrics at ${s.base}/metrics`)), 'start-up says where');
 
   const k = await workspaceWithKeys(s, { write: ['events:write'] });
   for (let i = 0; i < 3; i++) t.equal((await s.req('POST', '/track', { token: k.write, body: { event: 'metrics_probe', external_id: `m-${i}` } })).status, 201);
@@ -88,8 +89,8 @@ t.test('HERALD_METRICS=true: /metrics on the main port, the counts move', async 
 t.test('HERALD_METRICS_PORT: served there only', async (t) => {
   const s = await startServer({ HERALD_METRICS_PORT: '0' });
   t.teardown(() => s.stop());
-  const port = /Metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.stdout())?.[1];
-  t.ok(port, `start-up names the metrics port: ${s.stdout()}`);
+  const port = (await eventually(async () => /Metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(s.stdout())))?.[1];
+  t.ok(port, 'start-up names the metrics port');
   t.not(Number(port), s.port, 'a port of its own');
   await notServed(t, s);
   t.equal((await s.req('GET', '/healthz')).status, 200);
