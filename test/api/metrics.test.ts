@@ -78,6 +78,15 @@ t.test('HERALD_METRICS=true: /metrics on the main port, the counts move', async 
     t.ok(m.some((x) => x.name === 'herald_eventloop_lag_seconds' && x.labels.thread === thread && x.labels.quantile === '0.99'), `event-loop lag of ${thread}`);
   }
   t.notOk(text.includes(k.ws.id) || text.includes(w.ws.id), 'no workspace id in any label');
+  if (process.env.NATS_URL) {
+    // The JetStream Log: its store sink applies what the Log acknowledged, and says how far behind it is.
+    const sink = await eventually(async () => {
+      const now = parseMetrics(await (await fetch(`${s.base}/metrics`)).text());
+      return sum(now, 'herald_sink_events_total', { sink: 'jetstream-store' }) >= events ? now : undefined;
+    });
+    t.ok(sink, 'the store sink applied the events');
+    t.ok(sink?.some((x) => x.name === 'herald_sink_lag_seconds' && x.labels.sink === 'jetstream-store'), 'its lag');
+  }
 
   // Counts move between scrapes.
   t.equal((await s.req('POST', '/track', { token: k.write, body: { event: 'metrics_probe', external_id: 'm-3' } })).status, 201);
