@@ -14,9 +14,6 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export const registry = new Registry();
 let on = false;
 
-/** Which thread counts: `front`, or `actor-<n>`; the label of per-thread figures. */
-let thread = 'front';
-
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
 
@@ -117,12 +114,12 @@ const EVENT_LOOP_RESOLUTION_MS = 10;
 /**
  * Starts counting, in this thread. The event-loop delay is sampled by Node's native
  * histogram (no timer of ours) and read at each scrape, which starts it afresh: each scrape
- * reports the delay since the one before.
+ * reports the delay since the one before. `threadName` (`front`, `actor-<n>`) is the `thread`
+ * label of this thread's figures.
  */
 export function enableMetrics(threadName: string): void {
   if (on) return;
   on = true;
-  thread = threadName;
   const delay = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
   delay.enable();
   new Gauge({
@@ -133,7 +130,7 @@ export function enableMetrics(threadName: string): void {
     collect() {
       const sample = delay.count > 0;
       for (const [q, ns] of [['0.5', delay.percentile(50)], ['0.99', delay.percentile(99)], ['1', delay.max]] as const) {
-        this.set({ thread, quantile: q }, sample ? Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1000 : 0);
+        this.set({ thread: threadName, quantile: q }, sample ? Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1000 : 0);
       }
       delay.reset();
     },
