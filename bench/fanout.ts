@@ -225,7 +225,6 @@ export async function fanout(argv: string[]): Promise<number> {
       if (received > 0 && now - lastChange > 30_000) break; // stalled
     }
     sampler.mark('end');
-    const metricsEnd = await scrapeMetrics(base);
     const loadEnd = loadavg();
     // The stats once every send is recorded (the last records follow the last provider answers).
     const readStats = async () => (await call(base, 'GET', `/api/v1/campaigns/${campaignId}?${inWs}`, token)).body?.data;
@@ -236,6 +235,7 @@ export async function fanout(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, 200));
       stats = await readStats();
     }
+    const metricsEnd = await scrapeMetrics(base);
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [campaignId])).rows[0] ?? null;
@@ -288,7 +288,7 @@ export async function fanout(argv: string[]): Promise<number> {
         `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
         failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
-        result.metrics ? `herald's own metrics from send_at to the end (GET /metrics):\n${formatSummary(result.metrics)}` : '',
+        result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',
         result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
         herald.logged.warn + herald.logged.error > 0 ? `Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}` : '',
         `1-min load average: ${fmt(loadStart[0], 1)} at send_at, ${fmt(loadEnd[0], 1)} at the end (above ${availableParallelism()} means other work competed for the CPUs)`,

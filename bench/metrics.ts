@@ -65,6 +65,8 @@ export interface MetricsSummary {
   /** Device sends by provider/outcome. */
   provider_outcomes: Record<string, number>;
   messages_by_status: Record<string, number>;
+  campaign_enrolments: number;
+  campaign_sends_by_status: Record<string, number>;
   rate_limit_refusals: number;
   /** Event-loop delay p99 and max per thread, since the scrape before (the start of the load). */
   eventloop_ms: Record<string, { p99: number; max: number }>;
@@ -102,6 +104,8 @@ export function summarize(beforeText: string, afterText: string): MetricsSummary
     sinks,
     provider_outcomes: byLabel(d('herald_provider_request_duration_seconds_count'), (s) => `${s.labels.provider}/${s.labels.outcome}`),
     messages_by_status: byLabel(d('herald_messages_total'), (s) => `${s.labels.channel}/${s.labels.status}`),
+    campaign_enrolments: sum(d('herald_campaign_enrolments_total'), 'herald_campaign_enrolments_total'),
+    campaign_sends_by_status: byLabel(d('herald_campaign_sends_total'), (s) => s.labels.status!),
     rate_limit_refusals: sum(d('herald_rate_limit_refusals_total'), 'herald_rate_limit_refusals_total'),
     eventloop_ms: eventloop,
   };
@@ -117,6 +121,7 @@ export function formatSummary(m: MetricsSummary): string {
   for (const [sink, s] of Object.entries(m.sinks)) lines.push(`  sink ${sink}: lag ${s.lag_s} s, ${s.pending} messages pending`);
   if (Object.keys(m.provider_outcomes).length > 0) lines.push(`  provider sends: ${kv(m.provider_outcomes)}`);
   if (Object.keys(m.messages_by_status).length > 0) lines.push(`  messages: ${kv(m.messages_by_status)}`);
+  if (m.campaign_enrolments > 0 || Object.keys(m.campaign_sends_by_status).length > 0) lines.push(`  campaigns: ${m.campaign_enrolments} enrolled; sends ${kv(m.campaign_sends_by_status)}`);
   if (m.rate_limit_refusals > 0) lines.push(`  rate-limit refusals: ${m.rate_limit_refusals}`);
   lines.push(`  event-loop delay p99/max (ms): ${kv(Object.fromEntries(Object.entries(m.eventloop_ms).map(([t, v]) => [t, `${v.p99}/${v.max}`])))}`);
   return lines.join('\n');
