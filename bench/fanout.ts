@@ -14,6 +14,7 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
 import { call, databaseUrl, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
@@ -199,6 +200,7 @@ export async function fanout(argv: string[]): Promise<number> {
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
     sampler.mark('start');
+    const metricsStart = await scrapeMetrics(base);
     const loadStart = loadavg();
     // Poll what the fake FCM received until everything arrived (or nothing more comes).
     let first: number | null = null;
@@ -233,6 +235,7 @@ export async function fanout(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, 200));
       stats = await readStats();
     }
+    const metricsEnd = await scrapeMetrics(base);
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [campaignId])).rows[0] ?? null;
@@ -267,6 +270,7 @@ export async function fanout(argv: string[]): Promise<number> {
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
       statements,
+      metrics: metricsStart && metricsEnd ? summarize(metricsStart, metricsEnd) : null,
       herald_log: herald.logged,
       shutdown,
       samples: sampler.samples,
@@ -284,6 +288,7 @@ export async function fanout(argv: string[]): Promise<number> {
         `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
         failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
+        result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',
         result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
         herald.logged.warn + herald.logged.error > 0 ? `Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}` : '',
         `1-min load average: ${fmt(loadStart[0], 1)} at send_at, ${fmt(loadEnd[0], 1)} at the end (above ${availableParallelism()} means other work competed for the CPUs)`,

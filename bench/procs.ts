@@ -91,9 +91,13 @@ export interface HeraldProc {
   output: () => string;
 }
 
-/** `nodeArgs`: options for Herald's node (e.g. `--cpu-prof`), before the script. */
+/**
+ * `nodeArgs`: options for Herald's node (e.g. `--cpu-prof`), before the script. Metrics are on
+ * (GET /metrics on the main port), so a run reports Herald's own figures beside the bench's,
+ * unless `env` sets HERALD_METRICS itself (e.g. false, to measure without them).
+ */
 export async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<HeraldProc> {
-  const child = track(spawn(process.execPath, [...nodeArgs, HERALD_CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
+  const child = track(spawn(process.execPath, [...nodeArgs, HERALD_CLI, 'start'], { env: { HERALD_METRICS: 'true', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
   const out = tail(4000);
   const err = tail(8000);
   const logged = { warn: 0, error: 0, samples: [] as string[] };

@@ -16,6 +16,7 @@ import { setupPushChannels, setupPushPeople } from './push.js';
 import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_CAMPAIGNS, setupEventCampaigns, type EventCampaign } from './event-campaign.js';
 import { round } from './stats.js';
+import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
 import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
@@ -531,6 +532,8 @@ async function main(): Promise<number> {
     let loadEnd = 0;
     /** What the fakes had received at the start and the end of Herald's measured phase. */
     const fakesAt: { start?: FakeProvidersStats & { t: number }; end?: FakeProvidersStats & { t: number } } = {};
+    /** Herald's GET /metrics at the start and the end of its measured phase (null: it serves none). */
+    const metricsAt: { start?: string | null; end?: string | null } = {};
     let providersQuiet: { ms: number; quiet: boolean } | undefined;
     let pushFloor: (PushFloorResult & { fakes_cores: number }) | undefined;
     if (opt.scenario !== 'floor') {
@@ -539,11 +542,11 @@ async function main(): Promise<number> {
       const fakesNow = async () => (fakes ? { ...(await fakes.stats()), t: Date.now() } : undefined);
       heraldResult = await measure('herald', base!, async () => {
         sampler?.mark('start');
-        fakesAt.start = await fakesNow();
+        [fakesAt.start, metricsAt.start] = await Promise.all([fakesNow(), scrapeMetrics(base!)]);
       });
       loadEnd = Date.now();
       sampler?.mark('end');
-      fakesAt.end = await fakesNow();
+      [fakesAt.end, metricsAt.end] = await Promise.all([fakesNow(), scrapeMetrics(base!)]);
       loadavgAt.after_herald = loadavg();
       log(`herald: ${fmt(heraldResult.requests_per_s)} req/s, ${fmt(heraldResult.events_per_s)} ${push ? 'recipients' : 'events'}/s`);
       if (opt.scenario === 'track' || opt.scenario === 'track-batch' || opt.scenario === 'mixed') {
@@ -614,6 +617,7 @@ async function main(): Promise<number> {
     const rows: Row[] = floorResult ? [{ name: 'floor (bare uWS)', load: floorResult }] : [];
     if (heraldResult) rows.push({ name: 'herald', load: heraldResult, rss, ratio: ratio?.requests_per_s });
     const providers = fakesAt.start && fakesAt.end ? providerFigures(fakesAt.start, fakesAt.end, pushFloor) : undefined;
+    const metrics = metricsAt.start && metricsAt.end ? summarize(metricsAt.start, metricsAt.end) : null;
 
     const result = {
       scenario: opt.scenario,
@@ -628,6 +632,7 @@ async function main(): Promise<number> {
       embedded_postgres: pg ?? null,
       ratio_to_floor: ratio ?? null,
       sink_lag: lag ?? null,
+      metrics,
       push: push ? { provider: opt.pushProvider, providers: providers ?? null, push_floor: pushFloor ?? null, providers_quiet_after_load: providersQuiet ?? null } : null,
       herald_log: herald ? herald.logged : null,
       shutdown: shutdown ?? null,
@@ -658,6 +663,7 @@ async function main(): Promise<number> {
     if (rss) lines.push(`server RSS: ${fmt(rss.after_setup)} MB after setup, ${fmt(rss.start)} at start, ${fmt(rss.max)} max, ${fmt(rss.end)} at end${rss.after_drain === null ? '' : `, ${fmt(rss.after_drain)} after the ${push ? 'provider sends ended' : 'sink drained'}`}`);
     if (pg) lines.push(`embedded PostgreSQL: ${fmt(pg.cores_used, 2)} cores over the measured phase; PSS ${fmt(pg.pss_mb.start)} MB at start, ${fmt(pg.pss_mb.max)} max, ${fmt(pg.pss_mb.end)} at end`);
     if (lag) lines.push(lag.timed_out ? `sink lag: sentinel not readable within ${opt.lagTimeoutMs / 1000} s of the load ending` : `sink lag: sentinel readable ${fmt(lag.after_load_ms)} ms after the load ended (${fmt(lag.after_ack_ms)} ms after its own 201)`);
+    if (metrics) lines.push("herald's own metrics over the measured phase (GET /metrics):", formatSummary(metrics));
     if (lag?.clickhouse) lines.push(lag.clickhouse.timed_out ? `ClickHouse sink lag: sentinel not in ClickHouse within ${opt.lagTimeoutMs / 1000} s of the load ending` : `ClickHouse sink lag: sentinel in ClickHouse ${fmt(lag.clickhouse.after_load_ms)} ms after the load ended (${fmt(lag.clickhouse.after_ack_ms)} ms after its own 201)`);
     for (const r of rows) {
       if (r.load.requests === 0) lines.push(`${r.name}: no request was answered within the measured phase (each took longer): measure longer, or with fewer connections`);

@@ -44,6 +44,10 @@ export interface Config {
   triggerAudienceCeiling: number;
   /** At most this many people enrolled by one schedule run (DECISIONS §6). */
   scheduleAudienceCeiling: number;
+  /** Whether Herald counts metrics (HERALD_METRICS=true, or HERALD_METRICS_PORT set). */
+  metrics: boolean;
+  /** Serves GET /metrics on this port alone (not on the main one); undefined: on the main port when `metrics`. */
+  metricsPort: number | undefined;
 }
 
 /**
@@ -153,5 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
+    metrics: bool(env, 'HERALD_METRICS') || str(env, 'HERALD_METRICS_PORT') !== undefined,
+    metricsPort: str(env, 'HERALD_METRICS_PORT') === undefined ? undefined : int(env, 'HERALD_METRICS_PORT', 0),
   };
 }

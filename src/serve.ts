@@ -18,6 +18,7 @@ export async function serve(): Promise<void> {
   const herald = await startHerald(cfg, say, fatal);
   const base = `http://${cfg.host}:${herald.port}`;
   say(`Herald listening on ${base} (API at ${base}/api/v1)`);
+  if (herald.metricsPort !== undefined) say(`Metrics at http://${cfg.host}:${herald.metricsPort}/metrics`);
   if (herald.bootstrap) {
     say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}`);
   }

@@ -22,11 +22,16 @@ import { ROUTES, errorShapeOf } from './routes.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
 import { logger, setLogLevel } from './logger.js';
+import { enableMetrics } from './metrics/index.js';
+import { scrapeText } from './metrics/scrape.js';
+import { serveMetrics } from './http/metrics.js';
 
 type Uws = ReturnType<typeof loadNativeUws>;
 
 export interface Herald {
   port: number;
+  /** Where GET /metrics is served: the main port's, HERALD_METRICS_PORT's; undefined when metrics are off. */
+  metricsPort?: number;
   /** Set when Herald bootstrapped the local default (no secret or OIDC configured). */
   bootstrap?: { workspaceId: string; token: string };
   stop(): Promise<void>;
@@ -43,6 +48,7 @@ export async function startHerald(cfg: Config, say: (m: string) => void = () => 
   // Refuse a taken port before creating or starting a database; the exclusive listen at the
   // end still decides a race.
   await assertPortFree(cfg.host, cfg.port);
+  if (cfg.metricsPort !== undefined) await assertPortFree(cfg.host, cfg.metricsPort, 'HERALD_METRICS_PORT');
   const store = await openStore(cfg, say, fatal);
   try {
     return await serveOn(cfg, uws, limits, store);
@@ -52,7 +58,11 @@ export async function startHerald(cfg: Config, say: (m: string) => void = () => 
   }
 }
 
+/** How long a scrape waits for an actor's metrics; one busy longer is left out of that scrape. */
+const SCRAPE_ACTOR_TIMEOUT_MS = 2000;
+
 async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRateLimits>, store: Store): Promise<Herald> {
+  if (cfg.metrics) enableMetrics('front');
   await migrate(store.db);
 
   const sessionAuth = resolveSessionAuth(cfg, true)!;
@@ -148,19 +158,27 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     publicRoutes: { 'GET /openapi.json': () => ({ status: 200, body: openapi }) },
   });
 
+  const scrape = async () => scrapeText(await actors.metrics(SCRAPE_ACTOR_TIMEOUT_MS));
   const app = uws.App();
+  if (cfg.metrics && cfg.metricsPort === undefined) serveMetrics(app, scrape, false);
   app.any('/*', front.onRequest);
   const { socket, port } = await listenExclusively(uws, app, cfg.host, cfg.port);
-  logger.info('herald listening', { host: cfg.host, port, version: VERSION, actors: cfg.actors, store: store.kind });
+  const metricsApp = cfg.metricsPort === undefined ? null : uws.App();
+  if (metricsApp) serveMetrics(metricsApp, scrape, true);
+  const metricsListener = metricsApp ? await listenExclusively(uws, metricsApp, cfg.host, cfg.metricsPort!, 'HERALD_METRICS_PORT') : null;
+  const metricsPort = metricsListener ? metricsListener.port : cfg.metrics ? port : undefined;
+  logger.info('herald listening', { host: cfg.host, port, metricsPort, version: VERSION, actors: cfg.actors, store: store.kind });
 
   let stopping: Promise<void> | undefined;
   return {
     port,
+    metricsPort,
     bootstrap,
     stop: () =>
       (stopping ??= (async () => {
         // Stop accepting, let requests in flight finish, then take the parts down in order.
         uws.us_listen_socket_close(socket);
+        if (metricsListener) uws.us_listen_socket_close(metricsListener.socket);
         const until = Date.now() + cfg.shutdownTimeoutMs;
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
@@ -176,14 +194,14 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   };
 }
 
-const portTaken = (host: string, port: number) =>
-  new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set HERALD_PORT (and HERALD_HOST) to another one.`);
+const portTaken = (host: string, port: number, setting = 'HERALD_PORT') =>
+  new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set ${setting} (and HERALD_HOST) to another one.`);
 
-function assertPortFree(host: string, port: number): Promise<void> {
+function assertPortFree(host: string, port: number, setting?: string): Promise<void> {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', () => reject(portTaken(host, port)));
+    probe.once('error', () => reject(portTaken(host, port, setting)));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
 }
@@ -192,14 +210,14 @@ function assertPortFree(host: string, port: number): Promise<void> {
  * uWS listens with SO_REUSEPORT by default: a second Herald on the same port would start
  * silently and share the traffic. LIBUS_LISTEN_EXCLUSIVE_PORT makes a taken port an error.
  */
-function listenExclusively(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
+function listenExclusively(uws: Uws, app: TemplatedApp, host: string, port: number, setting?: string): Promise<{ socket: us_listen_socket; port: number }> {
   const exclusive = 1; // LIBUS_LISTEN_EXCLUSIVE_PORT
   const listen = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
   return new Promise((resolve, reject) => {
     listen.call(app, host, port, exclusive, (s) =>
       s
         ? resolve({ socket: s, port: uws.us_socket_local_port(s) })
-        : reject(portTaken(host, port)),
+        : reject(portTaken(host, port, setting)),
     );
   });
 }

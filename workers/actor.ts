@@ -22,9 +22,12 @@ import { natsTriggerClaims, pgTriggerClaims } from '../src/campaigns/idempotency
 import { Executor } from '../src/campaigns/executor.js';
 import { Schedules } from '../src/campaigns/schedules.js';
 import { EventTriggers } from '../src/campaigns/event-triggers.js';
+import { enableMetrics } from '../src/metrics/index.js';
+import { ownMetrics } from '../src/metrics/scrape.js';
 
 const { store, index, secretsKey } = workerData as ActorWorkerData;
 const cfg = loadConfig();
+if (cfg.metrics) enableMetrics(`actor-${index}`);
 const db = openPostgres(store.url, store.poolSize);
 const limits = parseRateLimits(cfg.rateLimits);
 // With NATS: the Log is JetStream and the workspace budgets are also counted across replicas.
@@ -66,6 +69,8 @@ const replies = new Batcher<ActorReply>(async (batch) => send({ type: 'replies',
 port.on('message', (m: ToActor) => {
   if (m.type === 'requests') {
     for (const req of m.reqs) void handle(req).then((reply) => replies.add({ id: req.id, reply }));
+  } else if (m.type === 'metrics') {
+    void ownMetrics().then((metrics) => send({ type: 'metrics', id: m.id, metrics }));
   } else {
     void Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()])
       .then(() => providers.close())

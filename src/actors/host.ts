@@ -6,6 +6,7 @@ import type { Reply } from '../handlers/reply.js';
 import type { RouteId } from '../routes.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
 import type { StoreLink } from '../store/open.js';
+import type { MetricsJson } from '../metrics/scrape.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 import { shardOf } from '../util/shard.js';
@@ -34,6 +35,8 @@ export class ActorHost {
   /** Each worker's requests of the current turn, posted together at its end. */
   private readonly outboxes: Batcher<ActorRequest>[] = [];
   private readonly pending = new Map<number, Pending>();
+  /** Metrics asked of the actors, by id: each settles with the actor's answer. */
+  private readonly scrapes = new Map<number, (m: MetricsJson) => void>();
   private nextId = 1;
   private stopping = false;
   private readonly sweep: NodeJS.Timeout;
@@ -66,6 +69,7 @@ export class ActorHost {
     const ready = new Promise<void>((resolve, reject) => {
       w.on('message', (m: FromActor) => {
         if (m.type === 'ready') resolve();
+        else if (m.type === 'metrics') this.scrapes.get(m.id)?.(m.metrics);
         else for (const r of m.replies) this.settle(r.id, r.reply);
       });
       w.once('exit', (code) => reject(new Error(`actor ${index} exited with code ${code} while starting`)));
@@ -89,6 +93,25 @@ export class ActorHost {
       this.pending.set(id, { actor, route: req.route, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
       this.outboxes[actor]!.add({ ...req, id });
     });
+  }
+
+  /** Each actor's metrics, from those that answer within `timeoutMs` (a busy or restarting one is left out of this scrape). */
+  async metrics(timeoutMs: number): Promise<MetricsJson[]> {
+    const asked = this.workers.map(
+      (w) =>
+        new Promise<MetricsJson | null>((resolve) => {
+          const id = this.nextId++;
+          const done = (m: MetricsJson | null) => {
+            clearTimeout(timer);
+            this.scrapes.delete(id);
+            resolve(m);
+          };
+          const timer = setTimeout(() => done(null), timeoutMs);
+          this.scrapes.set(id, done);
+          w.postMessage({ type: 'metrics', id } satisfies ToActor);
+        }),
+    );
+    return (await Promise.all(asked)).filter((m) => m !== null);
   }
 
   private settle(id: number, reply: Reply): void {

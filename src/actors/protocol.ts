@@ -3,6 +3,7 @@ import type { Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
 import type { RouteId } from '../routes.js';
 import type { StoreLink } from '../store/open.js';
+import type { MetricsJson } from '../metrics/scrape.js';
 
 export interface ActorRequest {
   id: number;
@@ -26,8 +27,9 @@ export interface ActorReply {
 // Requests and replies travel in batches, those of one turn of the sender's event loop
 // together: a message between threads has a fixed cost (a wake-up of the receiving thread, an
 // event dispatched there) that one request per message paid on each side.
-export type FromActor = { type: 'ready' } | { type: 'replies'; replies: ActorReply[] };
-export type ToActor = { type: 'requests'; reqs: ActorRequest[] } | { type: 'stop' };
+// A scrape of /metrics asks each actor for its registry (`metrics`, answered with the same id).
+export type FromActor = { type: 'ready' } | { type: 'replies'; replies: ActorReply[] } | { type: 'metrics'; id: number; metrics: MetricsJson };
+export type ToActor = { type: 'requests'; reqs: ActorRequest[] } | { type: 'stop' } | { type: 'metrics'; id: number };
 
 export interface ActorWorkerData {
   index: number;

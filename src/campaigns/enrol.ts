@@ -7,6 +7,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Queryable } from '../store/db.js';
 import type { CampaignRow } from '../store/campaigns.js';
 import { insertEnrolments, type EnrolContext, type EnrolRules } from '../store/enrolments.js';
+import { countEnrolments } from '../metrics/index.js';
 
 export type { EnrolContext, EnrolRules };
 
@@ -42,5 +43,6 @@ export async function enrolPeople(
     enrolled += rows.filter((x) => x.inserted).length;
     pending = rows.filter((x) => !x.inserted).map((x) => x.person_id);
   }
+  countEnrolments(enrolled);
   return enrolled;
 }

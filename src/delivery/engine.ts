@@ -25,6 +25,7 @@ import { sendWithRetries, type RetryOptions } from '../push/retry.js';
 import type { SendCounters } from './counters.js';
 import { groupBy } from '../util/group-by.js';
 import type { Platform, ProviderRegistry, WorkspaceProviders } from './providers.js';
+import { countMessages } from '../metrics/index.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
 type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
@@ -243,6 +244,7 @@ export class PushEngine {
       for (const personId of counted) this.counters.release(personId, now);
       throw err;
     }
+    countMessages('push', results, send.campaignId !== undefined);
     return results;
   }
 }

@@ -13,6 +13,7 @@ import { InvalidInput, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 import { isolatePoison } from './poison.js';
+import { countLogFailures, countLogWrite } from '../metrics/index.js';
 
 
 /** An event to append, for the person its `external_id` names (person_id is the Log's to find). */
@@ -126,6 +127,7 @@ export class GroupCommitLog implements Log {
         if (this.refusal(err)) await this.isolate(batch, err);
         else {
           logger.warn('log append failed', { err });
+          countLogFailures('unavailable', batch.length);
           for (const p of batch) p.done(new LogUnavailable((err as Error).message));
         }
       }
@@ -135,6 +137,7 @@ export class GroupCommitLog implements Log {
   /** Writes `batch` and acknowledges each of its appends. */
   private async writeAll(batch: Pending[]): Promise<void> {
     const persons = await this.write(batch.map((p) => p.group));
+    countLogWrite(batch);
     batch.forEach((p, i) => p.done(null, persons?.[i]));
   }
 
@@ -155,6 +158,7 @@ export class GroupCommitLog implements Log {
         settled.add(item);
         item.done(this.refusal(err)!);
       }
+      countLogFailures('refused', refused.length);
       logger.warn('log append refused; the other appends of its group were written', { refused: refused.length, group: batch.length, err: refused[0]?.err });
     } catch (err) {
       // An outage while writing the halves: what was written is acknowledged, the rest is not.

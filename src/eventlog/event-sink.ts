@@ -19,12 +19,14 @@ import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../stor
 import { isolatePoison } from './poison.js';
 import { groupBy } from '../util/group-by.js';
 import { shardOf } from '../util/shard.js';
+import { countDeadLetters, countSinkBatch, sinkCaughtUp } from '../metrics/index.js';
 
 const NOT_A_LIST = new Error('not an array of event records');
 
 /** Logs what was set aside (an operator reads the rows in `dead_letters`). */
 function reportDeadLetters(sink: DeadLetterSink, letters: DeadLetter[]): void {
   if (letters.length === 0) return;
+  countDeadLetters(sink, letters.length);
   logger.error('records set aside in dead_letters: refused for what they carry (everything else was applied)', {
     sink,
     count: letters.length,
@@ -164,7 +166,10 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
     const msgs = await consumer.fetch({ max_messages: perFetch, expires: FETCH_EXPIRES_MS });
     const batch: JsMsg[] = [];
     for await (const m of msgs) batch.push(m);
-    if (batch.length === 0) return 0;
+    if (batch.length === 0) {
+      sinkCaughtUp(o.sink);
+      return 0;
+    }
     // An empty fetch (an idle Log) leaves the size as it was: a burst after the pause may be large.
     perFetch = fetchSize(batch.map((m) => m.data.length));
     // Not redelivered while this batch is applied, however long that takes (the store slow,
@@ -197,6 +202,7 @@ function jetStreamConsumerSink(o: ConsumerSink, db: Db, nc: NatsConnection, stre
     }
     clearInterval(working);
     for (const m of batch) m.ack();
+    countSinkBatch(o.sink, records.length, batch[0]!.info.timestampNanos / 1e6, batch.at(-1)!.info.pending);
     return records.length;
   };
   const guarded = () =>

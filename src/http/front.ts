@@ -25,6 +25,7 @@ import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
 import type { ActorHost } from '../actors/host.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
+import { countRequest } from '../metrics/index.js';
 
 export interface FrontDeps {
   cfg: Config;
@@ -58,6 +59,9 @@ interface Incoming {
   reading: boolean;
   /** The socket is paused until the answer is written (see `start`). */
   paused: boolean;
+  /** For the metrics: the route template once matched (else `none`), and when the request was read. */
+  route: string;
+  started: number;
 }
 
 /** Who a request acts as, and on which actor it runs. */
@@ -87,6 +91,7 @@ export function createFront(deps: FrontDeps) {
 
   /** Writes the answer (unless the client has gone); `close` ends the connection after it. */
   function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean, close = false): void {
+    if (inc.counted) countRequest(inc.route, reply.status, inc.started);
     release(inc);
     inc.reading = false;
     if (inc.aborted) return;
@@ -147,6 +152,8 @@ export function createFront(deps: FrontDeps) {
       counted: true,
       reading: false,
       paused: false,
+      route: 'none',
+      started: performance.now(),
     };
     res.onAborted(() => {
       inc.aborted = true;
@@ -170,6 +177,7 @@ export function createFront(deps: FrontDeps) {
     if (edge) return finish(res, inc, rateLimited(edge), false, true);
     // health
     if (inc.url === '/healthz' && inc.method === 'GET') {
+      inc.route = 'GET /healthz';
       if (bodyless) {
         inc.paused = true;
         res.pause();
@@ -187,6 +195,7 @@ export function createFront(deps: FrontDeps) {
       return finish(res, inc, { ...r, headers: { Allow: m.allowed.join(', ') } }, cors, true);
     }
     const { route } = m;
+    inc.route = route.id;
     if (route.headers) inc.headers = readHeaders(req, route.headers);
     const params = lowerCaseUuids(m.params);
     const cors = isCors(route);

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type PushOutcome, type RetryPolicy } from '../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
+import { timedProviderCall } from '../metrics/index.js';
 
 export interface RetryOptions {
   policy?: RetryPolicy;
@@ -23,14 +24,14 @@ export async function sendWithRetries(
   const policy = opts.policy ?? DEFAULT_RETRY_POLICY;
   const random = opts.random ?? Math.random;
   const wait = opts.wait ?? ((ms: number) => sleep(ms));
-  const outcomes = await provider.send(message, devices);
+  const outcomes = await timedProviderCall(provider.name, () => provider.send(message, devices));
   for (let attempt = 1; attempt < policy.maxAttempts; attempt++) {
     const again = outcomes.flatMap((o, i) => (o.kind === 'retryable' ? [i] : []));
     if (again.length === 0) break;
     // One wait for the round: the longest any of them was asked for.
     const delays = again.map((i) => retryDelayMs(attempt, (outcomes[i] as { retryAfterMs?: number }).retryAfterMs, policy, random()));
     await wait(Math.max(...delays));
-    const retried = await provider.send(message, again.map((i) => devices[i]!));
+    const retried = await timedProviderCall(provider.name, () => provider.send(message, again.map((i) => devices[i]!)));
     again.forEach((i, k) => (outcomes[i] = retried[k]!));
   }
   return outcomes;

@@ -5,6 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Limits, Scope } from './limits.js';
 import { refill, type SharedBuckets } from './shared.js';
+import { countRefusal } from '../metrics/index.js';
 
 export interface Refusal {
   scope: Scope;
@@ -53,6 +54,7 @@ export class Buckets {
 }
 
 function refusal(scope: Scope, gate: Refusal['gate'], perMinute: number, perMs: number, tokens: number, now: number): Refusal {
+  countRefusal(scope, gate);
   const waitMs = perMs > 0 ? (1 - tokens) / perMs : MAX_RETRY_AFTER * 1000;
   const retryAfter = Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(waitMs / 1000)));
   return { scope, gate, limit: perMinute, retryAfter, resetAt: Math.ceil((now + retryAfter * 1000) / 1000) };
