@@ -207,6 +207,22 @@ t.test('edge: every request of an IP counts, whatever it is', async (t) => {
   }
 });
 
+t.test('behind a trusted proxy: every spelling of one forwarded address shares its budget; a hop naming no address is the proxy', async (t) => {
+  const p = await startServer({ HERALD_RATE_LIMITS: SPEC, HERALD_TRUSTED_PROXIES: '127.0.0.1/32' });
+  t.teardown(() => p.stop());
+  const openapi = (hop: string) => p.req('GET', '/openapi.json', { headers: { 'x-forwarded-for': hop } });
+  // One address written four ways: the burst is spent once, then every spelling is refused.
+  const spellings = ['203.0.113.5', '203.0.113.5:1234', '[203.0.113.5]', '[::ffff:203.0.113.5]:80'];
+  for (let i = 0; i < LIMITS['ip-public'][1]; i++) passed(t, await openapi(spellings[i]!), 200, `${spellings[i]} (${i + 1} of the burst)`);
+  for (const hop of spellings) limited(t, await openapi(hop), 'ip-public', `${hop} after the burst`);
+  passed(t, await openapi('198.51.100.1'), 200, 'another client has its own budget');
+  // Hops that name no address are the proxy (127.0.0.1): one budget between them, not one each.
+  const nameless = ['garbage', '203.000.113.005', 'unknown'];
+  for (let i = 0; i < LIMITS['ip-public'][1]; i++) passed(t, await openapi(nameless[i]!), 200, `${nameless[i]} (${i + 1} of the proxy's burst)`);
+  for (const hop of [...nameless, '10.0.0.1:x']) limited(t, await openapi(hop), 'ip-public', `${hop} after the burst`);
+  limited(t, await p.req('GET', '/openapi.json'), 'ip-public', 'the proxy itself, without X-Forwarded-For');
+});
+
 /** Starts `herald start` with `env` and resolves with its exit code, or 'listening' if it serves. */
 function startExpectingExit(env: Record<string, string>): Promise<{ result: number | 'listening' | null; stderr: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'herald-badlimits-'));
