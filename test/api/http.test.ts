@@ -225,6 +225,32 @@ t.test('malformed JSON on a session route: 400 VALIDATION_ERROR, never 500', asy
   }
 });
 
+t.test('a body that is not valid UTF-8: 400 in the route\'s input-error shape, nothing stored', async (t) => {
+  const { k } = await workspaceWithKeys(s, { k: ['events:write', 'people:read'] }, 'UTF-8');
+  const json = { 'content-type': 'application/json' };
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  // A lone continuation byte, a truncated sequence, an overlong '/', an encoded surrogate, a byte never in UTF-8.
+  const bad = [[0x80], [0xc3, 0x28], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff, 0xfe]];
+  for (const seq of bad) {
+    const user = uniqueUser('utf8');
+    const r = await s.req('POST', '/track', { token: k, raw: bytes('{"event":"utf8-', seq, `","external_id":"${user}"}`), headers: json });
+    t.equal(r.status, 400, `${Buffer.from(seq).toString('hex')}: ${r.text}`);
+    t.equal(r.body?.error, 'Bad Request', "the key routes' input-error shape");
+    t.same(r.body?.details, [{ field: 'body', message: 'is not valid UTF-8' }]);
+    const person = await s.req('GET', `/people/${user}`, { token: k });
+    t.equal(person.status, 404, 'nothing recorded: the person the track names was not created');
+  }
+  const named = await s.req('POST', '/workspaces', { token, raw: bytes('{"name":"utf8-', [0xc3, 0x28], '"}'), headers: json });
+  t.equal(named.status, 400, named.text);
+  t.equal(named.body?.error?.code, 'VALIDATION_ERROR', "the session routes' input-error shape");
+  t.same(named.body?.error?.details, [{ field: 'body', message: 'is not valid UTF-8' }]);
+  const list = await s.req('GET', '/workspaces', { token });
+  t.notOk(JSON.stringify(list.body).includes('utf8-'), 'no workspace was created');
+  // Valid multi-byte text is served as before.
+  const fine = await s.req('POST', '/track', { token: k, raw: bytes('{"event":"utf8-é🎉","external_id":"u-fine"}'), headers: json });
+  t.equal(fine.status, 201, fine.text);
+});
+
 t.test('schema errors on a session route: 400 VALIDATION_ERROR with field details', async (t) => {
   const cases: [unknown, string][] = [
     [{}, 'name'],
