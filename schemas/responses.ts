@@ -825,7 +825,7 @@ function responsesOf(route: Route): Responses {
   };
   const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : ['ip-public', 'edge'];
   out['429'] = {
-    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'})`,
+    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'}${route.auth === 'key' ? ', and a key not in the cache is looked up only with an ip-public token' : ''})`,
     schema: rateLimited(scopes),
     headers: RATE_LIMIT_HEADERS,
   };
