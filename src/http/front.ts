@@ -279,19 +279,21 @@ export function createFront(deps: FrontDeps) {
    * A key the cache does not hold costs a store lookup, paid for beforehand with a token of
    * the caller's unauthenticated budget (`paid`: that token is the failed authentication's
    * charge) and given back if the key authenticates. So the lookups an IP can cause with keys
-   * that do not exist are bounded by that budget, however many it sends, and at once.
+   * that do not exist are bounded by that budget, however many it sends, and at once. A
+   * request that joins a lookup already under way costs none and pays nothing beforehand: a
+   * busy client's requests arriving while its key is read again do not drain the budget.
    */
   async function authenticateKey(inc: Incoming, token: string): Promise<KeyAuth> {
     if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header', paid: false };
     const parsed = parseKey(token);
     if (!parsed) return { ok: false, details: 'The credential is not an API key', paid: false };
     let key = deps.keys.peek(parsed.prefix);
-    const paid = !key;
+    const paid = !key && !deps.keys.reading(parsed.prefix);
     if (paid) {
       const refused = buckets.take('ip-public', inc.ip);
       if (refused) return { ok: false, refused };
-      key = await deps.keys.fetch(parsed.prefix);
     }
+    key ??= await deps.keys.fetch(parsed.prefix);
     if (!key || !secretMatches(parsed.secret, key.secretHash)) return { ok: false, details: 'Unknown, revoked or refreshed API key', paid };
     if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, details: 'API key expired', paid };
     if (paid) buckets.refund('ip-public', inc.ip);

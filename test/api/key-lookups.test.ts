@@ -3,8 +3,9 @@
 // token in hand. Observed where the lookups land: PostgreSQL's scan counters of api_keys.
 import t from 'tap';
 import pg from 'pg';
+import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { startServer, storeUrl, type TestServer } from '../helpers/server.js';
+import { newKey, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
 
 const BURST = 5;
 const s: TestServer = await startServer({ HERALD_RATE_LIMITS: `ip-public=1:${BURST}` });
@@ -33,4 +34,42 @@ t.test(`200 unknown keys at once from one IP: at most ${BURST} (the ip-public bu
   await new Promise((r) => setTimeout(r, 11_000));
   const lookups = (await scans()) - before;
   t.ok(lookups <= BURST, `${lookups} lookups of api_keys for 200 requests (at most ${BURST})`);
+});
+
+/** Opens `n` connections, then writes `request` on each in one go; resolves with each status. */
+async function simultaneously(port: number, n: number, request: string): Promise<number[]> {
+  const socks = await Promise.all(
+    Array.from({ length: n }, () => new Promise<net.Socket>((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1', () => resolve(sock));
+      sock.once('error', reject);
+    })),
+  );
+  const answers = socks.map((sock) => new Promise<number>((resolve) => {
+    let got = '';
+    sock.on('data', (d) => {
+      got += d.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      if (m) {
+        sock.destroy();
+        resolve(Number(m[1]));
+      }
+    });
+    sock.on('close', () => resolve(0));
+  }));
+  for (const sock of socks) sock.write(request);
+  return Promise.all(answers);
+}
+
+t.test('a busy client: requests arriving while its key is read from the store join that read and spend nothing', async (t) => {
+  // A server of its own: its keys and their usage would count among the scans above.
+  const b = await startServer({ HERALD_RATE_LIMITS: `ip-public=1:${BURST}` });
+  t.teardown(() => b.stop());
+  const ws = await newWorkspace(b, 'Busy');
+  const { key } = await newKey(b, ws, { permissions: ['people:read'] });
+  // Ten times the burst at once (connections opened first, then every request written in one
+  // go), with a key the cache does not hold yet: one lookup, all served.
+  const statuses = await simultaneously(b.port, BURST * 10, `GET /api/v1/people HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+  t.same([...new Set(statuses)], [200], `every request served (${statuses})`);
+  // And the budget is whole: the burst of public requests passes.
+  for (let i = 1; i <= BURST; i++) t.equal((await b.req('GET', '/openapi.json')).status, 200, `public request ${i} of the burst`);
 });
