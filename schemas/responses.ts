@@ -785,7 +785,7 @@ function responsesOf(route: Route): Responses {
   // missing X-Workspace-ID, and the handler's own.
   const own = spec.errors?.[400];
   const why = [
-    served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON` : 'malformed JSON body (any body sent is parsed)'),
+    served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON or not UTF-8` : 'malformed JSON body or one not UTF-8 (any body sent is parsed)'),
     served && `${route.path.includes('{') ? 'a path parameter, ' : ''}a query parameter or the body holding U+0000 or an unpaired surrogate`,
     served && 'a body nesting arrays and objects deeper than 32 levels',
     route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
@@ -825,7 +825,7 @@ function responsesOf(route: Route): Responses {
   };
   const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : ['ip-public', 'edge'];
   out['429'] = {
-    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'})`,
+    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'}${route.auth === 'key' ? ', and a key not in the cache is looked up only with an ip-public token' : ''})`,
     schema: rateLimited(scopes),
     headers: RATE_LIMIT_HEADERS,
   };

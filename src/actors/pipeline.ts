@@ -3,6 +3,7 @@
 //   workspace budget → membership → unserved route (501) → parse → validate → handle.
 // Nothing reads the body before `parse`, which bounds its depth before JSON.parse runs.
 // Every failure is answered in the route's error shape.
+import { isUtf8 } from 'node:buffer';
 import { memberRole } from '../store/workspaces.js';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
@@ -82,6 +83,9 @@ export function createPipeline(
     }
     ctx.query = Object.fromEntries(query);
     if (!req.body || req.body.length === 0) return;
+    // The decoder would turn invalid bytes into U+FFFD and store them; isUtf8 (simdutf) costs
+    // about 0.1 µs a kilobyte, a twentieth of the decode.
+    if (!isUtf8(req.body)) return invalidRequest(shape, 'Malformed JSON body', [{ field: 'body', message: 'is not valid UTF-8' }]);
     const raw = decoder.decode(req.body);
     // Before JSON.parse: a deep body must never be parsed (json-depth.ts).
     if (nestsDeeperThan(raw)) return invalidRequest(shape, 'Request body is invalid', [{ field: 'body', message: `nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels` }]);

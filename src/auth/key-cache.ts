@@ -22,6 +22,8 @@ const FETCH_ATTEMPTS = 3;
 
 export class KeyCache {
   private readonly cache: LRUCache<string, KeyRecord>;
+  /** Store reads under way, by prefix (a count: an invalidated read may overlap its retry). */
+  private readonly reads = new Map<string, number>();
 
   constructor(db: Db, max: number, ttlMs: number) {
     this.cache = new LRUCache<string, KeyRecord>({
@@ -32,7 +34,15 @@ export class KeyCache {
       // during a lookup aborts it, so an invalidation cannot be overwritten by what the
       // store held before the change.
       fetchMethod: async (prefix) => {
-        const k = await keyByPrefix(db, prefix);
+        this.reads.set(prefix, (this.reads.get(prefix) ?? 0) + 1);
+        let k: Awaited<ReturnType<typeof keyByPrefix>>;
+        try {
+          k = await keyByPrefix(db, prefix);
+        } finally {
+          const n = this.reads.get(prefix)! - 1;
+          if (n === 0) this.reads.delete(prefix);
+          else this.reads.set(prefix, n);
+        }
         if (!k) return undefined;
         return {
           id: k.id,
@@ -51,6 +61,11 @@ export class KeyCache {
   /** The hot path: a map lookup (undefined when absent or older than the TTL). */
   peek(prefix: string): KeyRecord | undefined {
     return this.cache.get(prefix);
+  }
+
+  /** A store read of this prefix is under way: a fetch now joins it instead of reading again. */
+  reading(prefix: string): boolean {
+    return this.reads.has(prefix);
   }
 
   async fetch(prefix: string): Promise<KeyRecord | undefined> {

@@ -12,7 +12,7 @@ import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, unavailable, type Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
 import type { FieldError } from '../domain/errors.js';
-import { Buckets } from '../ratelimit/buckets.js';
+import { Buckets, type Refusal } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
 import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
@@ -70,6 +70,9 @@ interface Caller {
   workspaceId: string | null;
   shard: string;
 }
+
+/** `paid`: the failure was charged to the caller's unauthenticated budget already. */
+type KeyAuth = { ok: true; key: KeyRecord } | { ok: false; details: string; paid: boolean } | { ok: false; refused: Refusal };
 
 /** Never written: `finish` drops replies to aborted requests. */
 const CLIENT_GONE: Reply = { status: 499, body: '' };
@@ -231,8 +234,9 @@ export function createFront(deps: FrontDeps) {
   /** authenticate the key → allowlist → workspace match → permission. */
   async function keyCaller(inc: Incoming, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>): Promise<Caller | Reply> {
     const shape = errorShapeOf(route);
-    const auth = await authenticateKey(bearer(inc.authorization));
-    if (!auth.ok) return failedAuth(inc, unauthorized(shape, auth.details));
+    const auth = await authenticateKey(inc, bearer(inc.authorization));
+    if ('refused' in auth) return rateLimited(auth.refused);
+    if (!auth.ok) return auth.paid ? unauthorized(shape, auth.details) : failedAuth(inc, unauthorized(shape, auth.details));
     const key = auth.key;
     deps.usage.record(key.id, route.id);
     if (key.allowlist.length > 0 && !inRanges(inc.ip, key.ranges)) {
@@ -280,13 +284,28 @@ export function createFront(deps: FrontDeps) {
     return reply;
   }
 
-  async function authenticateKey(token: string): Promise<{ ok: true; key: KeyRecord } | { ok: false; details: string }> {
-    if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header' };
+  /**
+   * A key the cache does not hold costs a store lookup, paid for beforehand with a token of
+   * the caller's unauthenticated budget (`paid`: that token is the failed authentication's
+   * charge) and given back if the key authenticates. So the lookups an IP can cause with keys
+   * that do not exist are bounded by that budget, however many it sends, and at once. A
+   * request that joins a lookup already under way costs none and pays nothing beforehand: a
+   * busy client's requests arriving while its key is read again do not drain the budget.
+   */
+  async function authenticateKey(inc: Incoming, token: string): Promise<KeyAuth> {
+    if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header', paid: false };
     const parsed = parseKey(token);
-    if (!parsed) return { ok: false, details: 'The credential is not an API key' };
-    const key = deps.keys.peek(parsed.prefix) ?? (await deps.keys.fetch(parsed.prefix));
-    if (!key || !secretMatches(parsed.secret, key.secretHash)) return { ok: false, details: 'Unknown, revoked or refreshed API key' };
-    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, details: 'API key expired' };
+    if (!parsed) return { ok: false, details: 'The credential is not an API key', paid: false };
+    let key = deps.keys.peek(parsed.prefix);
+    const paid = !key && !deps.keys.reading(parsed.prefix);
+    if (paid) {
+      const refused = buckets.take('ip-public', inc.ip);
+      if (refused) return { ok: false, refused };
+    }
+    key ??= await deps.keys.fetch(parsed.prefix);
+    if (!key || !secretMatches(parsed.secret, key.secretHash)) return { ok: false, details: 'Unknown, revoked or refreshed API key', paid };
+    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, details: 'API key expired', paid };
+    if (paid) buckets.refund('ip-public', inc.ip);
     return { ok: true, key };
   }
 

@@ -51,6 +51,13 @@ export class Buckets {
     b.tokens -= 1;
     return null;
   }
+
+  /** Gives back the token a `take` just took, for work it turned out not to cost. */
+  refund(scope: Scope, subject: string): void {
+    const b = this.buckets.get(scope + '\0' + subject);
+    if (b) b.tokens = Math.min(this.limits[scope].burst, b.tokens + 1);
+    this.shared?.refund(scope, subject);
+  }
 }
 
 function refusal(scope: Scope, gate: Refusal['gate'], perMinute: number, perMs: number, tokens: number, now: number): Refusal {

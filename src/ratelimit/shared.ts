@@ -81,6 +81,15 @@ export class SharedBuckets {
     return null;
   }
 
+  /**
+   * Gives back a token `take` counted, while it is still waiting for the next flush (once in
+   * KV it stays spent until the bucket refills: at most one token per refund, and rare).
+   */
+  refund(scope: Scope, subject: string): void {
+    const p = this.pending.get(scope + '\0' + subject);
+    if (p && p.count > 0) p.count--;
+  }
+
   private async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = this.pending;

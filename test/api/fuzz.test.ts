@@ -9,6 +9,7 @@
 //
 //   HERALD_FUZZ_SEED=<n> HERALD_FUZZ_REQUESTS=<n> npx tap test/api/fuzz.test.ts
 import t from 'tap';
+import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { startServer, newKey, newWorkspace, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS } from '../helpers/assert.js';
@@ -400,4 +401,112 @@ t.test('after the fuzz: healthy, and the event sink still makes new events reada
     return r.status === 200 && r.body.events.some((e: { id: string }) => e.id === tracked.body.data.event_id);
   }, 20_000);
   t.ok(read, 'the event is readable: the sink is not stuck on anything the fuzz sent');
+});
+
+// =======================================================================================
+// Hostile inputs at the front (issue 22, findings 6-8), from the same seed: header floods,
+// bodies that are not UTF-8, odd X-Forwarded-For hops behind a trusted proxy.
+
+const hostileRand = prng(SEED ^ 0x22);
+const hInt = (lo: number, hi: number) => lo + Math.floor(hostileRand() * (hi - lo + 1));
+const hPick = <T>(xs: readonly T[]): T => xs[Math.floor(hostileRand() * xs.length)]!;
+
+/** A raw connection that writes `bytes` and records what comes back and whether the server closed it. */
+function rawConnection(bytes: string): { received: () => string; closed: () => boolean; whenClosed: Promise<void>; destroy: () => void } {
+  const sock = net.connect(s.port, '127.0.0.1', () => sock.write(bytes));
+  let got = '';
+  let closed = false;
+  sock.on('data', (d) => (got += d.toString('latin1')));
+  sock.on('error', () => {});
+  const whenClosed = new Promise<void>((r) => sock.on('close', () => ((closed = true), r())));
+  return { received: () => got, closed: () => closed, whenClosed, destroy: () => sock.destroy() };
+}
+
+t.test(`header floods (seed ${SEED}): never answered, and nobody else waits for them`, async (t) => {
+  const floods = Array.from({ length: 12 }, () => {
+    const lines = hInt(49, 1500);
+    const width = hPick([1, 8, 120]);
+    const head = [`${hPick(['GET', 'POST'])} ${hPick(['/healthz', '/api/v1/track', '/api/v1/people', '/api/v1/workspaces'])} HTTP/1.1`, 'Host: 127.0.0.1'];
+    for (let i = 1; i < lines; i++) head.push(`${hPick(['X-F', 'Cookie', 'Accept', 'X-Forwarded-For', 'Authorization'])}-${i}: ${'v'.repeat(hInt(1, width))}`);
+    const bytes = head.join('\r\n') + '\r\n\r\n';
+    return { what: `${lines} header lines, ${bytes.length} bytes`, bytes: bytes.length, conn: rawConnection(bytes) };
+  });
+  t.teardown(() => floods.forEach((f) => f.conn.destroy()));
+  for (let i = 0; i < 5; i++) {
+    const r = await s.req('POST', '/track', { token: main.key, body: { event: 'during_header_flood', external_id: userIds[0] } });
+    t.equal(r.status, 201, `a track served while ${floods.length} floods are pending (${r.text.slice(0, 200)})`);
+  }
+  // uWS closes a connection whose unfinished head passes its 4 KB buffer; a smaller one waits for its idle timeout.
+  await Promise.all(floods.filter((f) => f.bytes > 4096).map((f) => Promise.race([f.conn.whenClosed, new Promise((r) => setTimeout(r, 5000))])));
+  for (const f of floods) {
+    t.equal(f.conn.received(), '', `${f.what}: no answer`);
+    if (f.bytes > 4096) t.ok(f.conn.closed(), `${f.what}: closed by the server`);
+  }
+  t.equal(s.proc.exitCode, null, 'the server is running');
+});
+
+/** Byte sequences that are not UTF-8: stray continuation, truncated, overlong, surrogate, past U+10FFFF, never-used bytes. */
+const NOT_UTF8 = [[0x80], [0xbf], [0xc3, 0x28], [0xc3], [0xe2, 0x82], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xfe], [0xff]];
+
+t.test(`bodies that are not UTF-8 (seed ${SEED}): never accepted, never a 5xx`, async (t) => {
+  const withBodies = operations.filter((o) => o.method !== 'GET' && o.method !== 'HEAD');
+  const failures: string[] = [];
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 150; i++) {
+    const op = hPick(withBodies);
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(name, op.method, op.path));
+    const text = Buffer.from(JSON.stringify(op.body ? gen(op.body) : { event: 'x', external_id: 'y' }) ?? '{}');
+    // Inside a string where there is one (the JSON is otherwise valid), else anywhere.
+    const quotes = [...text.keys()].filter((k) => text[k] === 0x22);
+    const at = quotes.length > 0 ? hPick(quotes) + 1 : hInt(0, text.length);
+    const seq = hPick(NOT_UTF8);
+    const raw = new Uint8Array(Buffer.concat([text.subarray(0, at), Buffer.from(seq), text.subarray(at)]));
+    const token = op.auth === 'key' ? main.key : op.auth === 'session' ? ws.token : undefined;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(op.header ? { 'x-workspace-id': ws.id } : {}) };
+    const what = `seed ${SEED} #${i}: ${op.method} /api/v1${path} with ${Buffer.from(seq).toString('hex')} at ${at} of ${text.toString().slice(0, 200)}`;
+    let r: Res;
+    try {
+      r = await s.req(op.method, path, { token, raw, headers, timeoutMs: REQUEST_TIMEOUT_MS });
+    } catch (err) {
+      failures.push(`${what}\n  failed: ${(err as Error).message}`);
+      continue;
+    }
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    if (r.status < 300) failures.push(`${what}\n  accepted: ${r.status} ${r.text.slice(0, 300)}`);
+    if (r.status >= 500 && !(r.status === 501 && op.notImplemented)) failures.push(`${what}\n  answered ${r.status}: ${r.text.slice(0, 300)}`);
+  }
+  t.comment(`statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+  for (const f of failures) t.fail(f);
+  t.equal(failures.length, 0, `no failures (seed ${SEED})`);
+});
+
+t.test(`odd X-Forwarded-For hops behind a trusted proxy (seed ${SEED}): one budget per address, however spelled`, async (t) => {
+  const BURST = 4;
+  const p = await startServer({ HERALD_RATE_LIMITS: `ip-public=1:${BURST}`, HERALD_TRUSTED_PROXIES: '127.0.0.1/32' });
+  t.teardown(() => p.stop());
+  /** How many of `n` requests, each with a hop from `hops`, were served (the rest must be 429). */
+  const served = async (hops: () => string, n: number, what: string): Promise<number> => {
+    let ok = 0;
+    for (let i = 0; i < n; i++) {
+      const hop = hops();
+      const r = await p.req('GET', '/openapi.json', { headers: { 'x-forwarded-for': hop } });
+      if (r.status === 200) ok++;
+      else t.equal(r.status, 429, `${what}: ${JSON.stringify(hop)} is served or refused by its budget (${r.status})`);
+    }
+    return ok;
+  };
+  for (let a = 0; a < 4; a++) {
+    const ip = `${hInt(1, 126)}.${hInt(0, 255)}.${hInt(0, 255)}.${hInt(1, 254)}`;
+    const port = () => hInt(1, 65535);
+    const spellings = () => hPick([ip, `${ip}:${port()}`, `[${ip}]`, `[${ip}]:${port()}`, `::ffff:${ip}`, `::FFFF:${ip}`, `[::ffff:${ip}]:${port()}`, ` ${ip} `, `198.51.100.7, ${ip}`, `${ip}, 127.0.0.1`]);
+    t.equal(await served(spellings, BURST * 3, ip), BURST, `${ip}: ${BURST} served across its spellings, not ${BURST} each`);
+  }
+  // Hops that name no address stand for the proxy itself: its one budget, whatever they say.
+  const ip = `${hInt(1, 126)}.${hInt(0, 255)}.${hInt(0, 255)}.${hInt(1, 254)}`;
+  const padded = ip.split('.').map((o) => o.padStart(3, '0')).join('.');
+  const junk = () => Array.from({ length: hInt(1, 12) }, () => hPick([...'abcxyz0123456789.:[]%_-'])).join('');
+  const nameless = () => hPick([padded, `${padded}:80`, `${ip}%eth0`, `${ip}.1`, `[${ip}`, `${ip}]`, `${ip}:`, `${ip}:x`, '0x7f.0.0.1', '127.1', 'unknown', '_hidden', 'garbage', junk()]);
+  t.ok((await served(nameless, BURST * 3, 'nameless')) <= BURST, `at most ${BURST} served for hops naming no address`);
+  const direct = await p.req('GET', '/openapi.json');
+  t.equal(direct.status, 429, 'the proxy itself, without X-Forwarded-For, shares that budget');
 });

@@ -16,7 +16,8 @@ type T = Test;
 const LIMITS = { 'ws-reads': [5, 3], 'ws-ingest': [4, 3], 'ws-devices': [3, 2], 'user-dashboard': [2, 4], 'ip-public': [1, 3], edge: [6000, 600] } as const;
 const SPEC = Object.entries(LIMITS).map(([k, [m, b]]) => `${k}=${m}:${b}`).join(',');
 
-const s: TestServer = await startServer({ HERALD_RATE_LIMITS: SPEC });
+// A key cache TTL longer than any test here: a key used once stays cached.
+const s: TestServer = await startServer({ HERALD_RATE_LIMITS: SPEC, HERALD_KEY_CACHE_TTL_MS: '600000' });
 t.teardown(() => s.stop());
 
 /** A 429 exactly as INTERFACE 8.2 / DECISIONS §4 describe it. */
@@ -159,6 +160,11 @@ t.test('user-dashboard: refused requests change nothing', async (t) => {
 });
 
 t.test('ip-public: the unauthenticated budget on GET /api/v1/openapi.json', async (t) => {
+  // A key's first use is a store lookup, paid for with an ip-public token that is given back
+  // when the key authenticates: it leaves the budget as it was.
+  const ws = await newWorkspace(s, 'After public');
+  const k = await newKey(s, ws, { permissions: ['people:read'] });
+  open(t, await s.req('GET', '/people', { token: k.key }), 'key route, first use');
   for (let i = 1; i <= LIMITS['ip-public'][1]; i++) {
     const r = await s.req('GET', '/openapi.json');
     passed(t, r, 200, `openapi ${i}`);
@@ -167,9 +173,10 @@ t.test('ip-public: the unauthenticated budget on GET /api/v1/openapi.json', asyn
   limited(t, await s.req('GET', '/openapi.json'), 'ip-public', 'one past the burst');
   // Authenticated traffic from the same IP is not counted there.
   passed(t, await s.req('GET', '/workspaces', { token: await s.session(uniqueUser('after-public')) }), 200, 'session route');
-  const ws = await newWorkspace(s, 'After public');
-  const k = await newKey(s, ws, { permissions: ['people:read'] });
-  open(t, await s.req('GET', '/people', { token: k.key }), 'key route');
+  open(t, await s.req('GET', '/people', { token: k.key }), 'key route, the key cached');
+  // A key the cache does not hold needs a token for its lookup, like a key that does not exist.
+  const fresh = await newKey(s, ws, { permissions: ['people:read'] });
+  limited(t, await s.req('GET', '/people', { token: fresh.key }), 'ip-public', 'a key not cached yet, the budget spent');
 });
 
 t.test('edge: every request of an IP counts, whatever it is', async (t) => {
@@ -205,6 +212,22 @@ t.test('edge: every request of an IP counts, whatever it is', async (t) => {
       t.ok(Number(r.headers.get('x-ratelimit-reset')) >= Math.floor(Date.now() / 1000), 'reset not in the past');
     });
   }
+});
+
+t.test('behind a trusted proxy: every spelling of one forwarded address shares its budget; a hop naming no address is the proxy', async (t) => {
+  const p = await startServer({ HERALD_RATE_LIMITS: SPEC, HERALD_TRUSTED_PROXIES: '127.0.0.1/32' });
+  t.teardown(() => p.stop());
+  const openapi = (hop: string) => p.req('GET', '/openapi.json', { headers: { 'x-forwarded-for': hop } });
+  // One address written four ways: the burst is spent once, then every spelling is refused.
+  const spellings = ['203.0.113.5', '203.0.113.5:1234', '[203.0.113.5]', '[::ffff:203.0.113.5]:80'];
+  for (let i = 0; i < LIMITS['ip-public'][1]; i++) passed(t, await openapi(spellings[i]!), 200, `${spellings[i]} (${i + 1} of the burst)`);
+  for (const hop of spellings) limited(t, await openapi(hop), 'ip-public', `${hop} after the burst`);
+  passed(t, await openapi('198.51.100.1'), 200, 'another client has its own budget');
+  // Hops that name no address are the proxy (127.0.0.1): one budget between them, not one each.
+  const nameless = ['garbage', '203.000.113.005', 'unknown'];
+  for (let i = 0; i < LIMITS['ip-public'][1]; i++) passed(t, await openapi(nameless[i]!), 200, `${nameless[i]} (${i + 1} of the proxy's burst)`);
+  for (const hop of [...nameless, '10.0.0.1:x']) limited(t, await openapi(hop), 'ip-public', `${hop} after the burst`);
+  limited(t, await p.req('GET', '/openapi.json'), 'ip-public', 'the proxy itself, without X-Forwarded-For');
 });
 
 /** Starts `herald start` with `env` and resolves with its exit code, or 'listening' if it serves. */

@@ -1,6 +1,6 @@
 // Key allowlists and the client IP: INTERFACE 5.1.5, DECISIONS §8.
 import t from 'tap';
-import { clientIp, inRanges, malformedEntries, parseRange } from '../../src/auth/ip-allowlist.js';
+import { clientIp, inRanges, malformedEntries, parseHop, parseRange } from '../../src/auth/ip-allowlist.js';
 
 /** [kind, address text, prefix bits] of a parsed range, or null. */
 const show = (entry: string) => {
@@ -116,4 +116,49 @@ t.test('clientIp: an untrusted peer, X-Forwarded-For is ignored', async (t) => {
 
 t.test('clientIp: trusted-proxy list of only malformed entries trusts nobody', async (t) => {
   t.equal(clientIp('10.0.0.2', '198.51.100.1', ranges('garbage')), '10.0.0.2');
+});
+
+t.test('parseHop: the address a forwarded hop names, in one canonical form', async (t) => {
+  const same: [string, string][] = [
+    ['203.0.113.5', '203.0.113.5'],
+    ['203.0.113.5:1234', '203.0.113.5'],
+    ['[203.0.113.5]', '203.0.113.5'],
+    ['[203.0.113.5]:1234', '203.0.113.5'],
+    ['::ffff:203.0.113.5', '203.0.113.5'],
+    ['[::ffff:203.0.113.5]:80', '203.0.113.5'],
+    ['::ffff:cb00:7105', '203.0.113.5'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['[2001:db8::1]:443', '2001:db8::1'],
+  ];
+  for (const [hop, addr] of same) t.equal(parseHop(hop), addr, JSON.stringify(hop));
+});
+
+t.test('parseHop: a hop that names no address unambiguously is null', async (t) => {
+  const none = [
+    'garbage', 'unknown', '', '203.000.113.005', '203.0.113.005:80', '010.0.0.1', '127.1', '0x7f.0.0.1', '4294967295', '203.0.113.5:', '203.0.113.5:123456',
+    '203.0.113.5:x', '[203.0.113.5', '203.0.113.5]', '[garbage]', '[203.0.113.5]:', '2001:db8::1:443x', 'fe80::1%eth0', '[fe80::1%25eth0]:80', '1.2.3.4/32', '_hidden',
+  ];
+  for (const hop of none) t.equal(parseHop(hop), null, JSON.stringify(hop));
+});
+
+t.test('clientIp: every spelling of one forwarded address is that address (one bucket key)', async (t) => {
+  const trusted = ranges('10.0.0.0/8');
+  for (const hop of ['203.0.113.5', '203.0.113.5:1234', '[203.0.113.5]', '[203.0.113.5]:9', '::ffff:203.0.113.5', ' 203.0.113.5 ']) {
+    t.equal(clientIp('10.0.0.2', `198.51.100.1, ${hop}`, trusted), '203.0.113.5', JSON.stringify(hop));
+  }
+  t.equal(clientIp('10.0.0.2', '203.0.113.5, 10.1.1.1:4431', trusted), '203.0.113.5', 'a trusted hop with a port is still trusted');
+  t.equal(clientIp('10.0.0.2', '[2001:DB8::1]:443', trusted), '2001:db8::1');
+});
+
+t.test('clientIp: a hop naming no address stands for no client: the trusted peer is the client', async (t) => {
+  const trusted = ranges('10.0.0.0/8');
+  for (const hop of ['garbage', '203.000.113.005', 'fe80::1%eth0', 'unknown']) {
+    t.equal(clientIp('10.0.0.2', hop, trusted), '10.0.0.2', JSON.stringify(hop));
+    t.equal(clientIp('10.0.0.2', `203.0.113.5, ${hop}`, trusted), '10.0.0.2', `${JSON.stringify(hop)} right-most: what is left of it is not believed`);
+    t.equal(clientIp('10.0.0.2', `${hop}, 10.1.1.1`, trusted), '10.0.0.2', `${JSON.stringify(hop)} behind a trusted hop`);
+  }
+  t.equal(clientIp('10.0.0.2', 'garbage, 203.0.113.5', trusted), '203.0.113.5', 'garbage left of the client hop is never read');
+  t.equal(clientIp('10.0.0.2', ' , ,', trusted), '10.0.0.2', 'no hops at all');
 });
