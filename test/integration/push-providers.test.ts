@@ -9,12 +9,15 @@ import { sendWithRetries } from '../../src/push/retry.js';
 import { SandboxProvider } from '../../src/push/sandbox.js';
 import { UnconfiguredProvider } from '../../src/push/unconfigured.js';
 import type { PushDevice } from '../../src/push/types.js';
+import { OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
 import { makeP8, startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';
 
 const android = (token: string): PushDevice => ({ token, platform: 'android' });
 const ios = (token: string): PushDevice => ({ token, platform: 'ios' });
 const MESSAGE = { title: 'Hello', body: 'World', imageUrl: 'https://example.com/i.png' };
+/** The fake's token endpoint (the service account's token_uri) is on 127.0.0.1, which the tests allow. */
+const tokenUriRule = { googleOnly: false, outbound: new OutboundPolicy(parseAllowList(['127.0.0.1'])) };
 
 t.test('FCM', async (t) => {
   let fcm: FakeFcm;
@@ -23,7 +26,7 @@ t.test('FCM', async (t) => {
   });
   t.teardown(() => fcm.close());
   const provider = (now?: () => number) => {
-    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, ca: fcm.ca, now });
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca, now });
     t.teardown(() => p.close());
     return p;
   };
@@ -65,11 +68,11 @@ t.test('FCM', async (t) => {
   });
 
   t.test('a service account the token endpoint refuses is a config error for every device', async (t) => {
-    const p = new FcmProvider({ ...fcm.account, client_email: 'someone-else@x.iam.gserviceaccount.com' }, { endpoint: fcm.url, ca: fcm.ca });
+    const p = new FcmProvider({ ...fcm.account, client_email: 'someone-else@x.iam.gserviceaccount.com' }, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca });
     t.teardown(() => p.close());
     const out = await p.send(MESSAGE, [android('a'), android('b')]);
     t.match(out, [{ kind: 'config_error', error: /invalid_grant/ }, { kind: 'config_error' }]);
-    const missing = new FcmProvider({ ...fcm.account, private_key: '' }, { endpoint: fcm.url });
+    const missing = new FcmProvider({ ...fcm.account, private_key: '' }, { endpoint: fcm.url, tokenUriRule });
     t.match(await missing.send(MESSAGE, [android('a')]), [{ kind: 'config_error', error: /private_key/ }]);
     await missing.close();
   });
@@ -127,7 +130,7 @@ t.test('FCM', async (t) => {
   });
 
   t.test('an unreachable endpoint is retryable', async (t) => {
-    const p = new FcmProvider(fcm.account, { endpoint: 'https://127.0.0.1:1', ca: fcm.ca });
+    const p = new FcmProvider(fcm.account, { endpoint: 'https://127.0.0.1:1', tokenUriRule, ca: fcm.ca });
     t.teardown(() => p.close());
     // the token endpoint is the fake; the send endpoint refuses connections
     t.match(await p.send(MESSAGE, [android('x')]), [{ kind: 'retryable', error: /FCM unreachable/ }]);

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderRegistry, type Platform, type ProviderRegistryOptions } from '../../src/delivery/providers.js';
 import { openPostgres } from '../../src/store/pg.js';
+import { parseAllowList } from '../../src/net/destinations.js';
 import { sendWithRetries } from '../../src/push/retry.js';
 import { setLogLevel } from '../../src/logger.js';
 import { eventually, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
@@ -64,7 +65,9 @@ async function put(ws: { id: string; token: string }, body: Record<string, unkno
   if (r.status !== 200) throw new Error(`PUT channels: ${r.status} ${r.text}`);
 }
 
-const options = (f: Fakes): ProviderRegistryOptions => ({ mode: 'live', secretsKey: KEY, fcmEndpoint: f.fcm.url, apnsEndpoint: f.apns.url, ca: f.fcm.ca + f.apns.ca });
+// The fake FCM's token endpoint (a tenant's token_uri) is on 127.0.0.1: allowed as the tests allow it.
+const LOCAL = parseAllowList(['127.0.0.1']);
+const options = (f: Fakes): ProviderRegistryOptions => ({ mode: 'live', secretsKey: KEY, fcmEndpoint: f.fcm.url, apnsEndpoint: f.apns.url, ca: f.fcm.ca + f.apns.ca, allowedPrivateHosts: LOCAL });
 
 function registry(t: Test, over: Partial<ProviderRegistryOptions> = {}, f: Fakes = shared): ProviderRegistry {
   const r = new ProviderRegistry(db, { ...options(f), ...over });
@@ -220,8 +223,9 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
   const script = `
     const { ProviderRegistry } = await import(${JSON.stringify(dist('delivery/providers.js'))});
     const { openPostgres } = await import(${JSON.stringify(dist('store/pg.js'))});
+    const { parseAllowList } = await import(${JSON.stringify(dist('net/destinations.js'))});
     const db = openPostgres(process.env.URL, 1);
-    const reg = new ProviderRegistry(db, { mode: 'live', secretsKey: Buffer.from(process.env.KEY, 'hex'), fcmEndpoint: process.env.FCM, apnsEndpoint: process.env.APNS });
+    const reg = new ProviderRegistry(db, { mode: 'live', secretsKey: Buffer.from(process.env.KEY, 'hex'), fcmEndpoint: process.env.FCM, apnsEndpoint: process.env.APNS, allowedPrivateHosts: parseAllowList(['127.0.0.1']) });
     const p = await reg.forWorkspace(process.env.WS);
     const out = [
       ...(await p.forPlatform('android').send({ title: 'x' }, [{ token: 'ca-android', platform: 'android' }])),
