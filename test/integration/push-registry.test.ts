@@ -27,10 +27,6 @@ const KEY = randomBytes(32);
 const MESSAGE = { title: 'Hello', body: 'World' };
 const dev = (platform: Platform, token: string) => ({ token, platform });
 
-const srv: TestServer = await startServer({ HERALD_SECRETS_KEY: KEY.toString('hex') });
-t.teardown(() => srv.stop());
-const db = openPostgres(storeUrl(srv), 4);
-t.teardown(() => db.close());
 
 interface Fakes {
   fcm: FakeFcm;
@@ -49,6 +45,12 @@ async function startFakes(t: Test): Promise<Fakes> {
 
 const shared = await startFakes(t);
 const { fcm, apns } = shared;
+
+// The server stores the credentials; its FCM endpoint is a fake's, so a token_uri off Google's host is taken (DECISIONS §15).
+const srv: TestServer = await startServer({ HERALD_SECRETS_KEY: KEY.toString('hex'), HERALD_FCM_ENDPOINT: fcm.url });
+t.teardown(() => srv.stop());
+const db = openPostgres(storeUrl(srv), 4);
+t.teardown(() => db.close());
 
 const apnsCreds = (f: Fakes, over: Record<string, unknown> = {}) => ({ key_p8: f.apns.keyP8, key_id: f.apns.keyId, team_id: f.apns.teamId, bundle_id: f.apns.bundleId, ...over });
 const both = (f: Fakes) => ({ fcm: { service_account: f.fcm.account }, apns: apnsCreds(f) });
@@ -251,6 +253,9 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
 t.test('the same without the CA: refused by TLS, so the test above proves the variable', async (t) => {
   const ws = await workspace();
   const reg = registry(t, { ca: undefined });
+  const fetches = fcm.tokenFetches;
   const out = await (await reg.forWorkspace(ws.id)).forPlatform('android').send(MESSAGE, [dev('android', 'no-ca-1')]);
-  t.match(out, [{ kind: 'retryable', error: /certificate/ }]);
+  // The TLS failure is classified (the tenant sees no certificate text); the token request never arrived.
+  t.same(out, [{ kind: 'retryable', error: 'FCM token endpoint unreachable' }]);
+  t.equal(fcm.tokenFetches, fetches, 'refused by TLS before the request');
 });
