@@ -6,7 +6,8 @@
 //   answers by the message's token prefix with FCM's own bodies:
 //   `dead-` 404 UNREGISTERED, `badarg-` 400 INVALID_ARGUMENT about the token, `retry-` 503 with
 //   Retry-After: 1 the first time then success, `quota-` the same with 429 QUOTA_EXCEEDED, `auth-`
-//   401 UNAUTHENTICATED, `slow-` answered after `slowMs`; anything else 200 `{name}`;
+//   401 UNAUTHENTICATED, `slow-` answered after `slowMs`, `drip-` a 200 dripped a byte every
+//   `dripMs` for `dripForMs`, `huge-` a 200 of `hugeBytes`; anything else 200 `{name}`;
 // - hostile token endpoints, for a tenant's token_uri pointed at a server that means harm:
 //   `POST /token/huge` answers 200 and streams a JSON body of up to `hugeBytes` (1 GiB) for as
 //   long as the client reads; `POST /token/drip` answers 200 and then one byte every `dripMs`
@@ -162,37 +163,47 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     pump();
   }
 
+  /** A 200 of up to `hugeBytes`, written as fast as the client reads. */
+  function huge(res: http2.Http2ServerResponse, start = '{"name":"'): void {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let sent = -1;
+    stream(res, () => {
+      if (sent < 0) return (sent = 0), start;
+      if (sent >= fake.hugeBytes) return undefined;
+      sent += chunk.length;
+      fake.hugeBytesSent += chunk.length;
+      return sent > fake.hugeBytes ? '"}' : chunk;
+    });
+  }
+
+  /** A 200 of spaces, one every `dripMs` for `dripForMs`, then `end`. */
+  function drip(res: http2.Http2ServerResponse, end = JSON.stringify({ name: `projects/${projectId}/messages/drip` })): void {
+    const until = Date.now() + fake.dripForMs;
+    let done = false;
+    stream(
+      res,
+      () => {
+        if (done) return undefined;
+        if (Date.now() < until) return ' ';
+        done = true;
+        return end;
+      },
+      fake.dripMs,
+      () => fake.dripsCut++,
+    );
+  }
+
   async function handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, raw: string): Promise<void> {
     const url = req.url ?? '';
     if (req.method === 'POST' && url === '/token/huge') {
       fake.tokenFetches++;
-      const chunk = Buffer.alloc(64 * 1024, 'a');
-      let sent = -1;
-      return stream(res, () => {
-        if (sent < 0) return (sent = 0), '{"access_token":"';
-        if (sent >= fake.hugeBytes) return undefined;
-        sent += chunk.length;
-        fake.hugeBytesSent += chunk.length;
-        return sent > fake.hugeBytes ? '"}' : chunk;
-      });
+      return huge(res, '{"access_token":"');
     }
     if (req.method === 'POST' && url === '/token/drip') {
       fake.tokenFetches++;
-      const until = Date.now() + fake.dripForMs;
-      let done = false;
       const token = `ya29.fake-${randomUUID()}`;
-      return stream(
-        res,
-        () => {
-          if (done) return undefined;
-          if (Date.now() < until) return ' ';
-          done = true;
-          issued.add(token);
-          return JSON.stringify({ access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' });
-        },
-        fake.dripMs,
-        () => fake.dripsCut++,
-      );
+      issued.add(token);
+      return drip(res, JSON.stringify({ access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' }));
     }
     if (req.method === 'POST' && url === '/token') {
       fake.tokenFetches++;
@@ -260,6 +271,8 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
       }
       return send(res, 503, err(503, 'UNAVAILABLE', 'The service is currently unavailable.', [fcmError('UNAVAILABLE')]), { 'retry-after': '1' });
     }
+    if (token.startsWith('drip-')) return drip(res);
+    if (token.startsWith('huge-')) return huge(res);
     if (token.startsWith('slow-')) await new Promise((r) => setTimeout(r, fake.slowMs));
     return send(res, 200, { name: `projects/${projectId}/messages/0:${Date.now()}%${randomUUID().slice(0, 8)}` });
   }

@@ -129,11 +129,35 @@ t.test('FCM', async (t) => {
     t.same(sends, ['dead-r1', 'fine-r1', 'quota-r1', 'quota-r1', 'retry-r1', 'retry-r1'], 'only the retryable ones were sent again');
   });
 
+  t.test('an FCM answer dripped or oversized: timed out at the total deadline, or cut at the cap', async (t) => {
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca, deadlineMs: 1500 });
+    t.teardown(() => p.close());
+    fcm.dripMs = 200; // an idle timeout of anything over 200 ms never trips
+    t.teardown(() => void (fcm.dripMs = 1000));
+    const out = await p.send(MESSAGE, [android('drip-1'), android('huge-1'), android('fine-dh')]);
+    t.same(out.slice(0, 2), [
+      { kind: 'retryable', error: 'FCM timed out' },
+      { kind: 'config_error', error: 'FCM answer too large' },
+    ]);
+    t.equal(out[2]!.kind, 'delivered', 'the other streams of the session were answered');
+    t.equal(p.sessions.sessionsOpened, 1, 'the session stayed usable');
+  });
+
+  t.test("a token_uri off Google's host while the FCM endpoint is Google's: refused at send time", async (t) => {
+    const fetches = fcm.tokenFetches;
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule: { ...tokenUriRule, googleOnly: true }, ca: fcm.ca });
+    t.teardown(() => p.close());
+    t.same(await p.send(MESSAGE, [android('x')]), [
+      { kind: 'config_error', error: "FCM token endpoint refused: the service account's token_uri must be on https://oauth2.googleapis.com (HERALD_FCM_ENDPOINT is Google's)" },
+    ]);
+    t.equal(fcm.tokenFetches, fetches, 'not fetched');
+  });
+
   t.test('an unreachable endpoint is retryable', async (t) => {
     const p = new FcmProvider(fcm.account, { endpoint: 'https://127.0.0.1:1', tokenUriRule, ca: fcm.ca });
     t.teardown(() => p.close());
     // the token endpoint is the fake; the send endpoint refuses connections
-    t.match(await p.send(MESSAGE, [android('x')]), [{ kind: 'retryable', error: /FCM unreachable/ }]);
+    t.same(await p.send(MESSAGE, [android('x')]), [{ kind: 'retryable', error: 'FCM unreachable' }], 'the class, without the socket error');
   });
 });
 
@@ -173,6 +197,25 @@ t.test('APNs', async (t) => {
     t.match(await provider({ bundleId: 'com.example.other' }).send(MESSAGE, [ios('ok-4')]), [{ kind: 'config_error', error: /DeviceTokenNotForTopic/ }]);
     t.match(await provider({ keyP8: 'not a key' }).send(MESSAGE, [ios('ok-5')]), [{ kind: 'config_error', error: /APNs key is unusable/ }]);
     t.match(await provider({ teamId: '' }).send(MESSAGE, [ios('ok-6')]), [{ kind: 'config_error', error: /lack teamId/ }]);
+  });
+
+  t.test('a request APNs never answers: timed out at the deadline; the other devices keep their answers', async (t) => {
+    const p = new ApnsProvider(
+      { keyP8: apns.keyP8, keyId: apns.keyId, teamId: apns.teamId, bundleId: apns.bundleId, production: false },
+      { endpoint: apns.url, ca: apns.ca, deadlineMs: 1000 },
+    );
+    t.teardown(() => p.close());
+    t.match(await p.send(MESSAGE, [ios('stall-1'), ios('ok-stall'), ios('dead-stall')]), [
+      { kind: 'retryable', error: 'APNs timed out' },
+      { kind: 'delivered' },
+      { kind: 'dead_token', error: 'APNs 410 Unregistered (the app was uninstalled)' },
+    ]);
+  });
+
+  t.test('an unreachable APNs: classified, without node-apn\'s socket text', async (t) => {
+    const p = new ApnsProvider({ keyP8: apns.keyP8, keyId: apns.keyId, teamId: apns.teamId, bundleId: apns.bundleId, production: false }, { endpoint: 'https://127.0.0.1:1', ca: apns.ca });
+    t.teardown(() => p.close());
+    t.same(await p.send(MESSAGE, [ios('x')]), [{ kind: 'retryable', error: 'APNs unreachable' }]);
   });
 
   t.test('retries: a 503 is retried and then delivered', async (t) => {
