@@ -14,6 +14,7 @@
 import apn from '@parse/node-apn';
 import { apnsData, classifyApns, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
+import { logger } from '../logger.js';
 
 export interface ApnsCredentials {
   /** The .p8 key's PEM text. */
@@ -119,7 +120,8 @@ export class ApnsProvider implements PushProvider {
     if (sent) return classifyApns(200, undefined, (sent as { 'apns-id'?: string })['apns-id']);
     const failed = result.failed[0];
     if (typeof failed?.status === 'number') return classifyApns(failed.status, failed.response?.reason);
-    // No answer: node-apn's error says why in its own words, which name hosts and ports.
+    // No answer: node-apn's error says why in its own words, which name hosts and ports (for the operator only).
+    logger.debug('APNs request failed', { cause: failed?.error });
     return transportOutcome('APNs', /timeout/i.test(failed?.error?.message ?? '') ? 'timed_out' : 'unreachable');
   }
 

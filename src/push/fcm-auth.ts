@@ -10,6 +10,7 @@ import { importPKCS8, SignJWT } from 'jose';
 import { classifyTokenEndpoint, parseRetryAfter, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
 import { boundedRequest, OutboundFailure } from '../net/bounded-request.js';
 import type { OutboundPolicy } from '../net/destinations.js';
+import { logger } from '../logger.js';
 
 const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
@@ -132,7 +133,10 @@ export class ServiceAccountTokenSource {
         deadlineMs: this.opts.deadlineMs ?? 10_000,
       });
     } catch (err) {
-      throw new TokenUnavailable(transportOutcome('FCM token endpoint', err instanceof OutboundFailure ? err.kind : 'unreachable'));
+      const failure = err instanceof OutboundFailure ? err : new OutboundFailure('unreachable', err);
+      // The tenant is shown the class; the socket's own words are for the operator, at debug level.
+      logger.debug('FCM token fetch failed', { kind: failure.kind, cause: failure.cause });
+      throw new TokenUnavailable(transportOutcome('FCM token endpoint', failure.kind));
     }
     let body: unknown;
     try {

@@ -6,6 +6,7 @@ import { classifyFcm, fcmData, parseRetryAfter, transportOutcome, type PushOutco
 import { OutboundFailure } from '../net/bounded-request.js';
 import { ServiceAccountTokenSource, TokenUnavailable, type ServiceAccount, type TokenUriRule } from './fcm-auth.js';
 import { Http2Pool } from './http2-pool.js';
+import { logger } from '../logger.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
 
 export interface FcmProviderOptions {
@@ -89,7 +90,9 @@ export class FcmProvider implements PushProvider {
         JSON.stringify(fcmRequestBody(message, device)),
       );
     } catch (err) {
-      return transportOutcome('FCM', err instanceof OutboundFailure ? err.kind : 'unreachable');
+      const failure = err instanceof OutboundFailure ? err : new OutboundFailure('unreachable', err);
+      logger.debug('FCM request failed', { kind: failure.kind, cause: failure.cause });
+      return transportOutcome('FCM', failure.kind);
     }
     let body: unknown;
     try {
