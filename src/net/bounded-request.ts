@@ -20,11 +20,11 @@ export class OutboundFailure extends Error {
 }
 
 export interface BoundedRequest {
-  method: 'GET' | 'POST';
+  method: string;
   headers?: Record<string, string | number>;
   body?: string;
-  /** The destination rule; undefined only for destinations the operator set. */
-  outbound: OutboundPolicy | undefined;
+  /** The destination rule, with the operator's allow-list. */
+  outbound: OutboundPolicy;
   /** Trusted CAs instead of the system's (tests). */
   ca?: string | Buffer;
   maxBytes: number;
@@ -39,7 +39,7 @@ export interface BoundedAnswer {
 
 /** Sends the request; rejects with an OutboundFailure only. */
 export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedAnswer> {
-  const refused = opts.outbound?.refusal(url.hostname);
+  const refused = opts.outbound.refusal(url.hostname);
   if (refused) return Promise.reject(new OutboundFailure('refused', refused));
   return new Promise((resolve, reject) => {
     // The first failure is the one reported; destroying the request may raise another.
@@ -51,7 +51,7 @@ export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedA
     const req = https.request(url, {
       method: opts.method,
       headers: opts.headers,
-      ...(opts.outbound ? { lookup: opts.outbound.lookup } : {}),
+      lookup: opts.outbound.lookup,
       ...(opts.ca ? { ca: opts.ca } : {}),
     });
     const deadline = setTimeout(() => fail(new OutboundFailure('timed_out')), opts.deadlineMs);
