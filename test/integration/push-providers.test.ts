@@ -143,6 +143,21 @@ t.test('FCM', async (t) => {
     t.equal(p.sessions.sessionsOpened, 1, 'the session stayed usable');
   });
 
+  t.test('a token_uri by host name: connected through the rule\'s lookup when the name is allowed, refused when not', async (t) => {
+    const account = { ...fcm.account, token_uri: fcm.account.token_uri.replace('127.0.0.1', 'localhost') };
+    const via = (allow: string[]) => {
+      const p = new FcmProvider(account, { endpoint: fcm.url, ca: fcm.ca, tokenUriRule: { googleOnly: false, outbound: new OutboundPolicy(parseAllowList(allow)) } });
+      t.teardown(() => p.close());
+      return p.send(MESSAGE, [android('x')]);
+    };
+    const fetches = fcm.tokenFetches;
+    t.same(await via([]), [{ kind: 'config_error', error: 'FCM token endpoint refused: private address' }]);
+    t.equal(fcm.tokenFetches, fetches, 'refused before connecting');
+    // The fake checks the assertion's audience against its own 127.0.0.1 URL, so it refuses the grant: it was reached.
+    t.same(await via(['localhost']), [{ kind: 'config_error', error: 'FCM token endpoint answered 400 (invalid_grant): check the FCM service account' }]);
+    t.equal(fcm.tokenFetches, fetches + 1, 'connected by name');
+  });
+
   t.test("a token_uri off Google's host while the FCM endpoint is Google's: refused at send time", async (t) => {
     const fetches = fcm.tokenFetches;
     const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule: { ...tokenUriRule, googleOnly: true }, ca: fcm.ca });
