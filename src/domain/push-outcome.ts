@@ -208,9 +208,15 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Largest wait a Retry-After may impose; a longer one is capped to this. */
   maxRetryAfterMs: number;
+  /**
+   * No attempt starts later than this after the first one did: with each attempt bounded by the
+   * providers' 10 s deadline, a send (retries included) ends within 25 s, inside the request
+   * timeout, however slowly a provider or a token endpoint answers.
+   */
+  maxElapsedMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000, maxRetryAfterMs: 30_000, maxElapsedMs: 15_000 };
 
 /**
  * How long to wait before attempt `attempt + 1` (attempt counts from 1): the provider's

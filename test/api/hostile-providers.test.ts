@@ -69,7 +69,21 @@ t.test('error texts: a refused connection is "unreachable"; the endpoint\'s own 
   await failedWith(t, wrong, await send(wrong), 'FCM token endpoint answered 400 (invalid_grant): check the FCM service account');
 });
 
-t.test('a token endpoint dripping its answer: the fetch ends at its total deadline, timed out', async (t) => {
+t.test('a token endpoint dripping its answer (a byte a second for 2 minutes): the send fails, timed out, within the request timeout', { timeout: 60_000 }, async (t) => {
+  // Each fetch ends at the 10 s deadline; the retry budget (15 s) allows one more, so the route
+  // answers after about 20 s, before the server's 30 s request timeout would answer 503.
+  const before = fcm.dripsCut;
+  const hostile = await withTokenUri(s, `${fcm.url}/token/drip`);
+  const good = await PushWs.create(s);
+  await good.useFakes(fakes);
+  await good.personWith('p', [[pushToken(), 'android']]);
+  const hostileSend = send(hostile);
+  isSent(t, await send(good), 'fcm');
+  await failedWith(t, hostile, await hostileSend, 'FCM token endpoint timed out');
+  t.ok(await eventually(async () => fcm.dripsCut - before === 2), 'two fetches, each cut while the drip was going');
+});
+
+t.test('a token endpoint dripping its answer: the fetch ends at its total deadline, timed out (a short deadline, in process)', async (t) => {
   // The deadline is an option of the provider; the server's is 10 s, too long for a test to wait three attempts of.
   const before = fcm.dripsCut;
   const p = new FcmProvider(
