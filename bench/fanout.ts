@@ -165,6 +165,8 @@ export async function fanout(argv: string[]): Promise<number> {
       HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
       HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
       NODE_EXTRA_CA_CERTS: caFile,
+      // The fake's token endpoint (the workspace's token_uri) is on this machine (DECISIONS §15).
+      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
       HERALD_PUSH_PROVIDER: 'live',
       HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling),
     }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);

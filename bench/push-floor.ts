@@ -7,6 +7,7 @@
 import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { ServiceAccountTokenSource, type ServiceAccount } from '../src/push/fcm-auth.js';
+import { OutboundPolicy, parseAllowList } from '../src/net/destinations.js';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
 
 export interface PushFloorConfig {
@@ -98,7 +99,9 @@ async function phase(sessions: http2.ClientHttp2Session[], cfg: PushFloorConfig,
 
 async function run(cfg: PushFloorConfig): Promise<PushFloorResult> {
   if (cfg.bodies.length === 0) throw new Error('no FCM request bodies to send');
-  const token = await new ServiceAccountTokenSource(cfg.account).token();
+  // The bench's token endpoint is its own fake on this machine: a private destination it allows.
+  const outbound = new OutboundPolicy(parseAllowList([new URL(cfg.account.token_uri).hostname]));
+  const token = await new ServiceAccountTokenSource(cfg.account, { rule: { googleOnly: false, outbound } }).token();
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=utf-8' };
   const sessions = await Promise.all(Array.from({ length: cfg.sessions }, () => connect(cfg.origin)));
   try {

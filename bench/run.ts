@@ -424,7 +424,8 @@ async function main(): Promise<number> {
       caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
       const caFile = join(caDir, 'fake-providers-ca.pem');
       writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
-      pushEnv = { HERALD_FCM_ENDPOINT: fakes.ready.fcm.url, HERALD_APNS_ENDPOINT: fakes.ready.apns.url, NODE_EXTRA_CA_CERTS: caFile, HERALD_PUSH_PROVIDER: PUSH_PROVIDER_LIVE };
+      // The fake's token endpoint (the workspaces' token_uri) is on this machine: allowed (DECISIONS §15).
+      pushEnv = { HERALD_FCM_ENDPOINT: fakes.ready.fcm.url, HERALD_APNS_ENDPOINT: fakes.ready.apns.url, NODE_EXTRA_CA_CERTS: caFile, HERALD_PUSH_PROVIDER: PUSH_PROVIDER_LIVE, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' };
       log(`fake providers are up (FCM ${fakes.ready.fcm.url}, APNs ${fakes.ready.apns.url}, pid ${fakes.child.pid})`);
     } else if (push) {
       pushEnv = { HERALD_PUSH_PROVIDER: 'sandbox' };

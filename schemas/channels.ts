@@ -1,6 +1,7 @@
 // Push provider credentials, PUT /workspaces/{id}/channels/push (DECISIONS §9, §11). What a
 // schema cannot say is checked by handlers/channels.ts: that the keys parse as the keys each
-// provider signs with, and that APNs fields omitted are kept from the stored credentials.
+// provider signs with, that APNs fields omitted are kept from the stored credentials, and where
+// the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
 import type { SchemaRefusal } from '../src/routes.js';
 import { nonEmptyString, object, type Schema } from './common.js';
 
@@ -16,7 +17,7 @@ const serviceAccount = object(
     private_key: pemKey('PKCS#8 RSA private key in PEM, as in the file'),
     private_key_id: { type: 'string', maxLength: 255 },
     client_email: { type: 'string', format: 'email', maxLength: 254 },
-    token_uri: { type: 'string', format: 'uri', pattern: '^https://[^\\s/?#]+([/?#]\\S*)?$', maxLength: 2048, description: 'Where the OAuth access token is fetched: an https URL' },
+    token_uri: { type: 'string', format: 'uri', pattern: '^https://[^\\s/?#]+([/?#]\\S*)?$', maxLength: 2048, description: "Where the OAuth access token is fetched: an https URL, on oauth2.googleapis.com while the server's FCM endpoint is Google's; never a loopback, private or link-local address unless the server allows it" },
   },
   ['type', 'project_id', 'private_key', 'client_email', 'token_uri'],
 );

@@ -2,6 +2,10 @@
 // configuration table mirrors this file; keep them together.
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { parseAllowList, type AllowList } from './net/destinations.js';
+
+/** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (DECISIONS §15). */
+export const DEFAULT_FCM_ENDPOINT = 'https://fcm.googleapis.com';
 
 export interface Config {
   host: string;
@@ -36,6 +40,8 @@ export interface Config {
   fcmEndpoint: string;
   /** Base URL replacing both APNs hosts (production and sandbox); undefined means Apple's. */
   apnsEndpoint: string | undefined;
+  /** Private destinations a tenant may set after all (DECISIONS §15): host names, IPs, CIDR blocks. */
+  allowedPrivateHosts: AllowList;
   /** What a platform without credentials in its workspace sends through (DECISIONS §9, §11). */
   pushProvider: PushProviderMode;
   /** Seals stored provider credentials; undefined: the key generated in the data dir (auth/bootstrap.ts). */
@@ -105,6 +111,15 @@ function httpsUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return url;
 }
 
+function allowedPrivateHosts(env: NodeJS.ProcessEnv): AllowList {
+  const entries = (str(env, 'HERALD_ALLOWED_PRIVATE_HOSTS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  try {
+    return parseAllowList(entries);
+  } catch (err) {
+    throw new ConfigError(`HERALD_ALLOWED_PRIVATE_HOSTS: ${(err as Error).message}`);
+  }
+}
+
 function pushProvider(env: NodeJS.ProcessEnv): PushProviderMode {
   const v = str(env, 'HERALD_PUSH_PROVIDER') ?? 'sandbox';
   if (v !== 'sandbox' && v !== 'live') throw new ConfigError(`HERALD_PUSH_PROVIDER must be sandbox or live, got '${v}'`);
@@ -151,8 +166,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInFlight: int(env, 'HERALD_MAX_IN_FLIGHT', 4_096, 1),
     shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],
-    fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? 'https://fcm.googleapis.com',
+    fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? DEFAULT_FCM_ENDPOINT,
     apnsEndpoint: httpsUrl(env, 'HERALD_APNS_ENDPOINT'),
+    allowedPrivateHosts: allowedPrivateHosts(env),
     pushProvider: pushProvider(env),
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),

@@ -39,6 +39,7 @@ const providers = new ProviderRegistry(db, {
   secretsKey: Buffer.from(secretsKey, 'hex'),
   fcmEndpoint: cfg.fcmEndpoint,
   apnsEndpoint: cfg.apnsEndpoint,
+  allowedPrivateHosts: cfg.allowedPrivateHosts,
 });
 const push = new PushEngine(db, providers, new SendCounters(db, 100_000));
 const owns = (ws: string) => shardOf(ws, cfg.actors) === index;

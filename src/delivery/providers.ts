@@ -17,9 +17,11 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
 import { CHANNELS, loadPushChannels, pushChannelsVersion, type Channel, type PushChannels } from '../store/push-channels.js';
 import { SecretBox } from '../util/sealing.js';
-import type { PushProviderMode } from '../config.js';
+import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../config.js';
+import { OutboundPolicy, type AllowList } from '../net/destinations.js';
 import { ApnsProvider } from '../push/apns.js';
 import { FcmProvider } from '../push/fcm.js';
+import { tokenUriProblem, type TokenUriRule } from '../push/fcm-auth.js';
 import { SandboxProvider } from '../push/sandbox.js';
 import { UnconfiguredProvider } from '../push/unconfigured.js';
 import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
@@ -54,6 +56,10 @@ export interface ProviderRegistryOptions {
   retireGraceMs?: number;
   /** Trusted CAs instead of the system's (tests); a deployment adds its CA with NODE_EXTRA_CA_CERTS. */
   ca?: string;
+  /** Config HERALD_ALLOWED_PRIVATE_HOSTS: the private destinations a tenant may set (default none). */
+  allowedPrivateHosts?: AllowList;
+  /** The total deadline of one provider request or token fetch (default 10 s; tests make it short). */
+  deadlineMs?: number;
 }
 
 const PLATFORM_CHANNEL: Record<Platform, Channel> = { ios: 'apns', android: 'fcm', web: 'fcm' };
@@ -139,6 +145,8 @@ export class ProviderRegistry {
   private readonly open = new Set<SharedProvider>();
   private readonly sandbox = new SandboxProvider();
   private readonly missing: Record<Channel, PushProvider>;
+  /** Where a tenant's FCM token_uri may point: checked when the channel is set and when it is used. */
+  private readonly tokenUriRule: TokenUriRule;
   private closed = false;
 
   constructor(
@@ -148,6 +156,10 @@ export class ProviderRegistry {
     this.box = new SecretBox(opts.secretsKey);
     this.ttlMs = opts.ttlMs ?? 5_000;
     this.graceMs = opts.retireGraceMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs + 5_000;
+    this.tokenUriRule = {
+      googleOnly: new URL(opts.fcmEndpoint).origin === new URL(DEFAULT_FCM_ENDPOINT).origin,
+      outbound: new OutboundPolicy(opts.allowedPrivateHosts),
+    };
     this.missing = {
       fcm: opts.mode === 'sandbox' ? this.sandbox : new UnconfiguredProvider('fcm', 'FCM'),
       apns: opts.mode === 'sandbox' ? this.sandbox : new UnconfiguredProvider('apns', 'APNs'),
@@ -166,6 +178,11 @@ export class ProviderRegistry {
   /** Seals and opens stored credentials (the channel routes store them with it). */
   get secrets(): SecretBox {
     return this.box;
+  }
+
+  /** What is wrong with a service account's token_uri on this server (DECISIONS §15), or undefined. */
+  fcmTokenUriProblem(tokenUri: string): string | undefined {
+    return tokenUriProblem(tokenUri, this.tokenUriRule)?.message;
   }
 
   async forWorkspace(workspaceId: string): Promise<WorkspaceProviders> {
@@ -250,11 +267,13 @@ export class ProviderRegistry {
   }
 
   private connect(channel: Channel, stored: PushChannels): PushProvider {
-    const { ca } = this.opts;
-    if (channel === 'fcm' && stored.fcm?.readable) return new FcmProvider(stored.fcm.credentials, { endpoint: this.opts.fcmEndpoint, ca });
+    const { ca, deadlineMs } = this.opts;
+    if (channel === 'fcm' && stored.fcm?.readable) {
+      return new FcmProvider(stored.fcm.credentials, { endpoint: this.opts.fcmEndpoint, tokenUriRule: this.tokenUriRule, ca, deadlineMs });
+    }
     if (channel === 'apns' && stored.apns?.readable) {
       const a = stored.apns.credentials;
-      return new ApnsProvider({ keyP8: a.key_p8, keyId: a.key_id, teamId: a.team_id, bundleId: a.bundle_id, production: a.production }, { endpoint: this.opts.apnsEndpoint, ca });
+      return new ApnsProvider({ keyP8: a.key_p8, keyId: a.key_id, teamId: a.team_id, bundleId: a.bundle_id, production: a.production }, { endpoint: this.opts.apnsEndpoint, ca, deadlineMs });
     }
     throw new Error(`no readable ${channel} credentials`);
   }

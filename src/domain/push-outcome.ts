@@ -94,17 +94,45 @@ export function classifyFcm(status: number, body: unknown, retryAfterMs?: number
   return { kind: 'rejected', error: said };
 }
 
+/** The error codes RFC 6749 (5.2) defines for a token endpoint: the only part of its answer a tenant is shown. */
+const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope']);
+
 /**
  * An OAuth token endpoint's refusal (`{error, error_description}`): the service account is
  * wrong, disabled or deleted, so every device of the send is a configuration error. A 5xx or
- * 429 there is retryable.
+ * 429 there is retryable. Only a documented `error` code is repeated: the rest of the body is
+ * the endpoint's own text, which could be an internal service's (DECISIONS §15).
  */
-export function classifyTokenEndpoint(status: number, body: unknown, retryAfterMs?: number): PushOutcome {
-  const b = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; error_description?: unknown };
-  const detail = [b.error, b.error_description].filter((x) => typeof x === 'string').join(': ');
-  const said = `FCM OAuth token endpoint answered ${status}${detail ? ` (${detail})` : ''}`;
+export function classifyTokenEndpoint(status: number, body: unknown, retryAfterMs?: number): Extract<PushOutcome, { kind: 'retryable' | 'config_error' }> {
+  const code = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown };
+  const said = `FCM token endpoint answered ${status}${typeof code.error === 'string' && OAUTH_ERRORS.has(code.error) ? ` (${code.error})` : ''}`;
   if (RETRYABLE_STATUS.has(status)) return retryAfterMs === undefined ? { kind: 'retryable', error: said } : { kind: 'retryable', error: said, retryAfterMs };
   return { kind: 'config_error', error: `${said}: check the FCM service account` };
+}
+
+/**
+ * How a call to a provider or a token endpoint failed without an answer to classify: nothing
+ * could be connected to, the total deadline passed, the answer outgrew its cap, or the
+ * destination is one a tenant may not reach (DECISIONS §15).
+ */
+export type TransportFailure = 'unreachable' | 'timed_out' | 'too_large' | 'refused';
+
+const TRANSPORT_TEXT: Record<TransportFailure, string> = {
+  unreachable: 'unreachable',
+  timed_out: 'timed out',
+  too_large: 'answer too large',
+  refused: 'refused: private address',
+};
+
+/**
+ * The outcome of a transport failure of `service` ("FCM", "FCM token endpoint", "APNs"): the
+ * class only, never the socket's error text (a tenant must not learn which ports of which hosts
+ * answer). A lost connection or a passed deadline may pass; a refused destination or an
+ * oversized answer will not, so those are configuration errors.
+ */
+export function transportOutcome(service: string, failure: TransportFailure): Extract<PushOutcome, { kind: 'retryable' | 'config_error' }> {
+  const error = `${service} ${TRANSPORT_TEXT[failure]}`;
+  return failure === 'unreachable' || failure === 'timed_out' ? { kind: 'retryable', error } : { kind: 'config_error', error };
 }
 
 /** Keys FCM reserves in `data`: `from`, `notification`, `message_type`, and keys starting `google.` or `gcm.`. */
@@ -140,21 +168,22 @@ const APNS_CONFIG_REASONS = new Set([
 ]);
 
 /**
- * One APNs answer: HTTP status and the `reason` of its JSON body. `status` undefined means no
- * answer (connection lost, timeout), which is retryable.
+ * One APNs answer: HTTP status and the `reason` of its JSON body (an Apple reason code; anything
+ * else the answer carried is not repeated). No answer at all is a transportOutcome.
  */
-export function classifyApns(status: number | undefined, reason: string | undefined, apnsId?: string, retryAfterMs?: number): PushOutcome {
+export function classifyApns(status: number, reason: string | undefined, apnsId?: string, retryAfterMs?: number): PushOutcome {
   if (status === 200) return { kind: 'delivered', providerMessageId: apnsId ?? '' };
-  const said = status === undefined ? `APNs: no answer${reason ? ` (${reason})` : ''}` : `APNs ${status}${reason ? ` ${reason}` : ''}`;
-  if (status === 410 && (reason === 'Unregistered' || reason === 'ExpiredToken' || reason === undefined)) {
+  const code = reason !== undefined && /^[A-Za-z]{1,64}$/.test(reason) ? reason : undefined;
+  const said = `APNs ${status}${code ? ` ${code}` : ''}`;
+  if (status === 410 && (code === 'Unregistered' || code === 'ExpiredToken' || code === undefined)) {
     return { kind: 'dead_token', suppression: 'uninstalled', error: `${said} (the app was uninstalled)` };
   }
-  if (status === 400 && reason === 'BadDeviceToken') return { kind: 'dead_token', suppression: 'invalid_token', error: said };
+  if (status === 400 && code === 'BadDeviceToken') return { kind: 'dead_token', suppression: 'invalid_token', error: said };
   // node-apn regenerates its provider token on ExpiredProviderToken: the next attempt carries a fresh one.
-  if (status === undefined || RETRYABLE_STATUS.has(status) || reason === 'ExpiredProviderToken') {
+  if (RETRYABLE_STATUS.has(status) || code === 'ExpiredProviderToken') {
     return retryAfterMs === undefined ? { kind: 'retryable', error: said } : { kind: 'retryable', error: said, retryAfterMs };
   }
-  if (status === 403 || (reason !== undefined && APNS_CONFIG_REASONS.has(reason))) {
+  if (status === 403 || (code !== undefined && APNS_CONFIG_REASONS.has(code))) {
     return { kind: 'config_error', error: `${said} (check the APNs key, key id, team id and bundle id)` };
   }
   return { kind: 'rejected', error: said };
@@ -179,9 +208,15 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Largest wait a Retry-After may impose; a longer one is capped to this. */
   maxRetryAfterMs: number;
+  /**
+   * No attempt starts later than this after the first one did: with each attempt bounded by the
+   * providers' 10 s deadline, a send (retries included) ends within 25 s, inside the request
+   * timeout, however slowly a provider or a token endpoint answers.
+   */
+  maxElapsedMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 5_000, maxRetryAfterMs: 30_000, maxElapsedMs: 15_000 };
 
 /**
  * How long to wait before attempt `attempt + 1` (attempt counts from 1): the provider's

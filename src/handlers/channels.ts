@@ -79,8 +79,11 @@ const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx
 const put: Handler = async (ctx) => {
   requireManager(ctx);
   const body = ctx.body as Body;
+  const tokenUri = body.fcm && ctx.providers.fcmTokenUriProblem(body.fcm.service_account.token_uri);
   const problems = [
     ...(body.fcm ? await keyProblem('fcm.service_account.private_key', body.fcm.service_account.private_key, 'RS256', 'a PKCS#8 RSA private key in PEM, as in the service account file') : []),
+    // An IP literal is judged here; a host name when it is resolved, at each connection (DECISIONS §15).
+    ...(tokenUri ? [{ field: 'fcm.service_account.token_uri', message: tokenUri }] : []),
     ...(body.apns?.key_p8 !== undefined ? await keyProblem('apns.key_p8', body.apns.key_p8, 'ES256', 'the .p8 key in PEM (PKCS#8, EC P-256)') : []),
   ];
   if (problems.length > 0) throw new InvalidInput(`Request body is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);

@@ -5,9 +5,16 @@
 // retries are sendWithRetries' alone. node-apn does not pass APNs's Retry-After on (it reads the
 // header as `Retry-After`, which HTTP/2 never delivers, and deletes it from its errors), so APNs
 // retries use the back-off.
+//
+// Each device's request has a total deadline (node-apn's requestTimeout is an idle timeout only;
+// it is set to the same time, so a stalled stream is cancelled by then too). A request without an
+// answer is "APNs unreachable" or "APNs timed out", never node-apn's socket text. node-apn reads
+// answer bodies itself, uncapped: the APNs host is Apple's or the operator's HERALD_APNS_ENDPOINT,
+// never one a tenant sets.
 import apn from '@parse/node-apn';
-import { apnsData, classifyApns, type PushOutcome } from '../domain/push-outcome.js';
+import { apnsData, classifyApns, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
+import { logger } from '../logger.js';
 
 export interface ApnsCredentials {
   /** The .p8 key's PEM text. */
@@ -24,7 +31,8 @@ export interface ApnsProviderOptions {
   endpoint?: string;
   /** Trusted CAs instead of the system's (tests). */
   ca?: string | Buffer;
-  requestTimeoutMs?: number;
+  /** The total deadline of one device's request (default 10 s). */
+  deadlineMs?: number;
 }
 
 /** The notification node-apn sends for a message: alert, topic, custom data without `aps`. */
@@ -49,11 +57,13 @@ export class ApnsProvider implements PushProvider {
   readonly name = 'apns';
   private readonly provider: apn.Provider | undefined;
   private readonly broken: PushOutcome | undefined;
+  private readonly deadlineMs: number;
 
   constructor(
     private readonly creds: ApnsCredentials,
     opts: ApnsProviderOptions = {},
   ) {
+    this.deadlineMs = opts.deadlineMs ?? 10_000;
     const missing = (['keyP8', 'keyId', 'teamId', 'bundleId'] as const).filter((f) => typeof creds[f] !== 'string' || creds[f] === '');
     if (missing.length > 0) {
       this.broken = { kind: 'config_error', error: `the APNs credentials lack ${missing.join(', ')}` };
@@ -63,7 +73,7 @@ export class ApnsProvider implements PushProvider {
       token: { key: creds.keyP8, keyId: creds.keyId, teamId: creds.teamId },
       production: creds.production,
       connectionRetryLimit: 0,
-      requestTimeout: opts.requestTimeoutMs ?? 10_000,
+      requestTimeout: this.deadlineMs,
     };
     if (opts.endpoint) {
       const url = new URL(opts.endpoint);
@@ -80,23 +90,39 @@ export class ApnsProvider implements PushProvider {
   }
 
   async send(message: PushMessage, devices: readonly PushDevice[]): Promise<PushOutcome[]> {
-    if (!this.provider) return devices.map(() => this.broken ?? { kind: 'config_error', error: 'no APNs credentials' });
-    const tokens = [...new Set(devices.map((d) => d.token))];
+    const provider = this.provider;
+    if (!provider) return devices.map(() => this.broken ?? { kind: 'config_error', error: 'no APNs credentials' });
+    const notification = notificationFor(message, this.creds.bundleId);
+    const byToken = new Map<string, Promise<PushOutcome>>();
+    for (const d of devices) if (!byToken.has(d.token)) byToken.set(d.token, this.withinDeadline(this.sendOne(provider, notification, d.token)));
+    return Promise.all(devices.map((d) => byToken.get(d.token)!));
+  }
+
+  /** One device: each has its own deadline, so the answers that came are kept when another times out. */
+  private async withinDeadline(sending: Promise<PushOutcome>): Promise<PushOutcome> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<PushOutcome>((resolve) => (timer = setTimeout(() => resolve(transportOutcome('APNs', 'timed_out')), this.deadlineMs)));
+    try {
+      return await Promise.race([sending, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async sendOne(provider: apn.Provider, notification: apn.Notification, token: string): Promise<PushOutcome> {
     let result: apn.Responses<apn.ResponseSent, apn.ResponseFailure>;
     try {
-      result = await this.provider.send(notificationFor(message, this.creds.bundleId), tokens);
-    } catch (err) {
-      return devices.map(() => ({ kind: 'retryable', error: `APNs: ${(err as Error).message}` }));
+      result = await provider.send(notification, token);
+    } catch {
+      return transportOutcome('APNs', 'unreachable');
     }
-    const byToken = new Map<string, PushOutcome>();
-    for (const sent of result.sent) {
-      byToken.set(sent.device, classifyApns(200, undefined, (sent as { 'apns-id'?: string })['apns-id']));
-    }
-    for (const failed of result.failed) {
-      const reason = failed.response?.reason ?? failed.error?.message;
-      byToken.set(failed.device, classifyApns(typeof failed.status === 'number' ? failed.status : undefined, reason));
-    }
-    return devices.map((d) => byToken.get(d.token) ?? { kind: 'retryable', error: 'APNs: no result for this device' });
+    const sent = result.sent[0];
+    if (sent) return classifyApns(200, undefined, (sent as { 'apns-id'?: string })['apns-id']);
+    const failed = result.failed[0];
+    if (typeof failed?.status === 'number') return classifyApns(failed.status, failed.response?.reason);
+    // No answer: node-apn's error says why in its own words, which name hosts and ports (for the operator only).
+    logger.debug('APNs request failed', { cause: failed?.error });
+    return transportOutcome('APNs', /timeout/i.test(failed?.error?.message ?? '') ? 'timed_out' : 'unreachable');
   }
 
   async close(): Promise<void> {

@@ -2,9 +2,15 @@
 // with the account's private key, POSTed to the account's own `token_uri` (so a private gateway or
 // a test's fake works; google-auth-library always posts to Google). The token is cached until
 // shortly before it expires; concurrent callers share one fetch.
-import https from 'node:https';
+//
+// The token_uri is the tenant's, so it is a tenant-set destination (DECISIONS §15): on Google's
+// host unless the operator changed HERALD_FCM_ENDPOINT, never a private address unless allowed,
+// and fetched with a capped answer and a total deadline (net/bounded-request.ts).
 import { importPKCS8, SignJWT } from 'jose';
-import { classifyTokenEndpoint, parseRetryAfter, type PushOutcome } from '../domain/push-outcome.js';
+import { classifyTokenEndpoint, parseRetryAfter, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
+import { boundedRequest, OutboundFailure } from '../net/bounded-request.js';
+import type { OutboundPolicy } from '../net/destinations.js';
+import { logger } from '../logger.js';
 
 const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
@@ -27,10 +33,40 @@ export class TokenUnavailable extends Error {
 /** A token is renewed this long before it expires (or at half its life, when that is sooner). */
 const RENEW_MARGIN_MS = 5 * 60_000;
 
+/** Google's token endpoint answers a few hundred bytes; an answer past this is refused unread. */
+const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
+
+/** Where a service account's token_uri may point (DECISIONS §15). */
+export interface TokenUriRule {
+  /** HERALD_FCM_ENDPOINT is Google's: the token_uri must be on Google's token host too. */
+  googleOnly: boolean;
+  outbound: OutboundPolicy;
+}
+
+const GOOGLE_TOKEN_HOST = 'oauth2.googleapis.com';
+
+/** What is wrong with `tokenUri` as a service account's token_uri under `rule`, or undefined. */
+export function tokenUriProblem(tokenUri: string, rule: TokenUriRule): { refused: boolean; message: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(tokenUri);
+  } catch {
+    return { refused: false, message: 'must be an https URL' };
+  }
+  if (url.protocol !== 'https:') return { refused: false, message: 'must be an https URL' };
+  if (rule.googleOnly && (url.hostname !== GOOGLE_TOKEN_HOST || url.port !== '')) {
+    return { refused: false, message: `must be on https://${GOOGLE_TOKEN_HOST} (HERALD_FCM_ENDPOINT is Google's)` };
+  }
+  if (rule.outbound.refusal(url.hostname)) return { refused: true, message: 'must not be a private, loopback or link-local address (HERALD_ALLOWED_PRIVATE_HOSTS)' };
+  return undefined;
+}
+
 export interface TokenSourceOptions {
+  rule: TokenUriRule;
   ca?: string | Buffer;
   now?: () => number;
-  timeoutMs?: number;
+  /** The total deadline of one fetch, connection included (default 10 s). */
+  deadlineMs?: number;
 }
 
 export class ServiceAccountTokenSource {
@@ -40,13 +76,17 @@ export class ServiceAccountTokenSource {
 
   constructor(
     private readonly account: ServiceAccount,
-    private readonly opts: TokenSourceOptions = {},
+    private readonly opts: TokenSourceOptions,
   ) {
     for (const field of ['project_id', 'client_email', 'private_key', 'token_uri'] as const) {
       if (typeof account[field] !== 'string' || account[field] === '') {
         throw new TokenUnavailable({ kind: 'config_error', error: `the FCM service account has no ${field}` });
       }
     }
+    // Checked when the channel is set, and again here: the rule or the allow-list may have changed since.
+    const problem = tokenUriProblem(account.token_uri, opts.rule);
+    if (problem?.refused) throw new TokenUnavailable(transportOutcome('FCM token endpoint', 'refused'));
+    if (problem) throw new TokenUnavailable({ kind: 'config_error', error: `FCM token endpoint refused: the service account's token_uri ${problem.message}` });
     this.now = opts.now ?? Date.now;
   }
 
@@ -81,45 +121,36 @@ export class ServiceAccountTokenSource {
     }
     const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString();
     const started = this.now();
-    const res = await this.post(form);
+    let res;
+    try {
+      res = await boundedRequest(new URL(this.account.token_uri), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form) },
+        body: form,
+        outbound: this.opts.rule.outbound,
+        ca: this.opts.ca,
+        maxBytes: MAX_TOKEN_ANSWER_BYTES,
+        deadlineMs: this.opts.deadlineMs ?? 10_000,
+      });
+    } catch (err) {
+      const failure = err instanceof OutboundFailure ? err : new OutboundFailure('unreachable', err);
+      // The tenant is shown the class; the socket's own words are for the operator, at debug level.
+      logger.debug('FCM token fetch failed', { kind: failure.kind, cause: failure.cause });
+      throw new TokenUnavailable(transportOutcome('FCM token endpoint', failure.kind));
+    }
     let body: unknown;
     try {
-      body = JSON.parse(res.body);
+      body = JSON.parse(res.body.toString('utf8'));
     } catch {
       body = undefined;
     }
     const b = body as { access_token?: unknown; expires_in?: unknown } | undefined;
-    if (res.status !== 200 || typeof b?.access_token !== 'string') {
-      throw new TokenUnavailable(
-        classifyTokenEndpoint(res.status === 200 ? 502 : res.status, body, parseRetryAfter(res.retryAfter, this.now())) as TokenUnavailable['outcome'],
-      );
+    if (res.status !== 200) {
+      throw new TokenUnavailable(classifyTokenEndpoint(res.status, body, parseRetryAfter(res.headers['retry-after'], this.now())));
     }
+    if (typeof b?.access_token !== 'string') throw new TokenUnavailable({ kind: 'retryable', error: 'FCM token endpoint answered 200 without an access token' });
     const lifeMs = (typeof b.expires_in === 'number' && b.expires_in > 0 ? b.expires_in : 3600) * 1000;
     this.cached = { token: b.access_token, renewAt: started + lifeMs - Math.min(RENEW_MARGIN_MS, lifeMs / 2) };
     return b.access_token;
-  }
-
-  private post(form: string): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
-    return new Promise((resolve, reject) => {
-      const req = https.request(
-        this.account.token_uri,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(form) },
-          timeout: this.opts.timeoutMs ?? 10_000,
-          ...(this.opts.ca ? { ca: this.opts.ca } : {}),
-        },
-        (res) => {
-          let data = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (data += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data, retryAfter: res.headers['retry-after'] }));
-          res.on('error', (err) => reject(new TokenUnavailable({ kind: 'retryable', error: `FCM OAuth token endpoint: ${err.message}` })));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (err) => reject(new TokenUnavailable({ kind: 'retryable', error: `FCM OAuth token endpoint unreachable: ${err.message}` })));
-      req.end(form);
-    });
   }
 }

@@ -2,18 +2,23 @@
 // request per device, over this credential's own long-lived HTTP/2 session pool, with the
 // service account's OAuth access token. firebase-admin is not used: it hard-codes its host and
 // opens a session per call.
-import { classifyFcm, fcmData, parseRetryAfter, type PushOutcome } from '../domain/push-outcome.js';
-import { ServiceAccountTokenSource, TokenUnavailable, type ServiceAccount } from './fcm-auth.js';
+import { classifyFcm, fcmData, parseRetryAfter, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
+import { OutboundFailure } from '../net/bounded-request.js';
+import { ServiceAccountTokenSource, TokenUnavailable, type ServiceAccount, type TokenUriRule } from './fcm-auth.js';
 import { Http2Pool } from './http2-pool.js';
+import { logger } from '../logger.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
 
 export interface FcmProviderOptions {
   /** Base URL (config `HERALD_FCM_ENDPOINT`), e.g. `https://fcm.googleapis.com`. */
   endpoint: string;
+  /** Where the service account's token_uri may point (DECISIONS §15). */
+  tokenUriRule: TokenUriRule;
   /** Trusted CAs instead of the system's, for the FCM endpoint and the token endpoint (tests). */
   ca?: string | Buffer;
   maxStreamsPerSession?: number;
-  requestTimeoutMs?: number;
+  /** The total deadline of one token fetch and of one FCM request (default 10 s each). */
+  deadlineMs?: number;
   /** For tests: the clock the token cache reads. */
   now?: () => number;
 }
@@ -46,13 +51,13 @@ export class FcmProvider implements PushProvider {
 
   constructor(account: ServiceAccount, opts: FcmProviderOptions) {
     try {
-      this.tokens = new ServiceAccountTokenSource(account, { ca: opts.ca, now: opts.now });
+      this.tokens = new ServiceAccountTokenSource(account, { rule: opts.tokenUriRule, ca: opts.ca, now: opts.now, deadlineMs: opts.deadlineMs });
     } catch (err) {
       this.broken = err instanceof TokenUnavailable ? err.outcome : { kind: 'config_error', error: `the FCM service account is unusable: ${(err as Error).message}` };
     }
     const base = new URL(opts.endpoint);
     this.path = `${base.pathname.replace(/\/+$/, '')}/v1/projects/${encodeURIComponent(account.project_id ?? '')}/messages:send`;
-    this.pool = new Http2Pool(base.origin, { ca: opts.ca, maxStreamsPerSession: opts.maxStreamsPerSession, requestTimeoutMs: opts.requestTimeoutMs });
+    this.pool = new Http2Pool(base.origin, { ca: opts.ca, maxStreamsPerSession: opts.maxStreamsPerSession, deadlineMs: opts.deadlineMs });
   }
 
   /** The session pool (tests look at how many sessions it opened). */
@@ -75,7 +80,7 @@ export class FcmProvider implements PushProvider {
       token = await this.tokens.token();
     } catch (err) {
       if (err instanceof TokenUnavailable) return err.outcome;
-      return { kind: 'retryable', error: `FCM OAuth token: ${(err as Error).message}` };
+      return transportOutcome('FCM token endpoint', 'unreachable');
     }
     let res;
     try {
@@ -85,7 +90,9 @@ export class FcmProvider implements PushProvider {
         JSON.stringify(fcmRequestBody(message, device)),
       );
     } catch (err) {
-      return { kind: 'retryable', error: `FCM unreachable: ${(err as Error).message}` };
+      const failure = err instanceof OutboundFailure ? err : new OutboundFailure('unreachable', err);
+      logger.debug('FCM request failed', { kind: failure.kind, cause: failure.cause });
+      return transportOutcome('FCM', failure.kind);
     }
     let body: unknown;
     try {

@@ -3,7 +3,13 @@
 // GOAWAY); beyond that another session is opened. Sessions are reused across sends. A session
 // that receives GOAWAY, errs or closes is retired (no new streams on it) and its streams that the
 // server did not answer are retried once on a fresh session.
+//
+// The origin is the operator's (HERALD_FCM_ENDPOINT), yet every request is bounded like a call to
+// a tenant's destination: a total deadline over both attempts (an idle timeout never trips on an
+// answer dripped a byte at a time) and a cap on the answer's size; a request that fails rejects
+// with an OutboundFailure naming the class only.
 import http2 from 'node:http2';
+import { OutboundFailure } from '../net/bounded-request.js';
 
 export interface Http2Response {
   status: number;
@@ -16,7 +22,10 @@ class SessionLostError extends Error {}
 
 export interface Http2PoolOptions {
   maxStreamsPerSession?: number;
-  requestTimeoutMs?: number;
+  /** The total deadline of one request, its retry on a fresh session included (default 10 s). */
+  deadlineMs?: number;
+  /** The largest answer body read; past it the stream is cancelled (default 64 KiB: FCM answers are small). */
+  maxAnswerBytes?: number;
   /** Trusted CAs instead of the system's (tests, private gateways); Node's NODE_EXTRA_CA_CERTS also works. */
   ca?: string | Buffer;
 }
@@ -33,7 +42,8 @@ export class Http2Pool {
   private slots: Slot[] = [];
   private closed = false;
   private readonly maxStreams: number;
-  private readonly timeoutMs: number;
+  private readonly deadlineMs: number;
+  private readonly maxAnswerBytes: number;
   /** Sessions opened since the pool was made (for tests and diagnostics). */
   sessionsOpened = 0;
 
@@ -42,7 +52,8 @@ export class Http2Pool {
     private readonly opts: Http2PoolOptions = {},
   ) {
     this.maxStreams = opts.maxStreamsPerSession ?? 100;
-    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    this.deadlineMs = opts.deadlineMs ?? 10_000;
+    this.maxAnswerBytes = opts.maxAnswerBytes ?? 64 * 1024;
   }
 
   /** Sessions currently open and taking new streams. */
@@ -50,13 +61,21 @@ export class Http2Pool {
     return this.slots.length;
   }
 
-  /** Sends one request; a request whose session went away is sent once more on a fresh session. */
+  /**
+   * Sends one request; a request whose session went away is sent once more on a fresh session,
+   * within the same deadline. Rejects with an OutboundFailure.
+   */
   async request(path: string, headers: http2.OutgoingHttpHeaders, body: string): Promise<Http2Response> {
+    const deadline = Date.now() + this.deadlineMs;
     try {
-      return await this.attempt(path, headers, body);
+      try {
+        return await this.attempt(path, headers, body, deadline);
+      } catch (err) {
+        if (!(err instanceof SessionLostError) || this.closed) throw err;
+        return await this.attempt(path, headers, body, deadline);
+      }
     } catch (err) {
-      if (!(err instanceof SessionLostError) || this.closed) throw err;
-      return await this.attempt(path, headers, body);
+      throw err instanceof OutboundFailure ? err : new OutboundFailure('unreachable', err);
     }
   }
 
@@ -96,7 +115,7 @@ export class Http2Pool {
     return this.open();
   }
 
-  private attempt(path: string, headers: http2.OutgoingHttpHeaders, body: string): Promise<Http2Response> {
+  private attempt(path: string, headers: http2.OutgoingHttpHeaders, body: string, deadline: number): Promise<Http2Response> {
     const slot = this.acquire();
     slot.active++;
     return new Promise<Http2Response>((resolve, reject) => {
@@ -117,26 +136,32 @@ export class Http2Pool {
       }
       let status = 0;
       let resHeaders: http2.IncomingHttpHeaders = {};
-      let data = '';
-      let timedOut = false;
-      stream.setEncoding('utf8');
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let failure: OutboundFailure | undefined;
+      const cancel = (f: OutboundFailure) => {
+        failure ??= f;
+        stream.close(NGHTTP2_CANCEL);
+      };
+      const timer = setTimeout(() => cancel(new OutboundFailure('timed_out')), Math.max(0, deadline - Date.now()));
       stream.on('response', (h) => {
         status = Number(h[':status']);
         resHeaders = h;
       });
-      stream.on('data', (chunk: string) => (data += chunk));
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.maxAnswerBytes) return cancel(new OutboundFailure('too_large'));
+        chunks.push(chunk);
+      });
       // A connection dropped mid-stream also ends the stream, without a response: 'close' handles that.
       stream.on('end', () => {
-        if (status > 0) settle(() => resolve({ status, headers: resHeaders, body: data }));
+        if (status > 0 && !failure) settle(() => resolve({ status, headers: resHeaders, body: Buffer.concat(chunks).toString('utf8') }));
       });
       stream.on('error', () => {});
-      stream.setTimeout(this.timeoutMs, () => {
-        timedOut = true;
-        stream.close(NGHTTP2_CANCEL);
-      });
       stream.on('close', () => {
+        clearTimeout(timer);
         if (settled) return;
-        if (timedOut) return settle(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)));
+        if (failure) return settle(() => reject(failure));
         const sessionGone = !slot.usable || slot.session.closed || slot.session.destroyed;
         if (sessionGone || stream.rstCode === NGHTTP2_REFUSED_STREAM) {
           this.retire(slot);

@@ -195,6 +195,9 @@ t.test('bad input: 400 VALIDATION_ERROR naming the field, nothing stored', async
     ['FCM client_email not an email', withSa({ client_email: 'herald' }), 'fcm.service_account.client_email'],
     ['FCM token_uri over http', withSa({ token_uri: 'http://oauth2.googleapis.com/token' }), 'fcm.service_account.token_uri'],
     ['FCM token_uri not a URL', withSa({ token_uri: 'https://' }), 'fcm.service_account.token_uri'],
+    // HERALD_FCM_ENDPOINT is Google's here, so the token endpoint must be too (DECISIONS §15).
+    ['FCM token_uri on another host', withSa({ token_uri: 'https://oauth2.example.com/token' }), 'fcm.service_account.token_uri'],
+    ['FCM token_uri on another port of Google\'s host', withSa({ token_uri: 'https://oauth2.googleapis.com:8443/token' }), 'fcm.service_account.token_uri'],
     ['FCM without service_account', { fcm: {} }, 'fcm.service_account'],
     ['FCM service_account not an object', { fcm: { service_account: JSON.stringify(sa) } }, 'fcm.service_account'],
     ['APNs key that is RSA', { apns: apns({ key_p8: rsa }) }, 'apns.key_p8'],

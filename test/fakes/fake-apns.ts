@@ -4,7 +4,8 @@
 // the key id, `iss` the team id; 403 MissingProviderToken / InvalidProviderToken), the
 // `apns-topic` (400 MissingTopic / DeviceTokenNotForTopic). Then by token prefix: `dead-` 410
 // Unregistered, `badtoken-` 400 BadDeviceToken, `retry-` 503 ServiceUnavailable with Retry-After
-// the first time, `busy-` 429 TooManyRequests the first time; else 200 with an `apns-id`.
+// the first time, `busy-` 429 TooManyRequests the first time, `stall-` never answered (the
+// stream is left open); else 200 with an `apns-id`.
 // A provider token that verified once is not verified again (a client reuses one for up to an
 // hour; verifying ES256 per request would make the fake, not the client, the bench's bottleneck).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
@@ -130,6 +131,7 @@ export async function startFakeApns(opts: { keep?: number } = {}): Promise<FakeA
       retried.add(token);
       return token.startsWith('retry-') ? answer(stream, 503, 'ServiceUnavailable', { 'retry-after': '1' }) : answer(stream, 429, 'TooManyRequests', { 'retry-after': '1' });
     }
+    if (token.startsWith('stall-')) return;
     return answer(stream, 200);
   }
 

@@ -6,7 +6,12 @@
 //   answers by the message's token prefix with FCM's own bodies:
 //   `dead-` 404 UNREGISTERED, `badarg-` 400 INVALID_ARGUMENT about the token, `retry-` 503 with
 //   Retry-After: 1 the first time then success, `quota-` the same with 429 QUOTA_EXCEEDED, `auth-`
-//   401 UNAUTHENTICATED, `slow-` answered after `slowMs`; anything else 200 `{name}`.
+//   401 UNAUTHENTICATED, `slow-` answered after `slowMs`, `drip-` a 200 dripped a byte every
+//   `dripMs` for `dripForMs`, `huge-` a 200 of `hugeBytes`; anything else 200 `{name}`;
+// - hostile token endpoints, for a tenant's token_uri pointed at a server that means harm:
+//   `POST /token/huge` answers 200 and streams a JSON body of up to `hugeBytes` (1 GiB) for as
+//   long as the client reads; `POST /token/drip` answers 200 and then one byte every `dripMs`
+//   for `dripForMs` (a byte at a time never lets an idle timeout trip), then a valid token.
 // It records what it receives (the first `keep` sends; the bench keeps a sample only), counts
 // sends and sessions, and can send GOAWAY or drop the connection when a given number of sends has
 // arrived.
@@ -43,6 +48,13 @@ export interface FakeFcm {
   maxConcurrentStreams: number;
   tokenLifetimeSeconds: number;
   slowMs: number;
+  hugeBytes: number;
+  /** Bytes of huge answers written, over all requests (what a client read before it hung up, plus buffers). */
+  hugeBytesSent: number;
+  dripMs: number;
+  dripForMs: number;
+  /** Drips the client hung up on before they were over. */
+  dripsCut: number;
   /** After `after` more sends have arrived, send GOAWAY naming the last of them (later streams are refused). */
   goawayAfter(after: number): void;
   /** After `after` more sends have arrived, destroy every connection (no GOAWAY). */
@@ -99,6 +111,11 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     maxConcurrentStreams: 0,
     tokenLifetimeSeconds: 3600,
     slowMs: 300,
+    hugeBytes: 1024 ** 3,
+    hugeBytesSent: 0,
+    dripMs: 1000,
+    dripForMs: 120_000,
+    dripsCut: 0,
     goawayAfter: (after) => (trigger = { kind: 'goaway', after }),
     dropAfter: (after) => (trigger = { kind: 'drop', after }),
     close: () =>
@@ -127,8 +144,67 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     });
   });
 
+  /** A 200 whose body is written by `next` (a chunk, or undefined when done) as fast as the client reads, or every `everyMs`. */
+  function stream(res: http2.Http2ServerResponse, next: () => Buffer | string | undefined, everyMs = 0, onCut?: () => void): void {
+    let closed = false;
+    res.on('close', () => {
+      if (!closed && !res.writableEnded) onCut?.();
+      closed = true;
+    });
+    res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+    const pump = (): void => {
+      while (!closed) {
+        const chunk = next();
+        if (chunk === undefined) return void res.end();
+        if (everyMs > 0) return void (res.write(chunk), setTimeout(pump, everyMs));
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+    };
+    pump();
+  }
+
+  /** A 200 of up to `hugeBytes`, written as fast as the client reads. */
+  function huge(res: http2.Http2ServerResponse, start = '{"name":"'): void {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let sent = -1;
+    stream(res, () => {
+      if (sent < 0) return (sent = 0), start;
+      if (sent >= fake.hugeBytes) return undefined;
+      sent += chunk.length;
+      fake.hugeBytesSent += chunk.length;
+      return sent > fake.hugeBytes ? '"}' : chunk;
+    });
+  }
+
+  /** A 200 of spaces, one every `dripMs` for `dripForMs`, then `end`. */
+  function drip(res: http2.Http2ServerResponse, end = JSON.stringify({ name: `projects/${projectId}/messages/drip` })): void {
+    const until = Date.now() + fake.dripForMs;
+    let done = false;
+    stream(
+      res,
+      () => {
+        if (done) return undefined;
+        if (Date.now() < until) return ' ';
+        done = true;
+        return end;
+      },
+      fake.dripMs,
+      () => fake.dripsCut++,
+    );
+  }
+
   async function handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, raw: string): Promise<void> {
     const url = req.url ?? '';
+    if (req.method === 'POST' && url === '/token/huge') {
+      fake.tokenFetches++;
+      return huge(res, '{"access_token":"');
+    }
+    if (req.method === 'POST' && url === '/token/drip') {
+      fake.tokenFetches++;
+      const token = `ya29.fake-${randomUUID()}`;
+      issued.add(token);
+      return drip(res, JSON.stringify({ access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' }));
+    }
     if (req.method === 'POST' && url === '/token') {
       fake.tokenFetches++;
       const form = new URLSearchParams(raw);
@@ -195,6 +271,8 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
       }
       return send(res, 503, err(503, 'UNAVAILABLE', 'The service is currently unavailable.', [fcmError('UNAVAILABLE')]), { 'retry-after': '1' });
     }
+    if (token.startsWith('drip-')) return drip(res);
+    if (token.startsWith('huge-')) return huge(res);
     if (token.startsWith('slow-')) await new Promise((r) => setTimeout(r, fake.slowMs));
     return send(res, 200, { name: `projects/${projectId}/messages/0:${Date.now()}%${randomUUID().slice(0, 8)}` });
   }

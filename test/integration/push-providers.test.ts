@@ -9,12 +9,15 @@ import { sendWithRetries } from '../../src/push/retry.js';
 import { SandboxProvider } from '../../src/push/sandbox.js';
 import { UnconfiguredProvider } from '../../src/push/unconfigured.js';
 import type { PushDevice } from '../../src/push/types.js';
+import { OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
 import { makeP8, startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';
 
 const android = (token: string): PushDevice => ({ token, platform: 'android' });
 const ios = (token: string): PushDevice => ({ token, platform: 'ios' });
 const MESSAGE = { title: 'Hello', body: 'World', imageUrl: 'https://example.com/i.png' };
+/** The fake's token endpoint (the service account's token_uri) is on 127.0.0.1, which the tests allow. */
+const tokenUriRule = { googleOnly: false, outbound: new OutboundPolicy(parseAllowList(['127.0.0.1'])) };
 
 t.test('FCM', async (t) => {
   let fcm: FakeFcm;
@@ -23,7 +26,7 @@ t.test('FCM', async (t) => {
   });
   t.teardown(() => fcm.close());
   const provider = (now?: () => number) => {
-    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, ca: fcm.ca, now });
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca, now });
     t.teardown(() => p.close());
     return p;
   };
@@ -65,11 +68,11 @@ t.test('FCM', async (t) => {
   });
 
   t.test('a service account the token endpoint refuses is a config error for every device', async (t) => {
-    const p = new FcmProvider({ ...fcm.account, client_email: 'someone-else@x.iam.gserviceaccount.com' }, { endpoint: fcm.url, ca: fcm.ca });
+    const p = new FcmProvider({ ...fcm.account, client_email: 'someone-else@x.iam.gserviceaccount.com' }, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca });
     t.teardown(() => p.close());
     const out = await p.send(MESSAGE, [android('a'), android('b')]);
     t.match(out, [{ kind: 'config_error', error: /invalid_grant/ }, { kind: 'config_error' }]);
-    const missing = new FcmProvider({ ...fcm.account, private_key: '' }, { endpoint: fcm.url });
+    const missing = new FcmProvider({ ...fcm.account, private_key: '' }, { endpoint: fcm.url, tokenUriRule });
     t.match(await missing.send(MESSAGE, [android('a')]), [{ kind: 'config_error', error: /private_key/ }]);
     await missing.close();
   });
@@ -126,11 +129,50 @@ t.test('FCM', async (t) => {
     t.same(sends, ['dead-r1', 'fine-r1', 'quota-r1', 'quota-r1', 'retry-r1', 'retry-r1'], 'only the retryable ones were sent again');
   });
 
+  t.test('an FCM answer dripped or oversized: timed out at the total deadline, or cut at the cap', async (t) => {
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule, ca: fcm.ca, deadlineMs: 1500 });
+    t.teardown(() => p.close());
+    fcm.dripMs = 200; // an idle timeout of anything over 200 ms never trips
+    t.teardown(() => void (fcm.dripMs = 1000));
+    const out = await p.send(MESSAGE, [android('drip-1'), android('huge-1'), android('fine-dh')]);
+    t.same(out.slice(0, 2), [
+      { kind: 'retryable', error: 'FCM timed out' },
+      { kind: 'config_error', error: 'FCM answer too large' },
+    ]);
+    t.equal(out[2]!.kind, 'delivered', 'the other streams of the session were answered');
+    t.equal(p.sessions.sessionsOpened, 1, 'the session stayed usable');
+  });
+
+  t.test('a token_uri by host name: connected through the rule\'s lookup when the name is allowed, refused when not', async (t) => {
+    const account = { ...fcm.account, token_uri: fcm.account.token_uri.replace('127.0.0.1', 'localhost') };
+    const via = (allow: string[]) => {
+      const p = new FcmProvider(account, { endpoint: fcm.url, ca: fcm.ca, tokenUriRule: { googleOnly: false, outbound: new OutboundPolicy(parseAllowList(allow)) } });
+      t.teardown(() => p.close());
+      return p.send(MESSAGE, [android('x')]);
+    };
+    const fetches = fcm.tokenFetches;
+    t.same(await via([]), [{ kind: 'config_error', error: 'FCM token endpoint refused: private address' }]);
+    t.equal(fcm.tokenFetches, fetches, 'refused before connecting');
+    // The fake checks the assertion's audience against its own 127.0.0.1 URL, so it refuses the grant: it was reached.
+    t.same(await via(['localhost']), [{ kind: 'config_error', error: 'FCM token endpoint answered 400 (invalid_grant): check the FCM service account' }]);
+    t.equal(fcm.tokenFetches, fetches + 1, 'connected by name');
+  });
+
+  t.test("a token_uri off Google's host while the FCM endpoint is Google's: refused at send time", async (t) => {
+    const fetches = fcm.tokenFetches;
+    const p = new FcmProvider(fcm.account, { endpoint: fcm.url, tokenUriRule: { ...tokenUriRule, googleOnly: true }, ca: fcm.ca });
+    t.teardown(() => p.close());
+    t.same(await p.send(MESSAGE, [android('x')]), [
+      { kind: 'config_error', error: "FCM token endpoint refused: the service account's token_uri must be on https://oauth2.googleapis.com (HERALD_FCM_ENDPOINT is Google's)" },
+    ]);
+    t.equal(fcm.tokenFetches, fetches, 'not fetched');
+  });
+
   t.test('an unreachable endpoint is retryable', async (t) => {
-    const p = new FcmProvider(fcm.account, { endpoint: 'https://127.0.0.1:1', ca: fcm.ca });
+    const p = new FcmProvider(fcm.account, { endpoint: 'https://127.0.0.1:1', tokenUriRule, ca: fcm.ca });
     t.teardown(() => p.close());
     // the token endpoint is the fake; the send endpoint refuses connections
-    t.match(await p.send(MESSAGE, [android('x')]), [{ kind: 'retryable', error: /FCM unreachable/ }]);
+    t.same(await p.send(MESSAGE, [android('x')]), [{ kind: 'retryable', error: 'FCM unreachable' }], 'the class, without the socket error');
   });
 });
 
@@ -170,6 +212,25 @@ t.test('APNs', async (t) => {
     t.match(await provider({ bundleId: 'com.example.other' }).send(MESSAGE, [ios('ok-4')]), [{ kind: 'config_error', error: /DeviceTokenNotForTopic/ }]);
     t.match(await provider({ keyP8: 'not a key' }).send(MESSAGE, [ios('ok-5')]), [{ kind: 'config_error', error: /APNs key is unusable/ }]);
     t.match(await provider({ teamId: '' }).send(MESSAGE, [ios('ok-6')]), [{ kind: 'config_error', error: /lack teamId/ }]);
+  });
+
+  t.test('a request APNs never answers: timed out at the deadline; the other devices keep their answers', async (t) => {
+    const p = new ApnsProvider(
+      { keyP8: apns.keyP8, keyId: apns.keyId, teamId: apns.teamId, bundleId: apns.bundleId, production: false },
+      { endpoint: apns.url, ca: apns.ca, deadlineMs: 1000 },
+    );
+    t.teardown(() => p.close());
+    t.match(await p.send(MESSAGE, [ios('stall-1'), ios('ok-stall'), ios('dead-stall')]), [
+      { kind: 'retryable', error: 'APNs timed out' },
+      { kind: 'delivered' },
+      { kind: 'dead_token', error: 'APNs 410 Unregistered (the app was uninstalled)' },
+    ]);
+  });
+
+  t.test('an unreachable APNs: classified, without node-apn\'s socket text', async (t) => {
+    const p = new ApnsProvider({ keyP8: apns.keyP8, keyId: apns.keyId, teamId: apns.teamId, bundleId: apns.bundleId, production: false }, { endpoint: 'https://127.0.0.1:1', ca: apns.ca });
+    t.teardown(() => p.close());
+    t.same(await p.send(MESSAGE, [ios('x')]), [{ kind: 'retryable', error: 'APNs unreachable' }]);
   });
 
   t.test('retries: a 503 is retried and then delivered', async (t) => {

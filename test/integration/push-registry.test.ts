@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderRegistry, type Platform, type ProviderRegistryOptions } from '../../src/delivery/providers.js';
 import { openPostgres } from '../../src/store/pg.js';
+import { parseAllowList } from '../../src/net/destinations.js';
 import { sendWithRetries } from '../../src/push/retry.js';
 import { setLogLevel } from '../../src/logger.js';
 import { eventually, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
@@ -26,10 +27,6 @@ const KEY = randomBytes(32);
 const MESSAGE = { title: 'Hello', body: 'World' };
 const dev = (platform: Platform, token: string) => ({ token, platform });
 
-const srv: TestServer = await startServer({ HERALD_SECRETS_KEY: KEY.toString('hex') });
-t.teardown(() => srv.stop());
-const db = openPostgres(storeUrl(srv), 4);
-t.teardown(() => db.close());
 
 interface Fakes {
   fcm: FakeFcm;
@@ -49,6 +46,12 @@ async function startFakes(t: Test): Promise<Fakes> {
 const shared = await startFakes(t);
 const { fcm, apns } = shared;
 
+// The server stores the credentials; its FCM endpoint is a fake's, so a token_uri off Google's host is taken (DECISIONS §15).
+const srv: TestServer = await startServer({ HERALD_SECRETS_KEY: KEY.toString('hex'), HERALD_FCM_ENDPOINT: fcm.url });
+t.teardown(() => srv.stop());
+const db = openPostgres(storeUrl(srv), 4);
+t.teardown(() => db.close());
+
 const apnsCreds = (f: Fakes, over: Record<string, unknown> = {}) => ({ key_p8: f.apns.keyP8, key_id: f.apns.keyId, team_id: f.apns.teamId, bundle_id: f.apns.bundleId, ...over });
 const both = (f: Fakes) => ({ fcm: { service_account: f.fcm.account }, apns: apnsCreds(f) });
 
@@ -64,7 +67,9 @@ async function put(ws: { id: string; token: string }, body: Record<string, unkno
   if (r.status !== 200) throw new Error(`PUT channels: ${r.status} ${r.text}`);
 }
 
-const options = (f: Fakes): ProviderRegistryOptions => ({ mode: 'live', secretsKey: KEY, fcmEndpoint: f.fcm.url, apnsEndpoint: f.apns.url, ca: f.fcm.ca + f.apns.ca });
+// The fake FCM's token endpoint (a tenant's token_uri) is on 127.0.0.1: allowed as the tests allow it.
+const LOCAL = parseAllowList(['127.0.0.1']);
+const options = (f: Fakes): ProviderRegistryOptions => ({ mode: 'live', secretsKey: KEY, fcmEndpoint: f.fcm.url, apnsEndpoint: f.apns.url, ca: f.fcm.ca + f.apns.ca, allowedPrivateHosts: LOCAL });
 
 function registry(t: Test, over: Partial<ProviderRegistryOptions> = {}, f: Fakes = shared): ProviderRegistry {
   const r = new ProviderRegistry(db, { ...options(f), ...over });
@@ -220,8 +225,9 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
   const script = `
     const { ProviderRegistry } = await import(${JSON.stringify(dist('delivery/providers.js'))});
     const { openPostgres } = await import(${JSON.stringify(dist('store/pg.js'))});
+    const { parseAllowList } = await import(${JSON.stringify(dist('net/destinations.js'))});
     const db = openPostgres(process.env.URL, 1);
-    const reg = new ProviderRegistry(db, { mode: 'live', secretsKey: Buffer.from(process.env.KEY, 'hex'), fcmEndpoint: process.env.FCM, apnsEndpoint: process.env.APNS });
+    const reg = new ProviderRegistry(db, { mode: 'live', secretsKey: Buffer.from(process.env.KEY, 'hex'), fcmEndpoint: process.env.FCM, apnsEndpoint: process.env.APNS, allowedPrivateHosts: parseAllowList(['127.0.0.1']) });
     const p = await reg.forWorkspace(process.env.WS);
     const out = [
       ...(await p.forPlatform('android').send({ title: 'x' }, [{ token: 'ca-android', platform: 'android' }])),
@@ -247,6 +253,9 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
 t.test('the same without the CA: refused by TLS, so the test above proves the variable', async (t) => {
   const ws = await workspace();
   const reg = registry(t, { ca: undefined });
+  const fetches = fcm.tokenFetches;
   const out = await (await reg.forWorkspace(ws.id)).forPlatform('android').send(MESSAGE, [dev('android', 'no-ca-1')]);
-  t.match(out, [{ kind: 'retryable', error: /certificate/ }]);
+  // The TLS failure is classified (the tenant sees no certificate text); the token request never arrived.
+  t.same(out, [{ kind: 'retryable', error: 'FCM token endpoint unreachable' }]);
+  t.equal(fcm.tokenFetches, fetches, 'refused by TLS before the request');
 });

@@ -1,5 +1,5 @@
 // The push settings in src/config.ts: HERALD_FCM_ENDPOINT, HERALD_APNS_ENDPOINT,
-// HERALD_PUSH_PROVIDER, HERALD_SECRETS_KEY.
+// HERALD_PUSH_PROVIDER, HERALD_SECRETS_KEY, HERALD_ALLOWED_PRIVATE_HOSTS.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -16,6 +16,15 @@ t.test('overrides must be https URLs', async (t) => {
   t.equal(c.apnsEndpoint, 'https://127.0.0.1:9444');
   t.throws(() => loadConfig({ HERALD_FCM_ENDPOINT: 'http://fcm.local' }), /HERALD_FCM_ENDPOINT must be an https URL/);
   t.throws(() => loadConfig({ HERALD_APNS_ENDPOINT: 'not a url' }), /HERALD_APNS_ENDPOINT must be an https URL/);
+});
+
+t.test('HERALD_ALLOWED_PRIVATE_HOSTS: none by default; IPs, blocks and names; anything else refused, naming the entry', async (t) => {
+  t.same(loadConfig({}).allowedPrivateHosts, { hosts: new Set(), ranges: [] });
+  const c = loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8,Tokens.Internal,' });
+  t.same([...c.allowedPrivateHosts.hosts], ['tokens.internal']);
+  t.equal(c.allowedPrivateHosts.ranges.length, 3);
+  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,10.0.0.0/40' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: '10.0.0.0/40' is not a host name, an IP address or a CIDR block"));
+  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' is not a host name, an IP address or a CIDR block"));
 });
 
 t.test('HERALD_PUSH_PROVIDER: sandbox by default, or live; anything else refused', async (t) => {

@@ -10,6 +10,7 @@ import {
   fcmData,
   parseRetryAfter,
   retryDelayMs,
+  transportOutcome,
 } from '../../src/domain/push-outcome.js';
 
 const FCM_UNREGISTERED = {
@@ -98,9 +99,28 @@ t.test('FCM: 401 and 403 are configuration errors', async (t) => {
 t.test('FCM OAuth token endpoint: a refusal is a configuration error, a 503 retryable', async (t) => {
   t.match(classifyTokenEndpoint(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }), {
     kind: 'config_error',
-    error: /invalid_grant: Invalid JWT Signature/,
+    error: /\(invalid_grant\): check the FCM service account$/,
   });
   t.match(classifyTokenEndpoint(503, {}, 2000), { kind: 'retryable', retryAfterMs: 2000 });
+});
+
+t.test("the token endpoint's own text is never repeated: only a documented OAuth error code", async (t) => {
+  // What an internal service behind a token_uri might answer: its body must not reach the tenant.
+  const internal = classifyTokenEndpoint(403, { error: 'db password is hunter2', error_description: 'root@10.0.0.5 denied', detail: 'x' });
+  t.equal(internal.kind, 'config_error');
+  t.equal(internal.error, 'FCM token endpoint answered 403: check the FCM service account');
+  t.equal(classifyTokenEndpoint(401, 'Unauthorized: see http://10.0.0.5/').error, 'FCM token endpoint answered 401: check the FCM service account');
+  for (const code of ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope']) {
+    t.match(classifyTokenEndpoint(400, { error: code }).error, `(${code})`);
+  }
+});
+
+t.test('transport failures: the class only; a refused destination or an oversized answer is not retried', async (t) => {
+  t.same(transportOutcome('FCM token endpoint', 'unreachable'), { kind: 'retryable', error: 'FCM token endpoint unreachable' });
+  t.same(transportOutcome('FCM token endpoint', 'timed_out'), { kind: 'retryable', error: 'FCM token endpoint timed out' });
+  t.same(transportOutcome('FCM token endpoint', 'too_large'), { kind: 'config_error', error: 'FCM token endpoint answer too large' });
+  t.same(transportOutcome('FCM token endpoint', 'refused'), { kind: 'config_error', error: 'FCM token endpoint refused: private address' });
+  t.same(transportOutcome('APNs', 'timed_out'), { kind: 'retryable', error: 'APNs timed out' });
 });
 
 t.test('APNs answers', async (t) => {
@@ -114,7 +134,7 @@ t.test('APNs answers', async (t) => {
   t.match(classifyApns(429, 'TooManyRequests', undefined, 1000), { kind: 'retryable', retryAfterMs: 1000 });
   t.match(classifyApns(503, 'ServiceUnavailable'), { kind: 'retryable' });
   t.match(classifyApns(500, 'InternalServerError'), { kind: 'retryable' });
-  t.match(classifyApns(undefined, 'apn write timeout'), { kind: 'retryable', error: /no answer/ });
+  t.same(classifyApns(400, 'apn write failed: connect ECONNREFUSED 10.0.0.5:443'), { kind: 'rejected', error: 'APNs 400' }, 'only an Apple reason code is repeated');
   t.match(classifyApns(413, 'PayloadTooLarge'), { kind: 'rejected' });
 });
 

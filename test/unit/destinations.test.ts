@@ -1,0 +1,66 @@
+// Outbound destinations a tenant sets (DECISIONS §15, src/net/destinations.ts): which addresses
+// are refused (IPv4, IPv6, IPv4-mapped and other embedded forms), the operator's allow-list (IPs,
+// CIDR blocks, host names), IP literals judged before connecting, and the connect-time lookup
+// that judges what a host name resolves to.
+import t from 'tap';
+import { promisify } from 'node:util';
+import type { LookupAddress } from 'node:dns';
+import { DestinationRefused, isGlobalAddress, OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
+
+t.test('only global unicast is reachable by default', async (t) => {
+  const refused = [
+    // IPv4: loopback, RFC 1918, CGNAT, link-local (cloud metadata), unspecified, multicast, broadcast, reserved
+    '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1', '100.127.255.255',
+    '169.254.169.254', '169.254.0.1', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '192.0.2.1',
+    // IPv6: loopback, unspecified, unique local, link-local, multicast, documentation
+    '::1', '::', 'fc00::1', 'fd12:3456:789a::1', 'fe80::1', 'febf::1', 'ff02::1', '2001:db8::1',
+    // IPv4-mapped and embedded forms of private addresses
+    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:192.168.0.1',
+    '64:ff9b::a00:1', '2002:7f00:1::1',
+  ];
+  for (const a of refused) t.notOk(isGlobalAddress(a), `${a} refused`);
+  const allowed = ['8.8.8.8', '142.250.74.42', '100.63.255.255', '100.128.0.0', '172.32.0.1', '169.253.255.255', '2607:f8b0:4004:c07::5f', '2a00:1450:4001:82b::200a', '::ffff:8.8.8.8'];
+  for (const a of allowed) t.ok(isGlobalAddress(a), `${a} reachable`);
+  for (const notIp of ['localhost', '', '127.1', 'example.com']) t.notOk(isGlobalAddress(notIp), `${JSON.stringify(notIp)} is no address`);
+});
+
+t.test('the allow-list: IPs, CIDR blocks (IPv4-mapped ones too) and host names; anything else refused', async (t) => {
+  const p = new OutboundPolicy(parseAllowList(['127.0.0.1', '10.1.0.0/16', 'fd00::/8', '::ffff:192.168.7.0/120', 'Smtp.Internal.']));
+  t.ok(p.allows('x.example', '127.0.0.1'), 'an IP');
+  t.ok(p.allows('x.example', '::ffff:127.0.0.1'), 'its IPv4-mapped form');
+  t.notOk(p.allows('x.example', '127.0.0.2'), 'not its neighbour');
+  t.ok(p.allows('x.example', '10.1.200.3'), 'inside a CIDR block');
+  t.notOk(p.allows('x.example', '10.2.0.1'), 'outside it');
+  t.ok(p.allows('x.example', 'fd12::1'), 'an IPv6 block');
+  t.ok(p.allows('x.example', '192.168.7.9'), 'a mapped block is its IPv4 block');
+  t.ok(p.allows('smtp.internal', '10.9.9.9'), 'a host name may resolve to any address');
+  t.ok(p.allows('SMTP.internal.', '169.254.1.1'), 'compared case-insensitively, without the final dot');
+  t.notOk(p.allows('other.internal', '10.9.9.9'), 'another name may not');
+  t.ok(p.allows('anything.example', '8.8.8.8'), 'public addresses need no entry');
+
+  for (const bad of ['10.0.0.0/33', '127.1', '010.0.0.1', 'http://host', 'host:25', 'a_b.example', '-x.example', '1.2.3.4/x']) {
+    t.throws(() => parseAllowList([bad]), new RegExp(`'${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' is not`), `${bad} is refused`);
+  }
+  t.same(parseAllowList([]), { hosts: new Set(), ranges: [] });
+});
+
+t.test('IP literals are judged before connecting (Node calls no lookup for them)', async (t) => {
+  const p = new OutboundPolicy();
+  for (const host of ['127.0.0.1', '[::1]', '::ffff:127.0.0.1', '[::ffff:a9fe:a9fe]', '169.254.169.254', '10.0.0.8']) {
+    t.type(p.refusal(host), DestinationRefused, `${host} refused`);
+  }
+  t.equal(p.refusal('8.8.8.8'), undefined);
+  t.equal(p.refusal('localhost'), undefined, 'a host name is judged when resolved');
+  t.equal(new OutboundPolicy(parseAllowList(['127.0.0.1'])).refusal('127.0.0.1'), undefined, 'an allowed literal');
+});
+
+t.test('the connect-time lookup judges the resolved addresses: localhost is refused', async (t) => {
+  const lookup = (p: OutboundPolicy, all: boolean) =>
+    new Promise<string | LookupAddress[]>((resolve, reject) => p.lookup('localhost', { all }, (err, address) => (err ? reject(err) : resolve(address))));
+  await t.rejects(lookup(new OutboundPolicy(), false), { code: 'EDESTINATIONREFUSED' });
+  await t.rejects(lookup(new OutboundPolicy(), true), { code: 'EDESTINATIONREFUSED' }, 'with all: true too');
+  t.equal(await lookup(new OutboundPolicy(parseAllowList(['127.0.0.1'])), false), '127.0.0.1', 'allowed by address: only that address is kept');
+  const byName = (await lookup(new OutboundPolicy(parseAllowList(['localhost'])), true)) as LookupAddress[];
+  t.ok(byName.some((a) => a.address === '127.0.0.1'), 'allowed by name: every address');
+  await t.rejects(promisify(new OutboundPolicy().lookup)('no-such-host.invalid', {}), { code: 'ENOTFOUND' }, 'a DNS failure is passed on');
+});
