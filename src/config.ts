@@ -44,6 +44,14 @@ export interface Config {
   triggerAudienceCeiling: number;
   /** At most this many people enrolled by one schedule run (DECISIONS §6). */
   scheduleAudienceCeiling: number;
+  /** Template rendering (src/render/pool.ts): threads of each actor's render pool. */
+  renderThreads: number;
+  /** Milliseconds of rendering one recipient may take, all its fields together. */
+  renderBudgetMs: number;
+  /** Milliseconds of rendering one send may take, all its recipients together (a request, or a page of a campaign). */
+  renderSendBudgetMs: number;
+  /** Sends one workspace may have waiting for a render thread, per actor; past it, 503. */
+  renderQueue: number;
 }
 
 /**
@@ -153,5 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
+    renderThreads: int(env, 'HERALD_RENDER_THREADS', 1, 1),
+    renderBudgetMs: int(env, 'HERALD_RENDER_BUDGET_MS', 50, 1),
+    renderSendBudgetMs: int(env, 'HERALD_RENDER_SEND_BUDGET_MS', 1_000, 1),
+    renderQueue: int(env, 'HERALD_RENDER_QUEUE', 64, 1),
   };
 }
