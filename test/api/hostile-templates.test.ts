@@ -95,3 +95,33 @@ t.test("a workspace's queue of expensive sends does not hold another workspace's
   t.ok(hostileDone < 3, `answered before the hostile queue drained (${hostileDone} of 3 done)`);
   for (const h of await Promise.all(queue)) t.equal(h.status, 200, h.text.slice(0, 200));
 });
+
+t.test('a webhook campaign whose push node loops: its 20 sends failed with the budget error; the other workspace is served throughout', async (t) => {
+  const hostile = await PushWs.create(s);
+  const people: string[] = [];
+  for (let i = 0; i < 20; i++) people.push(await hostile.personWith(`c${i}`, [[pushToken(), 'android']]));
+  const { track } = await bystander();
+  const hdr = { token: hostile.ws.token, headers: { 'x-workspace-id': hostile.id } };
+  const node = { id: 'loop', type: 'push', title: 'x', custom_data: { loop: loops(1000) } };
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Loops', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: [node] } } });
+  t.equal(c.status, 201, c.text.slice(0, 300));
+  const id = c.body.data.campaign.id as string;
+  t.equal((await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } })).status, 200);
+
+  const fired = await s.req('POST', `/campaigns/${id}/trigger`, { token: hostile.keys.all, body: { workspace_id: hostile.id } });
+  t.equal(fired.status, 202, fired.text.slice(0, 300));
+  // The executor sends in the background: the other workspace keeps being served until all 20 failed.
+  let failed = 0;
+  while (failed < 20) {
+    const r = await track();
+    t.equal(r.status, 201, `the other workspace is served: ${r.text.slice(0, 200)}`);
+    if (r.status !== 201) break;
+    const st = await s.req('GET', `/campaigns/${id}`, hdr);
+    t.equal(st.status, 200, st.text.slice(0, 200));
+    if (st.status !== 200) break;
+    failed = st.body.data.stats.failed;
+  }
+  const history = await hostile.history(people[19]!);
+  t.equal(history.body.messages[0]?.status, 'failed');
+  t.match(history.body.messages[0]?.error, BUDGET);
+});
