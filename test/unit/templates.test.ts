@@ -188,12 +188,30 @@ const errorOf = (o: RenderOutcome) => ('error' in o ? o.error : undefined);
 
 t.test("budget: a recipient's fields share one budget; the field it ran out in is named", async (t) => {
   const c = compileContent({ custom_data: { a: '{{ first_name }}', b: '{{ traits.plan }}', c: '{{ traits.city }}', d: 'plain' } });
-  // Read at 10 (send start) and 20 (recipient start: until 45); a at 30, b at 40, c at 50: over.
+  // Read at 10 (send start) and 20 (recipient start: until 45); a at 30, b at 40, c at 50: over
+  // (and so again on the second try).
   const [only] = renderAll(c, [SCOPE], { recipientMs: 25, sendMs: 1000 }, steppingClock(10));
   t.equal(errorOf(only!), 'custom_data.c: template render budget exceeded (25 ms per recipient)');
   t.same('fields' in only! && only.fields, [{ field: 'custom_data.c', message: 'template render budget exceeded (25 ms per recipient)' }]);
   const [ok] = renderAll(c, [SCOPE], { recipientMs: 45, sendMs: 1000 }, steppingClock(10));
   t.same(ok, { content: { custom_data: { a: 'Ann', b: 'pro', c: 'Lyon', d: 'plain' } } });
+});
+
+/** A clock reading `times` in turn, then counting up from the last. */
+function clockOf(...times: number[]): () => number {
+  let i = 0;
+  return () => times[i++] ?? times[times.length - 1]! + i;
+}
+
+t.test('budget: a recipient past its budget is given one more try (a stall of the thread is not the template)', async (t) => {
+  const c = compileContent({ title: '{{ first_name }}' });
+  const budget = { recipientMs: 25, sendMs: 1000 };
+  // Send start 0, recipient start 0 (until 25), the field at 100: over; checked at 100, tried again from 100 (until 125), the field at 101.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 100, 100, 101)), [{ content: { title: 'Ann' } }]);
+  // Stalled on both tries: failed.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 100, 100, 200)).map(errorOf), ['title: template render budget exceeded (25 ms per recipient)']);
+  // No second try once the send's budget is spent.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 1000, 1000, 1000)).map(errorOf), ['title: template render budget exceeded (25 ms per recipient)']);
 });
 
 t.test('budget: once the send has spent its budget, every recipient left fails unrendered', async (t) => {
