@@ -11,11 +11,11 @@
 // the workspaces that share that actor, which is where they could hurt each other; it stops
 // with its actor (a restarted actor starts a new one).
 //
-// Fairness: the pool takes at most `threads` tasks at once (so a task's hard-stop clock starts
-// when it starts running, not while it waits); the rest wait in one queue per workspace, and a
-// free thread takes the next send of the workspace served least recently (round-robin; one that
-// just arrived goes first). A workspace's queue of expensive sends therefore delays another
-// workspace's send by at most one task per thread, each bounded by its send budget.
+// Fairness: piscina is given at most `threads` tasks at once (its own queue is first come, first
+// served); the rest wait here in one queue per workspace, and a free thread takes the next send
+// of the workspace served least recently (round-robin; one that just arrived goes first). A
+// workspace's queue of expensive sends therefore delays another workspace's send by at most one
+// task per thread, each bounded by its send budget (three, when the hard stop has to end it).
 //
 // Budgets are wall-clock time in the render thread (Node 20 has no per-thread CPU clock; a
 // render thread does nothing else, so its wall clock is its CPU time unless the machine is
