@@ -54,6 +54,14 @@ export interface Config {
   metrics: boolean;
   /** Serves GET /metrics on this port alone (not on the main one); undefined: on the main port when `metrics`. */
   metricsPort: number | undefined;
+  /** Template rendering (src/render/pool.ts): threads of each actor's render pool. */
+  renderThreads: number;
+  /** Milliseconds of rendering one recipient may take, all its fields together. */
+  renderBudgetMs: number;
+  /** Milliseconds of rendering one send may take, all its recipients together (a request, or a page of a campaign). */
+  renderSendBudgetMs: number;
+  /** Sends one workspace may have waiting for a render thread, per actor; past it, 503. */
+  renderQueue: number;
 }
 
 /**
@@ -175,5 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
     metrics: bool(env, 'HERALD_METRICS') || str(env, 'HERALD_METRICS_PORT') !== undefined,
     metricsPort: str(env, 'HERALD_METRICS_PORT') === undefined ? undefined : int(env, 'HERALD_METRICS_PORT', 0),
+    renderThreads: int(env, 'HERALD_RENDER_THREADS', 1, 1),
+    renderBudgetMs: int(env, 'HERALD_RENDER_BUDGET_MS', 50, 1),
+    renderSendBudgetMs: int(env, 'HERALD_RENDER_SEND_BUDGET_MS', 1_000, 1),
+    renderQueue: int(env, 'HERALD_RENDER_QUEUE', 64, 1),
   };
 }

@@ -16,6 +16,7 @@ import { ProviderRegistry } from '../src/delivery/providers.js';
 import type { ActorReply, ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 import { Batcher } from '../src/util/batcher.js';
 import { PushEngine } from '../src/delivery/engine.js';
+import { RenderPool } from '../src/render/pool.js';
 import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
 import { natsTriggerClaims, pgTriggerClaims } from '../src/campaigns/idempotency.js';
@@ -41,7 +42,13 @@ const providers = new ProviderRegistry(db, {
   apnsEndpoint: cfg.apnsEndpoint,
   allowedPrivateHosts: cfg.allowedPrivateHosts,
 });
-const push = new PushEngine(db, providers, new SendCounters(db, 100_000));
+// Template rendering leaves this thread: the pool is this actor's own (why: src/render/pool.ts).
+const renders = new RenderPool({
+  threads: cfg.renderThreads,
+  budget: { recipientMs: cfg.renderBudgetMs, sendMs: cfg.renderSendBudgetMs },
+  queuePerWorkspace: cfg.renderQueue,
+});
+const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders);
 const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
 const scheduler = new Scheduler(db, push, owns);
 scheduler.start();
@@ -74,7 +81,7 @@ port.on('message', (m: ToActor) => {
     void ownMetrics().then((metrics) => send({ type: 'metrics', id: m.id, metrics }));
   } else {
     void Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()])
-      .then(() => providers.close())
+      .then(() => Promise.all([providers.close(), renders.close()]))
       .then(() => eventLog.close())
       .then(() => shared?.close())
       .then(() => nats?.drain())

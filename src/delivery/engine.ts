@@ -3,9 +3,11 @@
 //   1. load, in one statement (store/send-context.ts): the policy, the recipients' sendable
 //      devices, which of their tokens are suppressed; and, when a cap is set, the send counters
 //      of people the actor does not hold yet;
-//   2. decide, synchronously per recipient, in DECISIONS §5 order: person status → devices →
-//      token suppression → (render) → quiet hours → daily cap → rolling cap; a send reserves its
-//      counter slot with no await between the check and the reservation;
+//   2. decide per recipient, in DECISIONS §5 order: person status → devices → token suppression
+//      → (render) → quiet hours → daily cap → rolling cap. The recipients still in after the
+//      suppression check are rendered together in the render pool (src/render/pool.ts, off this
+//      thread); then the policy checks run synchronously, a send reserving its counter slot with
+//      no await between the check and the reservation;
 //   3. send through the workspace's providers with bounded concurrency, then write every record
 //      and delivery (one statement) and the dead-token effects and the caller's `withRecords`
 //      (with them, in one transaction) before answering.
@@ -16,9 +18,9 @@ import { invalidateDevices, type SendableDevice } from '../store/devices.js';
 import { suppressToken } from '../store/suppressions.js';
 import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { renderContent, type CompiledContent, type PushContent } from '../domain/templates.js';
+import { outcomeError, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
 import type { PushOutcome } from '../domain/push-outcome.js';
-import { InvalidInput } from '../domain/errors.js';
+import type { RenderPool } from '../render/pool.js';
 import { newId } from '../ids.js';
 import type { PushDevice, PushMessage } from '../push/types.js';
 import { sendWithRetries, type RetryOptions } from '../push/retry.js';
@@ -29,6 +31,9 @@ import { countMessages } from '../metrics/index.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
 type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
+
+/** Where content is rendered: the actor's render pool. */
+type Renderer = Pick<RenderPool, 'render'>;
 
 type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
 
@@ -113,6 +118,7 @@ export class PushEngine {
     private readonly db: Db,
     private readonly providers: ProviderSource,
     private readonly counters: SendCounters,
+    private readonly renderer: Renderer,
     private readonly retry: RetryOptions = {},
   ) {}
 
@@ -127,9 +133,17 @@ export class PushEngine {
     if (capped) await this.counters.load(personIds);
     const devicesOf = groupBy(devices, (d) => d.person_id);
 
-    // 2. Decide (no await from here to the end of the loop: the counters stay consistent).
+    // 2. Decide: who is sendable, then render their content (one render task for the send),
+    // then the policy (no await from there to the end of the loop: the counters stay consistent).
+    const targets = recipients.map((r) => targetsOf(r, devicesOf.get(r.person?.id ?? '') ?? [], suppressed));
+    const toRender = targets.flatMap((t, i) => (Array.isArray(t) ? [i] : []));
+    const renders = await this.renderer.render(send.workspaceId, send.content, toRender.map((i) => scopeOf(recipients[i]!)));
+    const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));
     const now = Date.now();
-    const decisions = recipients.map((r) => this.decide(send, r, devicesOf.get(r.person?.id ?? '') ?? [], suppressed, policy, now));
+    const decisions = recipients.map((r, i) => {
+      const t = targets[i]!;
+      return Array.isArray(t) ? this.decide(send, r.person!, t, rendered.get(i)!, policy, now) : t;
+    });
 
     // 3. Send, record, answer.
     const outcomes: (DeviceOutcome[] | undefined)[] = new Array(recipients.length);
@@ -140,27 +154,12 @@ export class PushEngine {
     return this.record(send, recipients, decisions, outcomes, now);
   }
 
-  private decide(send: Send, r: Recipient, all: SendableDevice[], suppressed: Set<string>, policy: SendPolicy | null, now: number): Decision {
-    const person = r.person;
-    if (!person) return { kind: 'fail', error: r.failure ?? 'Unknown person' };
-    if (person.status === 'unsubscribed') return skip('person_unsubscribed');
-    if (person.status === 'suppressed') return skip('person_suppressed');
-    let targets = r.platform ? all.filter((d) => d.platform === r.platform) : all;
-    if (r.deviceToken !== undefined) {
-      targets = targets.filter((d) => d.device_token === r.deviceToken);
-      if (targets.length === 0) return skip('requested_device_not_active');
+  private decide(send: Send, person: PersonRow, targets: SendableDevice[], rendered: RenderOutcome, policy: SendPolicy | null, now: number): Decision {
+    if ('error' in rendered) {
+      if (send.renderErrors === 'throw') throw outcomeError(rendered);
+      return { kind: 'fail', error: rendered.error };
     }
-    if (targets.length === 0) return skip('no_active_device_tokens');
-    targets = targets.filter((d) => !suppressed.has(d.device_token));
-    if (targets.length === 0) return skip('device_token_suppressed');
-
-    let content: PushContent;
-    try {
-      content = renderContent(send.content, { variables: r.variables, person: personScope(person), traits: person.traits ?? {}, event: r.event, trigger: r.trigger });
-    } catch (err) {
-      if (send.renderErrors === 'throw' || !(err instanceof InvalidInput)) throw err;
-      return { kind: 'fail', error: err.message };
-    }
+    const content = rendered.content;
     const zone = recipientZone(person.timezone, policy);
     const block = policyBlock(policy, zone, now, this.counters.times(person.id, now), { bypassCaps: send.bypassCaps });
     if (block) return { kind: 'policy', reason: block.skip_reason, error: block.error, content };
@@ -251,6 +250,28 @@ export class PushEngine {
 
 function skip(reason: SkipReason): Decision {
   return { kind: 'skip', reason, error: SKIP_PROSE[reason] };
+}
+
+/** The devices a recipient's push goes to, or why it does not go (the checks before rendering). */
+function targetsOf(r: Recipient, all: SendableDevice[], suppressed: Set<string>): SendableDevice[] | Decision {
+  const person = r.person;
+  if (!person) return { kind: 'fail', error: r.failure ?? 'Unknown person' };
+  if (person.status === 'unsubscribed') return skip('person_unsubscribed');
+  if (person.status === 'suppressed') return skip('person_suppressed');
+  let targets = r.platform ? all.filter((d) => d.platform === r.platform) : all;
+  if (r.deviceToken !== undefined) {
+    targets = targets.filter((d) => d.device_token === r.deviceToken);
+    if (targets.length === 0) return skip('requested_device_not_active');
+  }
+  if (targets.length === 0) return skip('no_active_device_tokens');
+  targets = targets.filter((d) => !suppressed.has(d.device_token));
+  if (targets.length === 0) return skip('device_token_suppressed');
+  return targets;
+}
+
+function scopeOf(r: Recipient): TemplateScope {
+  const person = r.person!;
+  return { variables: r.variables, person: personScope(person), traits: person.traits ?? {}, event: r.event, trigger: r.trigger };
 }
 
 /** One device's outcome and the code of the provider that gave it (`sandbox`, `fcm`, `apns`). */

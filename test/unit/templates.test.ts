@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { Liquid } from 'liquidjs';
 import { InvalidInput } from '../../src/domain/errors.js';
-import { compileContent, renderContent, type PushContent, type TemplateScope } from '../../src/domain/templates.js';
+import { compileContent, renderAll, renderContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../src/domain/templates.js';
 
 const SCOPE: TemplateScope = {
   variables: { first_name: 'Ann', order: { id: 'A-17', total: 42.5 }, items: ['tea', 'cake'] },
@@ -174,4 +174,65 @@ t.test('each template source is parsed once', async (t) => {
   // A source that failed to parse is not remembered as parsed: it fails again.
   refused(t, () => compileContent({ title: '{{ broken ' }));
   refused(t, () => compileContent({ title: '{{ broken ' }));
+});
+
+// The render budget (renderAll): per recipient across all fields, and per send.
+
+/** A clock that advances `step` ms each time it is read: a field's render reads it once. */
+function steppingClock(step: number): () => number {
+  let at = 0;
+  return () => (at += step);
+}
+
+const errorOf = (o: RenderOutcome) => ('error' in o ? o.error : undefined);
+
+t.test("budget: a recipient's fields share one budget; the field it ran out in is named", async (t) => {
+  const c = compileContent({ custom_data: { a: '{{ first_name }}', b: '{{ traits.plan }}', c: '{{ traits.city }}', d: 'plain' } });
+  // Read at 10 (send start) and 20 (recipient start: until 45); a at 30, b at 40, c at 50: over
+  // (and so again on the second try).
+  const [only] = renderAll(c, [SCOPE], { recipientMs: 25, sendMs: 1000 }, steppingClock(10));
+  t.equal(errorOf(only!), 'custom_data.c: template render budget exceeded (25 ms per recipient)');
+  t.same('fields' in only! && only.fields, [{ field: 'custom_data.c', message: 'template render budget exceeded (25 ms per recipient)' }]);
+  const [ok] = renderAll(c, [SCOPE], { recipientMs: 45, sendMs: 1000 }, steppingClock(10));
+  t.same(ok, { content: { custom_data: { a: 'Ann', b: 'pro', c: 'Lyon', d: 'plain' } } });
+});
+
+/** A clock reading `times` in turn, then counting up from the last. */
+function clockOf(...times: number[]): () => number {
+  let i = 0;
+  return () => times[i++] ?? times[times.length - 1]! + i;
+}
+
+t.test('budget: a recipient past its budget is given one more try (a stall of the thread is not the template)', async (t) => {
+  const c = compileContent({ title: '{{ first_name }}' });
+  const budget = { recipientMs: 25, sendMs: 1000 };
+  // Send start 0, recipient start 0 (until 25), the field at 100: over; checked at 100, tried again from 100 (until 125), the field at 101.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 100, 100, 101)), [{ content: { title: 'Ann' } }]);
+  // Stalled on both tries: failed.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 100, 100, 200)).map(errorOf), ['title: template render budget exceeded (25 ms per recipient)']);
+  // No second try once the send's budget is spent.
+  t.same(renderAll(c, [SCOPE], budget, clockOf(0, 0, 100, 1000, 1000, 1000)).map(errorOf), ['title: template render budget exceeded (25 ms per recipient)']);
+});
+
+t.test('budget: once the send has spent its budget, every recipient left fails unrendered', async (t) => {
+  const c = compileContent({ title: 'Hi {{ first_name }}' });
+  // Send until 110; each recipient reads the clock twice (start, field): the fifth finds nothing left.
+  const out = renderAll(c, Array(7).fill(SCOPE), { recipientMs: 1000, sendMs: 100 }, steppingClock(10));
+  t.same(out.slice(0, 4), Array(4).fill({ content: { title: 'Hi Ann' } }));
+  t.same(out.slice(4).map(errorOf), Array(3).fill('title: template render budget exceeded (100 ms per send)'));
+});
+
+t.test('budget: a template that keeps looping is stopped at the budget, not at liquidjs\'s own ceiling', async (t) => {
+  const c = compileContent({ custom_data: { a: 'fine', loop: '{% for i in (1..1000) %}{% for j in (1..1000) %}{% endfor %}{% endfor %}' } });
+  const [r] = renderAll(c, [SCOPE], { recipientMs: 20, sendMs: 1000 });
+  t.equal(errorOf(r!), 'custom_data.loop: template render budget exceeded (20 ms per recipient)');
+  // Other render errors keep their own message.
+  const [other] = renderAll(compileContent({ body: '{% for i in (1..100000000) %}x{% endfor %}' }), [SCOPE], { recipientMs: 1000, sendMs: 1000 });
+  t.match(errorOf(other!), /^body could not be rendered: .*limit/);
+});
+
+t.test("budget: a recipient's rendered content is capped at 65,536 characters", async (t) => {
+  const c = compileContent({ title: '{% for i in (1..40000) %}x{% endfor %}', body: '{% for i in (1..40000) %}y{% endfor %}' });
+  const [r] = renderAll(c, [SCOPE], { recipientMs: 10_000, sendMs: 10_000 });
+  t.equal(errorOf(r!), 'body: rendered content is over 65536 characters');
 });
