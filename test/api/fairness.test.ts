@@ -127,6 +127,7 @@ t.test("a slow workspace's campaign and scheduled sends do not hold another work
   t.ok(stuck, 'the slow workspace has sends with its provider and scheduled sends claimed');
 
   // Now the other workspace: a campaign push and a scheduled send due in a second.
+  const firedAt = Date.now();
   const otherMessage = await schedule(other, 'u0', new Date(Date.now() + 1000));
   await fire(other, otherCampaign);
   const served = await eventually(async () => {
@@ -137,7 +138,7 @@ t.test("a slow workspace's campaign and scheduled sends do not hold another work
   const slowStats = await stats(slow, slowCampaign);
   const slowScheduled = await scheduledByStatus(slow);
   const reached = slowTokensReached();
-  t.ok(served, "the other workspace's campaign push and scheduled send went out");
+  t.ok(served, `the other workspace's campaign push and scheduled send went out (${Date.now() - firedAt} ms after they were fired)`);
   t.equal(slowStats.enrolled, N, 'the slow campaign enrolled everyone');
   t.equal(slowStats.sent + slowStats.failed, 0, 'meanwhile none of the slow campaign’s sends had ended');
   t.same(Object.keys(slowScheduled).filter((k) => k !== 'scheduled' && k !== 'sending'), [], `meanwhile none of the slow workspace’s scheduled sends had ended (${JSON.stringify(slowScheduled)})`);
