@@ -70,7 +70,7 @@ function options(argv: string[]): FanoutOptions {
 }
 
 /** `n` people (external ids `p-0` …) with one android device each (an FCM-shaped token), in bulk. */
-async function insertAudience(url: string, workspaceId: string, n: number): Promise<void> {
+export async function insertAudience(url: string, workspaceId: string, n: number): Promise<void> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {

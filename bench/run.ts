@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|store-floor> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|store-floor|isolation> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -21,11 +21,12 @@ import { seedEvents, type SeedResult } from './seed-events.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
 import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
+import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|store-floor> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|store-floor|isolation> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -59,7 +60,9 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
 
 ${FANOUT_USAGE}
 
-${STORE_FLOOR_USAGE}`;
+${STORE_FLOOR_USAGE}
+
+${ISOLATION_USAGE}`;
 
 /**
  * HERALD_PUSH_PROVIDER for the runs against the fakes: not the sandbox, so a workspace whose
@@ -689,7 +692,7 @@ async function main(): Promise<number> {
 // Whatever happens, no child outlives the run.
 process.once('exit', killAllNow);
 // The fanout and store-floor scenarios have no load generator nor floor: runs of their own
-// (bench/fanout.ts, bench/store-floor.ts).
+// (bench/fanout.ts, bench/store-floor.ts); isolation drives the load generator itself (bench/isolation.ts).
 const argv = process.argv.slice(2);
 const scenarioIs = (name: string) => argv.some((a, i) => a === `--scenario=${name}` || (a === '--scenario' && argv[i + 1] === name));
-process.exitCode = scenarioIs('fanout') ? await fanout(argv) : scenarioIs('store-floor') ? await storeFloor(argv) : await main();
+process.exitCode = scenarioIs('fanout') ? await fanout(argv) : scenarioIs('store-floor') ? await storeFloor(argv) : scenarioIs('isolation') ? await isolation(argv) : await main();

@@ -4,6 +4,13 @@
 // and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages per
 // actor, each push node's share of a page one engine send.
 //
+// The workspaces with due enrolments take turns (util/turns.ts): one page per turn, the next
+// turn to the next workspace in line, and at most WORKSPACE_PAGES of the pages in flight one
+// workspace's. So a workspace with a huge fan-out gets a page per round like any other, and one
+// whose pages are stuck on a slow provider (a dripping token endpoint) holds WORKSPACE_PAGES
+// slots while the others are served in the rest; the engine's per-workspace share of provider
+// sends (delivery/send-shares.ts) does the same one level down.
+//
 // - push node: the page goes through the PushEngine (send policy per recipient,
 //   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
 //   deterministic id, UUIDv5 of (enrolment id, node id), skips included.
@@ -16,9 +23,10 @@
 // send was with the engine or the provider, which may have it) is recorded `failed` with the
 // interruption as its error. Every page not claimed at the kill is sent as usual. So nobody is
 // messaged twice by Herald, and everybody enrolled ends with one record per push node; at most
-// the pages in flight at the kill (PAGES_IN_FLIGHT × PAGE = 1,000 per actor) are `failed`
-// instead of sent. A page is about the engine's own send concurrency (256 recipients with the
-// providers at once), so those are mostly sends that were with the provider at the kill.
+// the pages in flight at the kill are `failed` instead of sent: WORKSPACE_PAGES × PAGE = 1,000
+// of one workspace, PAGES_IN_FLIGHT × PAGE = 2,000 per actor. A page is about the engine's share
+// of one workspace's sends (256 recipients with the providers at once), so those are mostly
+// sends that were with the provider at the kill.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
 import { claimDue, moveOn, refreshClaims, releaseStale, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
@@ -30,12 +38,15 @@ import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../dom
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
+import { Turns } from '../util/turns.js';
 import type { PushEngine, Recipient } from '../delivery/engine.js';
 
 /** Enrolments per claim, and so per engine send. */
 const PAGE = 250;
-/** Pages an actor works on at once. */
-const PAGES_IN_FLIGHT = 4;
+/** Pages an actor works on at once… */
+const PAGES_IN_FLIGHT = 8;
+/** …and at most this many of one workspace's (a lone workspace keeps the pace it had alone). */
+const WORKSPACE_PAGES = 4;
 /** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
 const POLL_MS = 500;
 /** Claims in progress are refreshed this often… */
@@ -52,10 +63,16 @@ export class Executor {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private nudged = false;
+  /** A page ended since the last pass: its slot (and its workspace's turn) is free. */
+  private freed = false;
   private heartbeat: NodeJS.Timeout | undefined;
   /** Enrolments claimed by this executor and not yet moved on. */
   private readonly inFlight = new Set<string>();
   private lastRelease = 0;
+  /** The owned workspaces with due enrolments, taking turns at the page slots. */
+  private readonly turns = new Turns<string>(WORKSPACE_PAGES);
+  /** The pages under way. */
+  private readonly pages = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -86,60 +103,76 @@ export class Executor {
   }
 
   private async run(): Promise<void> {
+    let lastLook = 0;
     while (!this.stopped) {
-      let busy = false;
       try {
-        busy = await this.tick();
+        // Which workspaces wait: after a nudge or a quiet wait, and every POLL_MS while busy
+        // (delays coming due, another actor's workspace no longer in line).
+        if (this.nudged || Date.now() - lastLook >= POLL_MS) {
+          this.nudged = false;
+          lastLook = Date.now();
+          await this.look();
+        }
+        this.freed = false;
+        await this.startPages();
       } catch (err) {
         logger.error('campaign executor: poll failed', { err });
       }
-      if (!busy && !this.stopped && !this.nudged) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, POLL_MS);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.wake = done;
-        });
-      }
+      if (this.stopped) break;
+      // Until a page ends (a slot and maybe a workspace's turn free up), a nudge, or the next look.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.max(0, lastLook + POLL_MS - Date.now()));
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wake = done;
+        if (this.nudged || this.freed) done();
+      });
       this.wake = undefined;
-      this.nudged = false;
     }
+    await Promise.all(this.pages);
   }
 
-  /** One pass over the owned workspaces with due enrolments; true when it found work. */
-  private async tick(): Promise<boolean> {
+  /** The owned workspaces with waiting enrolments join the line; stale claims are released now and then. */
+  private async look(): Promise<void> {
     if (Date.now() - this.lastRelease > HEARTBEAT_MS) {
       this.lastRelease = Date.now();
       await releaseStale(this.db, STALE_CLAIM_MS);
     }
-    let busy = false;
-    for (const ws of (await workspacesWaiting(this.db)).filter(this.owns)) {
-      busy = (await this.drain(ws)) || busy;
-      if (this.stopped) break;
-    }
-    return busy;
+    for (const ws of await workspacesWaiting(this.db)) if (this.owns(ws)) this.turns.join(ws);
   }
 
-  /** Claims and runs the workspace's due enrolments, PAGES_IN_FLIGHT pages at a time, until none is due. */
-  private async drain(workspaceId: string): Promise<boolean> {
-    let found = false;
-    const worker = async () => {
-      while (!this.stopped) {
-        const page = await claimDue(this.db, workspaceId, PAGE);
-        if (page.length === 0) return;
-        found = true;
-        for (const e of page) this.inFlight.add(e.id);
-        try {
-          await this.runPage(workspaceId, page);
-        } finally {
-          for (const e of page) this.inFlight.delete(e.id);
-        }
+  /** Claims a page for each turn while slots are free; a workspace with nothing due leaves the line. */
+  private async startPages(): Promise<void> {
+    while (!this.stopped && this.pages.size < PAGES_IN_FLIGHT) {
+      const ws = this.turns.next();
+      if (ws === undefined) return;
+      let page: ClaimedEnrolment[];
+      try {
+        page = await claimDue(this.db, ws, PAGE);
+      } catch (err) {
+        this.turns.done(ws);
+        throw err;
       }
-    };
-    await Promise.all(Array.from({ length: PAGES_IN_FLIGHT }, worker));
-    return found;
+      if (page.length === 0) {
+        this.turns.done(ws);
+        this.turns.leave(ws);
+        continue;
+      }
+      for (const e of page) this.inFlight.add(e.id);
+      const running: Promise<void> = this.runPage(ws, page)
+        // Left claimed: the claims go stale and are taken again (see above).
+        .catch((err) => logger.error('campaign executor: a page failed', { workspace: ws, err }))
+        .finally(() => {
+          for (const e of page) this.inFlight.delete(e.id);
+          this.turns.done(ws);
+          this.pages.delete(running);
+          this.freed = true;
+          this.wake?.();
+        });
+      this.pages.add(running);
+    }
   }
 
   /** Runs each claimed enrolment's next node, the page's enrolments grouped by campaign and node. */

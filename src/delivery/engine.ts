@@ -8,7 +8,8 @@
 //      suppression check are rendered together in the render pool (src/render/pool.ts, off this
 //      thread); then the policy checks run synchronously, a send reserving its counter slot with
 //      no await between the check and the reservation;
-//   3. send through the workspace's providers with bounded concurrency, then write every record
+//   3. send through the workspace's providers within the workspace's share of the actor's send
+//      concurrency (delivery/send-shares.ts), then write every record
 //      and delivery (one statement) and the dead-token effects and the caller's `withRecords`
 //      (with them, in one transaction) before answering.
 import type { Db, Queryable } from '../store/db.js';
@@ -25,6 +26,7 @@ import { newId } from '../ids.js';
 import type { PushDevice, PushMessage } from '../push/types.js';
 import { sendWithRetries, type RetryOptions } from '../push/retry.js';
 import type { SendCounters } from './counters.js';
+import { SendShares } from './send-shares.js';
 import { groupBy } from '../util/group-by.js';
 import type { Platform, ProviderRegistry, WorkspaceProviders } from './providers.js';
 import { countMessages } from '../metrics/index.js';
@@ -98,8 +100,10 @@ const SKIP_PROSE: Record<SkipReason, string> = {
   device_token_suppressed: "Every one of the person's device tokens is suppressed",
 };
 
-/** How many recipients of one batch are with the providers at once. */
-const SEND_CONCURRENCY = 256;
+/** How many recipients are with the providers at once, all of the actor's workspaces together… */
+const SEND_CONCURRENCY = 1024;
+/** …and at most this many of one workspace's (its share: a slow provider holds no more). */
+const WORKSPACE_SHARE = 256;
 
 const unixSeconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -114,6 +118,8 @@ function toMessage(c: PushContent): PushMessage {
 }
 
 export class PushEngine {
+  private readonly shares = new SendShares(SEND_CONCURRENCY, WORKSPACE_SHARE);
+
   constructor(
     private readonly db: Db,
     private readonly providers: ProviderSource,
@@ -148,8 +154,8 @@ export class PushEngine {
     // 3. Send, record, answer.
     const outcomes: (DeviceOutcome[] | undefined)[] = new Array(recipients.length);
     const providers = decisions.some((d) => d.kind === 'send') ? await this.providers.forWorkspace(send.workspaceId) : undefined;
-    await eachLimited(decisions, SEND_CONCURRENCY, async (d, i) => {
-      if (d.kind === 'send') outcomes[i] = await sendToDevices(providers!, toMessage(d.content), d.devices, this.retry);
+    await eachLimited(decisions, WORKSPACE_SHARE, async (d, i) => {
+      if (d.kind === 'send') outcomes[i] = await this.shares.run(send.workspaceId, () => sendToDevices(providers!, toMessage(d.content), d.devices, this.retry));
     });
     return this.record(send, recipients, decisions, outcomes, now);
   }

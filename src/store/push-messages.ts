@@ -114,32 +114,43 @@ export async function messagesOf(q: Queryable, workspaceId: string, personId: st
   return { messages: page.rows, total: Number(total.rows[0]!.n) };
 }
 
-/** Scheduled sends that are due, oldest first. */
-export async function dueScheduled(q: Queryable, limit: number): Promise<{ id: string; workspace_id: string }[]> {
-  const r = await q.query<{ id: string; workspace_id: string }>(
-    `SELECT id, workspace_id FROM push_messages WHERE status = 'scheduled' AND scheduled_at <= now() ORDER BY scheduled_at LIMIT $1`,
-    [limit],
-  );
-  return r.rows;
+/** The workspaces with scheduled sends due (the caller keeps those it owns). */
+export async function workspacesDue(q: Queryable): Promise<string[]> {
+  const r = await q.query<{ workspace_id: string }>(`SELECT DISTINCT workspace_id FROM push_messages WHERE status = 'scheduled' AND scheduled_at <= now()`);
+  return r.rows.map((x) => x.workspace_id);
 }
 
 /**
- * Claims due scheduled sends for sending ('scheduled' → 'sending'): a row is claimed by one
- * caller only, whichever replica or actor asks, so each is sent once.
+ * Claims due scheduled sends of the workspaces given ('scheduled' → 'sending'), oldest first,
+ * at most `room` of each workspace's (a window per workspace, so one workspace's backlog never
+ * fills the page) and `limit` in all. A row is claimed by one caller only, whichever replica or
+ * actor asks (the UPDATE checks the status again on a row another claimed meanwhile), so each is
+ * sent once.
  */
-export async function claimScheduled(q: Queryable, ids: readonly string[]): Promise<PushRecord[]> {
+export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId: string; room: number }[], limit: number): Promise<PushRecord[]> {
   const r = await q.query<PushRecord>(
-    `UPDATE push_messages SET status = 'sending', claimed_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'scheduled'
+    `UPDATE push_messages SET status = 'sending', claimed_at = now()
+     WHERE id IN (SELECT id FROM (
+                    SELECT m.id, m.scheduled_at, r.room, row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.scheduled_at) AS n
+                    FROM push_messages m JOIN unnest($1::uuid[], $2::int[]) AS r(workspace_id, room) ON r.workspace_id = m.workspace_id
+                    WHERE m.status = 'scheduled' AND m.scheduled_at <= now()
+                  ) due WHERE n <= room ORDER BY scheduled_at LIMIT $3)
+       AND status = 'scheduled'
      RETURNING id, workspace_id, person_id, external_id, status, platform, provider, provider_id, skip_reason, error, title, body, image_url,
        action_url, custom_data, variables, tags, campaign_id, event_id, scheduled_at, sent_at`,
-    [ids],
+    [rooms.map((x) => x.workspaceId), rooms.map((x) => x.room), limit],
   );
   return r.rows;
 }
 
+/** Keeps the claims of scheduled sends alive while their sender works on them (they may wait for their workspace's share). */
+export async function refreshScheduledClaims(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await q.query(`UPDATE push_messages SET claimed_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'sending'`, [ids]);
+}
+
 /**
- * Claims left 'sending' longer than `staleMs` (the process that claimed them died): marked
- * failed rather than sent again, since the provider may have had them already.
+ * Claims not refreshed for `staleMs` (the process that claimed them died): marked failed rather
+ * than sent again, since the provider may have had them already.
  */
 export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
