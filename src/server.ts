@@ -1,7 +1,7 @@
 // Assembles Herald: store, migrations, session auth, actors, the uWS front.
 import { createServer } from 'node:net';
 import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, reachable, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
 import { countDeadLetters } from './store/dead-letters.js';
@@ -82,9 +82,9 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
   // the store is the analytics store); else the store itself (no sink: the actors' appends
   // write the events, workers/actor.ts).
-  const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
+  const nats = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, connectNats(cfg.natsUrl, 'herald-front')) : null;
   const names = streamNames(cfg.natsPrefix);
-  const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
+  const analytics = cfg.clickhouseUrl ? await reachable('CLICKHOUSE_URL', cfg.clickhouseUrl, clickHouseAnalytics(cfg.clickhouseUrl)) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
   // The store sink's statements run on connections of their own: behind them, the front's
   // key lookups and health probes would wait up to a batch's statement.
