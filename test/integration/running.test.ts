@@ -201,13 +201,16 @@ t.test('every bad setting or argument: exit 2 with one line naming it, no stack 
 /**
  * Holds Herald's drain open: a request whose body is still arriving is in flight, and the
  * shutdown waits for it, so signals sent meanwhile arrive during the shutdown (sent back to back
- * they would merge into one). Destroying the socket lets the shutdown go on.
+ * they would merge into one). Resolves once Herald answers `100 Continue`, which it does when it
+ * starts reading the body: the request is counted then. Destroying the socket lets the shutdown go on.
  */
-function requestInFlight(port: number): Socket {
-  const sock = connect(port, '127.0.0.1');
-  sock.on('error', () => {});
-  sock.write('POST /api/v1/track HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"event":');
-  return sock;
+function requestInFlight(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('error', reject);
+    sock.once('data', (d) => (String(d).startsWith('HTTP/1.1 100') ? resolve(sock) : reject(new Error(`not held: ${String(d)}`))));
+    sock.write('POST /api/v1/track HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n');
+  });
 }
 
 const seen = (s: { stderr: () => string }, re: RegExp) => eventually(async () => re.test(s.stderr()), 10_000);
@@ -219,7 +222,7 @@ t.test('a repeated SIGTERM (a process group signal through npm delivers two) doe
   t.teardown(() => a.stop());
   const dir = a.dataDir;
   const pm = embedded ? postmasterPid(dir) : 0;
-  const held = requestInFlight(a.port);
+  const held = await requestInFlight(a.port);
   a.proc.kill('SIGTERM');
   t.ok(await seen(a, /"shutting down"/), 'the first starts the shutdown');
   a.proc.kill('SIGTERM');
@@ -238,7 +241,7 @@ t.test('a third signal forces the exit (1), and the embedded PostgreSQL is stopp
   t.teardown(() => a.stop());
   const dir = a.dataDir;
   const pm = embedded ? postmasterPid(dir) : 0;
-  const held = requestInFlight(a.port);
+  const held = await requestInFlight(a.port);
   t.teardown(() => held.destroy());
   a.proc.kill('SIGTERM');
   t.ok(await seen(a, /"shutting down"/));
@@ -268,8 +271,7 @@ t.test('SIGTERM to the process group of `npm start` (npm forwards it too): Heral
   const pm = embedded ? postmasterPid(dir) : 0;
   // A request in flight keeps Herald draining, so npm's forwarded copy of the signal arrives
   // during the shutdown rather than merging with the first.
-  const held = requestInFlight(port);
-  await new Promise((r) => setTimeout(r, 200));
+  const held = await requestInFlight(port);
   process.kill(-npm.pid!, 'SIGTERM');
   t.ok(await seen({ stderr: () => err }, /"shutting down"/), 'Herald starts its shutdown');
   await new Promise((r) => setTimeout(r, 500)); // npm's forwarded SIGTERM arrives meanwhile
