@@ -67,6 +67,9 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     logger.warn('HERALD_SECRETS_KEY is not set: push credentials are sealed with the key generated in the data dir; every replica sharing DATABASE_URL needs the same key, so set HERALD_SECRETS_KEY on all of them', { dataDir: cfg.dataDir });
   }
 
+  // Before the actors, which connect to it too: NATS not answering at start is one line (exit 2).
+  const nats = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, connectNats(cfg.natsUrl, 'herald-front')) : null;
+
   // In the error shape of the request's route (DECISIONS §4), like every other error.
   const routes = new Map(ROUTES.map((r) => [r.id, r]));
   const actors = new ActorHost({
@@ -82,7 +85,6 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
   // the store is the analytics store); else the store itself (no sink: the actors' appends
   // write the events, workers/actor.ts).
-  const nats = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, connectNats(cfg.natsUrl, 'herald-front')) : null;
   const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await reachable('CLICKHOUSE_URL', cfg.clickhouseUrl, clickHouseAnalytics(cfg.clickhouseUrl)) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);

@@ -217,6 +217,15 @@ const seen = (s: { stderr: () => string }, re: RegExp) => eventually(async () =>
 /** The exit code, without sending a signal of its own as `stop()` does. */
 const exitCode = (s: TestServer) => new Promise<number | null>((r) => (s.proc.exitCode !== null ? r(s.proc.exitCode) : s.proc.once('exit', (code) => r(code))));
 
+t.test('a NATS_URL that does not answer at start: exit 2 with one line (before the actors), the embedded PostgreSQL stopped', async (t) => {
+  const dir = tempDir(t, 'natsdown');
+  const port = await closedPort();
+  const r = herald(['start'], { HERALD_DATA_DIR: dir, HERALD_PORT: '0', HERALD_AUTH_SECRET: TEST_SECRET, NATS_URL: `nats://127.0.0.1:${port}`, CLICKHOUSE_URL: '' });
+  t.equal(r.status, 2, r.stderr);
+  t.same(r.stderr.trimEnd().split('\n'), [`herald: NATS_URL (nats://127.0.0.1:${port}) cannot be reached: connection refused. Check the URL and that the service runs.`]);
+  if (embedded) t.notOk(existsSync(join(dir, 'pg', 'postmaster.pid')), 'the embedded PostgreSQL was stopped on the way out');
+});
+
 t.test('a repeated SIGTERM (a process group signal through npm delivers two) does not cut the shutdown short', async (t) => {
   const a = await startServer({ HERALD_LOG_LEVEL: 'info' });
   t.teardown(() => a.stop());
