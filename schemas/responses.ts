@@ -161,8 +161,9 @@ const pushMessage = closed(
 );
 
 const pushPlatform = enumOf(...PUSH_PLATFORMS);
-/** INTERFACE 2.9. */
+/** INTERFACE 2.9; the answer's body is the record at the top level (DECISIONS §12). */
 const tokenSuppression = closed({
+  success,
   id: { ...uuid, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
   device_token: maskedToken,
   platform: pushPlatform,
@@ -229,7 +230,8 @@ const workspaceSettings: Schema = {
 };
 /** DECISIONS §2. */
 const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
-const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('admin', 'member'), created_at: timestamp });
+/** DECISIONS §2; `created_at` is when the user joined (the owner: when the workspace was created). */
+const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('owner', 'admin', 'member'), created_at: timestamp });
 
 /** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
 const channelState = (identifiers: Record<string, Schema>): Schema => ({
@@ -642,8 +644,8 @@ const SPECIFIC: Record<string, RouteResponses> = {
   },
   [`POST ${PUSH}/tokens/suppress`]: {
     success: {
-      201: ok('A new suppression: later sends to the token are skipped (`device_token_suppressed`)', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } }),
-      200: ok('The token was suppressed under this type already: that suppression', { suppression: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } }),
+      201: { description: 'A new suppression: later sends to the token are skipped (`device_token_suppressed`)', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } },
+      200: { description: 'The token was suppressed under this type already: that suppression', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } },
     },
     errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
     badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
@@ -672,6 +674,9 @@ const SPECIFIC: Record<string, RouteResponses> = {
   'PUT /workspaces/{workspaceId}': {
     success: { 200: workspaceBody('The updated workspace') },
     errors: { 400: { codes: ['INVALID_SEND_POLICY'], why: 'A timezone that is not an IANA name (VALIDATION_ERROR), a malformed send policy' } },
+  },
+  'GET /workspaces/{workspaceId}/members': {
+    success: { 200: ok('The members: the owner first, then in the order they were added', { members: { type: 'array', items: member }, total: count }) },
   },
   'POST /workspaces/{workspaceId}/members': {
     success: {

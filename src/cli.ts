@@ -14,14 +14,32 @@ const USAGE = `usage: herald <command>
                                secret (HERALD_AUTH_SECRET, else the one in HERALD_DATA_DIR)
   herald help                  this text`;
 
+/** parseArgs' refusals (an unknown option, a missing value) are usage errors: one line, exit 2. */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message.split('\n')[0]} (see herald help)`);
+  }
+}
+
+function ttlSeconds(ttl: string): number {
+  try {
+    return parseTtl(ttl);
+  } catch (err) {
+    throw new ConfigError(`--ttl: ${(err as Error).message}`);
+  }
+}
+
 async function token(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { user: { type: 'string' }, ttl: { type: 'string', default: '1h' }, email: { type: 'string' }, name: { type: 'string' } } });
-  if (!values.user) throw new ConfigError('--user is required\n' + USAGE);
+  const { values } = usage(() => parseArgs({ args, options: { user: { type: 'string' }, ttl: { type: 'string', default: '1h' }, email: { type: 'string' }, name: { type: 'string' } } }));
+  if (!values.user) throw new ConfigError('--user is required (see herald help)');
+  const ttl = ttlSeconds(values.ttl!);
   const auth = resolveSessionAuth(loadConfig(), false);
   if (!auth || auth.kind !== 'hs256') {
     throw new ConfigError('No signing secret: set HERALD_AUTH_SECRET, or start Herald once on the embedded default so it generates one in HERALD_DATA_DIR (with OIDC, tokens come from your identity provider)');
   }
-  process.stdout.write((await signSessionToken(auth.secret, { sub: values.user, email: values.email, name: values.name }, parseTtl(values.ttl!))) + '\n');
+  process.stdout.write((await signSessionToken(auth.secret, { sub: values.user, email: values.email, name: values.name }, ttl)) + '\n');
 }
 
 const [command, ...rest] = process.argv.slice(2);
@@ -34,6 +52,8 @@ try {
     process.exit(2);
   }
 } catch (err) {
+  // A configuration problem is one line naming the setting (exit 2); anything else is a fault
+  // worth its stack (exit 1).
   process.stderr.write(`herald: ${err instanceof ConfigError ? err.message : ((err as Error).stack ?? err)}\n`);
   process.exit(err instanceof ConfigError ? 2 : 1);
 }

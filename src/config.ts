@@ -2,6 +2,7 @@
 // configuration table mirrors this file; keep them together.
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { parseRange } from './auth/ip-allowlist.js';
 import { parseAllowList, type AllowList } from './net/destinations.js';
 
 /** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (DECISIONS §15). */
@@ -70,15 +71,43 @@ export interface Config {
  */
 export type PushProviderMode = 'sandbox' | 'live';
 
+/**
+ * A setting or argument Herald cannot start with: `herald` prints its message as one line and
+ * exits 2 (README, Running it), never a stack trace. The message names the setting.
+ */
 export class ConfigError extends Error {}
 
-function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+/**
+ * A service named by a setting that does not answer at start (refused, unresolvable, wrong
+ * password) is a configuration problem too: Herald cannot tell a wrong URL from a service not
+ * up yet, and starting anyway would only serve errors. Once running, Herald rides out outages.
+ */
+export async function reachable<T>(name: string, value: string, attempt: Promise<T>): Promise<T> {
+  try {
+    return await attempt;
+  } catch (err) {
+    const e = err as Error & { code?: string; errors?: Error[] };
+    const why = e.message || e.code || (e.errors ?? []).map((x) => x.message).join('; ') || String(err);
+    throw new ConfigError(`${name} (${redactUrl(value)}) cannot be reached: ${why.replace(/\s+/g, ' ')}. Check the URL and that the service runs.`);
+  }
+}
+
+/** The longest delay a Node timer keeps (longer ones fire at once): every `_MS` setting's ceiling. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The one rule for numeric settings: an integer in [min, max], else a ConfigError naming the setting and the range. */
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  const n = Number(raw.trim());
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(`${name} must be an integer ${range}, got '${raw}'`);
+  }
   return n;
 }
+
+const ms = (env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0) => int(env, name, dflt, min, MAX_TIMER_MS);
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name];
@@ -100,23 +129,55 @@ function natsPrefix(p: string): string {
 // The ClickHouse sink is a consumer of the JetStream Log; without NATS there is nothing to
 // consume and the store is the analytics store, so the combination is refused.
 function clickhouseUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const url = str(env, 'CLICKHOUSE_URL');
-  if (url && !str(env, 'NATS_URL')) throw new ConfigError('CLICKHOUSE_URL needs NATS_URL: the ClickHouse sink consumes the JetStream Log');
-  if (url && !/^https?:\/\//.test(url)) throw new ConfigError(`CLICKHOUSE_URL must be an http(s) URL, got '${url}'`);
-  return url;
+  const ch = url(env, 'CLICKHOUSE_URL', ['http', 'https']);
+  if (ch && !str(env, 'NATS_URL')) throw new ConfigError('CLICKHOUSE_URL needs NATS_URL: the ClickHouse sink consumes the JetStream Log');
+  return ch;
 }
 
-function httpsUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const url = str(env, name);
-  if (url === undefined) return undefined;
-  let parsed: URL;
+/** A URL setting whose scheme is one of `schemes` (e.g. `https`); shown without its password when refused. */
+function url(env: NodeJS.ProcessEnv, name: string, schemes: string[]): string | undefined {
+  const raw = str(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL | undefined;
   try {
-    parsed = new URL(url);
+    parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an https URL, got '${url}'`);
+    // not a URL: refused below
   }
-  if (parsed.protocol !== 'https:') throw new ConfigError(`${name} must be an https URL, got '${url}'`);
-  return url;
+  if (!parsed || !schemes.includes(parsed.protocol.slice(0, -1))) {
+    throw new ConfigError(`${name} must be a URL starting ${schemes.map((p) => `${p}://`).join(' or ')}, got '${redactUrl(raw)}'`);
+  }
+  return raw;
+}
+
+/** A URL as it may be printed: its password replaced by `***`. */
+function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (!u.password) return raw;
+    u.password = '***';
+    return u.toString();
+  } catch {
+    return raw.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+/** NATS_URL: one server or a comma-separated list, each `nats://`, `tls://`, `ws(s)://` or bare `host:port`. */
+function natsUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = str(env, 'NATS_URL');
+  if (raw === undefined) return undefined;
+  for (const server of raw.split(',').map((s) => s.trim())) {
+    url({ NATS_URL: server.includes('://') ? server : `nats://${server}` }, 'NATS_URL', ['nats', 'tls', 'ws', 'wss']);
+  }
+  return raw;
+}
+
+/** Each entry an IP address or CIDR block (the same parser the front matches with). */
+function trustedProxies(env: NodeJS.ProcessEnv): string[] {
+  const entries = (str(env, 'HERALD_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = entries.find((e) => parseRange(e) === null);
+  if (bad !== undefined) throw new ConfigError(`HERALD_TRUSTED_PROXIES must list IP addresses or CIDR blocks, got '${bad}'`);
+  return entries;
 }
 
 function allowedPrivateHosts(env: NodeJS.ProcessEnv): AllowList {
@@ -150,39 +211,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
   return {
     host: str(env, 'HERALD_HOST') ?? '127.0.0.1',
-    port: int(env, 'HERALD_PORT', 8080),
+    port: int(env, 'HERALD_PORT', 8080, 0, 65_535),
     dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
-    databaseUrl: str(env, 'DATABASE_URL'),
-    natsUrl: str(env, 'NATS_URL'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
+    natsUrl: natsUrl(env),
     natsPrefix: natsPrefix(str(env, 'HERALD_NATS_PREFIX') ?? 'herald'),
     clickhouseUrl: clickhouseUrl(env),
     pgPoolSize: int(env, 'HERALD_PG_POOL_SIZE', 4, 1),
     sinkStatements: int(env, 'HERALD_SINK_STATEMENTS', 2, 1),
     heapGrowthPercent: int(env, 'HERALD_HEAP_GROWTH_PERCENT', 20),
-    actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1),
+    actors: int(env, 'HERALD_ACTORS', availableParallelism(), 1, 256),
     authSecret: str(env, 'HERALD_AUTH_SECRET'),
-    authJwksUrl: str(env, 'HERALD_AUTH_JWKS_URL'),
+    authJwksUrl: url(env, 'HERALD_AUTH_JWKS_URL', ['https', 'http']),
     authIssuer: str(env, 'HERALD_AUTH_ISSUER'),
     authAudience: str(env, 'HERALD_AUTH_AUDIENCE'),
     rateLimits: str(env, 'HERALD_RATE_LIMITS'),
-    trustedProxies: (str(env, 'HERALD_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    trustedProxies: trustedProxies(env),
     enforceIpAllowlist: bool(env, 'HERALD_ENFORCE_IP_ALLOWLIST'),
     maxBodyBytes: int(env, 'HERALD_MAX_BODY_BYTES', 1024 * 1024, 1),
     keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
-    keyCacheTtlMs: int(env, 'HERALD_KEY_CACHE_TTL_MS', 5_000, 1),
-    requestTimeoutMs: int(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
+    keyCacheTtlMs: ms(env, 'HERALD_KEY_CACHE_TTL_MS', 5_000, 1),
+    requestTimeoutMs: ms(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),
     maxInFlight: int(env, 'HERALD_MAX_IN_FLIGHT', 4_096, 1),
-    shutdownTimeoutMs: int(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
+    shutdownTimeoutMs: ms(env, 'HERALD_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     logLevel: level as Config['logLevel'],
-    fcmEndpoint: httpsUrl(env, 'HERALD_FCM_ENDPOINT') ?? DEFAULT_FCM_ENDPOINT,
-    apnsEndpoint: httpsUrl(env, 'HERALD_APNS_ENDPOINT'),
+    fcmEndpoint: url(env, 'HERALD_FCM_ENDPOINT', ['https']) ?? DEFAULT_FCM_ENDPOINT,
+    apnsEndpoint: url(env, 'HERALD_APNS_ENDPOINT', ['https']),
     allowedPrivateHosts: allowedPrivateHosts(env),
     pushProvider: pushProvider(env),
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
     metrics: bool(env, 'HERALD_METRICS') || str(env, 'HERALD_METRICS_PORT') !== undefined,
-    metricsPort: str(env, 'HERALD_METRICS_PORT') === undefined ? undefined : int(env, 'HERALD_METRICS_PORT', 0),
+    metricsPort: str(env, 'HERALD_METRICS_PORT') === undefined ? undefined : int(env, 'HERALD_METRICS_PORT', 0, 0, 65_535),
     renderThreads: int(env, 'HERALD_RENDER_THREADS', 1, 1),
     renderBudgetMs: int(env, 'HERALD_RENDER_BUDGET_MS', 50, 1),
     renderSendBudgetMs: int(env, 'HERALD_RENDER_SEND_BUDGET_MS', 1_000, 1),

@@ -123,6 +123,7 @@ const defs = [
   { method: 'GET', path: '/workspaces', auth: 'session', workspace: 'none', summary: "The caller's workspaces" },
   { method: 'GET', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', summary: 'Get a workspace' },
   { method: 'PUT', path: '/workspaces/{workspaceId}', auth: 'session', workspace: 'path', body: ws.workspaceUpdate, refusals: ws.workspaceUpdateRefusals, summary: 'Update name and settings (send policy)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', summary: "The workspace's members (any member reads)" },
   { method: 'POST', path: '/workspaces/{workspaceId}/members', auth: 'session', workspace: 'path', body: ws.memberAdd, summary: 'Add a member' },
   { method: 'DELETE', path: '/workspaces/{workspaceId}/members/{userId}', auth: 'session', workspace: 'path', summary: 'Remove a member' },
 

@@ -4,6 +4,14 @@ import { startHerald } from './server.js';
 import { logger } from './logger.js';
 import { boundHeapGrowth } from './util/heap-growth.js';
 
+/**
+ * The signal that cuts a shutdown short. A signal to `npm start`'s process group reaches Herald
+ * twice (directly and forwarded by npm), so the second is no reason to give up on draining;
+ * the third is someone insisting. The embedded PostgreSQL is stopped on that way out too (its
+ * exit hook, store/embedded-postgres.ts).
+ */
+const FORCE_AT = 3;
+
 export async function serve(): Promise<void> {
   const cfg = loadConfig();
   boundHeapGrowth(cfg.heapGrowthPercent);
@@ -15,20 +23,37 @@ export async function serve(): Promise<void> {
     process.stderr.write(`herald: ${err.message}\n`);
     process.exit(1);
   };
-  const herald = await startHerald(cfg, say, fatal);
+  const starting = startHerald(cfg, say, fatal);
+
+  // Listening from the start: a signal while the database is still being created or migrated
+  // shuts down once started (a failed start is reported by the caller, not here).
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) {
+      logger.info('shutting down', { signal });
+      void starting.then(
+        (herald) => herald.stop().then(() => process.exit(0), (err: Error) => fatal(new Error(`shutdown failed: ${err.message}`))),
+        () => {},
+      );
+    } else if (signals < FORCE_AT) {
+      logger.warn('already shutting down; a third signal forces the exit', { signal });
+    } else {
+      process.stderr.write(`herald: ${signal} again: exiting before the shutdown finished\n`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const herald = await starting;
   const base = `http://${cfg.host}:${herald.port}`;
   say(`Herald listening on ${base} (API at ${base}/api/v1)`);
   if (herald.metricsPort !== undefined) say(`Metrics at http://${cfg.host}:${herald.metricsPort}/metrics`);
+  if (cfg.pushProvider === 'sandbox') {
+    say('Pushes go to the sandbox provider (nothing reaches a device) until a workspace sets push credentials (HERALD_PUSH_PROVIDER=sandbox)');
+  }
   if (herald.bootstrap) {
     say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}`);
   }
-  const shutdown = (signal: string) => {
-    logger.info('shutting down', { signal });
-    herald.stop().then(
-      () => process.exit(0),
-      (err) => fatal(new Error(`shutdown failed: ${(err as Error).message}`)),
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
 }

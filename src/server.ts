@@ -1,7 +1,7 @@
 // Assembles Herald: store, migrations, session auth, actors, the uWS front.
 import { createServer } from 'node:net';
 import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, reachable, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
 import { countDeadLetters } from './store/dead-letters.js';
@@ -77,6 +77,9 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     logger.warn('HERALD_SECRETS_KEY is not set: push credentials are sealed with the key generated in the data dir; every replica sharing DATABASE_URL needs the same key, so set HERALD_SECRETS_KEY on all of them', { dataDir: cfg.dataDir });
   }
 
+  // Before the actors, which connect to it too: NATS not answering at start is one line (exit 2).
+  const nats = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, connectNats(cfg.natsUrl, 'herald-front')) : null;
+
   // In the error shape of the request's route (DECISIONS §4), like every other error.
   const routes = new Map(ROUTES.map((r) => [r.id, r]));
   const actors = new ActorHost({
@@ -92,9 +95,8 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
   // the store is the analytics store); else the store itself (no sink: the actors' appends
   // write the events, workers/actor.ts).
-  const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
   const names = streamNames(cfg.natsPrefix);
-  const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
+  const analytics = cfg.clickhouseUrl ? await reachable('CLICKHOUSE_URL', cfg.clickhouseUrl, clickHouseAnalytics(cfg.clickhouseUrl)) : null;
   if (nats) await ensureEventStream(nats, names, analytics !== null);
   // The store sink's statements run on connections of their own: behind them, the front's
   // key lookups and health probes would wait up to a batch's statement.

@@ -19,16 +19,15 @@ const suppress: Handler = async (ctx) => {
     throw new InvalidInput('source_push_id names no push record of this workspace', [{ field: 'source_push_id', message: 'is not a push record (message_id) of this workspace' }]);
   }
   const { row, created } = await suppressToken(ctx.db, ws, { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id });
+  // The body is the record, at the top level (DECISIONS §12).
   return json(created ? 201 : 200, {
     success: true,
-    suppression: {
-      id: row.id,
-      device_token: maskToken(row.device_token),
-      platform: row.platform,
-      suppression_type: row.suppression_type,
-      suppressed_at: iso(row.suppressed_at),
-      already_suppressed: !created,
-    },
+    id: row.id,
+    device_token: maskToken(row.device_token),
+    platform: row.platform,
+    suppression_type: row.suppression_type,
+    suppressed_at: iso(row.suppressed_at),
+    already_suppressed: !created,
   });
 };
 

@@ -6,7 +6,7 @@ import { DomainError, fieldProblems } from '../domain/errors.js';
 import { canManage, type Role } from '../domain/roles.js';
 import { sendPolicyConflicts, type SendPolicy } from '../domain/send-policy.js';
 import { iso } from '../domain/time.js';
-import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
+import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
 
 function present(w: WorkspaceRow) {
   return { id: w.id, name: w.name, settings: { ...DEFAULT_SETTINGS, ...w.settings }, created_at: iso(w.created_at), updated_at: iso(w.updated_at) };
@@ -47,6 +47,12 @@ const update: Handler = async (ctx) => {
   return json(200, { success: true, data: { workspace: present(workspace) } });
 };
 
+/** Any member reads who else is in the workspace (the pipeline has checked the caller is one). */
+const listMembers: Handler = async (ctx) => {
+  const members = (await membersOf(ctx.db, ctx.workspaceId!)).map(presentMember);
+  return json(200, { success: true, members, total: members.length });
+};
+
 const addMember: Handler = async (ctx) => {
   requireManager(ctx);
   const { user_id, role } = ctx.body as { user_id: string; role: Exclude<Role, 'owner'> };
@@ -74,6 +80,7 @@ export const workspaceHandlers = {
   'GET /workspaces': list,
   'GET /workspaces/{workspaceId}': get,
   'PUT /workspaces/{workspaceId}': update,
+  'GET /workspaces/{workspaceId}/members': listMembers,
   'POST /workspaces/{workspaceId}/members': addMember,
   'DELETE /workspaces/{workspaceId}/members/{userId}': removeMember,
 } satisfies Handlers;

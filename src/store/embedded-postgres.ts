@@ -5,15 +5,16 @@
 // binaries are used. The server runs in its own process group (a Ctrl-C on the terminal
 // reaches Herald, which drains and then stops it), listens on 127.0.0.1 on a free port, and
 // authenticates with a password generated into the data dir. fsync and synchronous_commit stay
-// on: a 2xx means durable.
+// on: a 2xx means durable. Started as root, Herald runs it as its own system user (server-user.ts).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from '../config.js';
+import { adoptCluster, assertDataDirReachable, reachableBinaries, serverUser, type ServerUser } from './server-user.js';
 
 /** Server settings for a small machine; every one is documented in the README. */
 const EMBEDDED_SETTINGS: Record<string, string> = {
@@ -67,17 +68,8 @@ async function binaries(): Promise<Binaries> {
   }
 }
 
-/** PostgreSQL refuses to run as root: then the server runs as the system user `postgres`. */
-function serverUser(): { uid: number; gid: number } | null {
-  if (process.getuid?.() !== 0) return null;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  try {
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
-  }
-}
+/** spawn options running a child as the server user (nothing when Herald is not root). */
+const asUser = (u: ServerUser | null) => (u ? { uid: u.uid, gid: u.gid } : {});
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -138,7 +130,7 @@ async function clearOrphan(dir: string, say: (m: string) => void): Promise<void>
 }
 
 /** initdb into a temporary directory renamed into place, so an interrupted first start leaves nothing half made. */
-function initialise(bin: Binaries, dir: string, password: string, owner: { uid: number; gid: number } | null): void {
+function initialise(bin: Binaries, dir: string, password: string, owner: ServerUser | null): void {
   const tmp = `${dir}.init-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { mode: 0o700 });
@@ -152,7 +144,7 @@ function initialise(bin: Binaries, dir: string, password: string, owner: { uid: 
     execFileSync(
       bin.initdb,
       ['-D', tmp, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C', '--no-instructions'],
-      { stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}), env: { ...process.env, LC_ALL: 'C' } },
+      { stdio: ['ignore', 'ignore', 'pipe'], ...asUser(owner), env: { ...process.env, LC_ALL: 'C' } },
     );
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
@@ -180,11 +172,15 @@ function tailOf(file: string): string {
 
 export async function startEmbeddedPostgres(dataDir: string, say: (m: string) => void): Promise<EmbeddedPostgres> {
   const dir = join(dataDir, 'pg');
-  const bin = await binaries();
   const owner = serverUser();
+  let bin = await binaries();
   if (owner) {
+    assertDataDirReachable(owner, dataDir);
     // The server's user must reach the cluster inside HERALD_DATA_DIR (only traverse, not list).
     chmodSync(dataDir, statSync(dataDir).mode | 0o111);
+    const native = reachableBinaries(owner, dirname(dirname(bin.postgres)), say);
+    bin = { initdb: join(native, 'bin', 'initdb'), postgres: join(native, 'bin', 'postgres') };
+    adoptCluster(owner, dir, say);
   }
   const password = passwordOf(dataDir);
   if (!existsSync(join(dir, 'PG_VERSION'))) {
@@ -199,13 +195,21 @@ export async function startEmbeddedPostgres(dataDir: string, say: (m: string) =>
   let child: ChildProcess | undefined;
   let stopping = false;
   const exitListeners: ((code: number | null, signal: string | null) => void)[] = [];
+  // On every way out of Herald that skips stop() (an uncaught error, exit 1, a forced exit) the
+  // server is still asked for a fast shutdown, which it completes on its own: never left running.
+  const stopOnExit = () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  process.on('exit', stopOnExit);
 
   const launch = async () => {
     if (existsSync(logFile) && statSync(logFile).size > LOG_MAX_BYTES) renameSync(logFile, `${logFile}.1`);
-    const log = openSync(logFile, 'a');
+    // Owner-only: its error lines can quote rows, and the data dir is traversable by the server user.
+    const log = openSync(logFile, 'a', 0o600);
+    fchmodSync(log, 0o600);
     const flags = Object.entries(EMBEDDED_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     // detached: its own process group, so a terminal's Ctrl-C reaches only Herald, which drains first.
-    const proc = spawn(bin.postgres, ['-D', dir, '-p', String(port), ...flags], { detached: true, stdio: ['ignore', log, log], ...(owner ?? {}) });
+    const proc = spawn(bin.postgres, ['-D', dir, '-p', String(port), ...flags], { detached: true, stdio: ['ignore', log, log], ...asUser(owner) });
     closeSync(log);
     child = proc;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -232,6 +236,7 @@ export async function startEmbeddedPostgres(dataDir: string, say: (m: string) =>
       const timer = setTimeout(() => proc.kill('SIGQUIT'), 30_000);
       await exited;
       clearTimeout(timer);
+      process.off('exit', stopOnExit);
     },
   };
 }

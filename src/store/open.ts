@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { ConfigError } from '../config.js';
+import { ConfigError, reachable } from '../config.js';
 import type { Db } from './db.js';
 import { openPostgres } from './pg.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
@@ -37,6 +37,10 @@ export async function openStore(cfg: Config, say: (m: string) => void, fatal: (e
   if (cfg.databaseUrl) {
     const db = openPostgres(cfg.databaseUrl, 2);
     const url = cfg.databaseUrl;
+    await reachable('DATABASE_URL', url, db.query('SELECT 1')).catch(async (err: unknown) => {
+      await db.close();
+      throw err;
+    });
     return { db, kind: 'external', link: { url, poolSize: cfg.pgPoolSize }, openPool: (size) => openPostgres(url, size), close: () => db.close() };
   }
   mkdirSync(cfg.dataDir, { recursive: true });

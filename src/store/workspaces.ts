@@ -65,6 +65,16 @@ export async function putMember(q: Queryable, workspaceId: string, user: string,
   return r.rows[0]!;
 }
 
+/** The workspace's members: the owner first, then in the order they were added. */
+export async function membersOf(q: Queryable, workspaceId: string): Promise<MemberRow[]> {
+  const r = await q.query<MemberRow>(
+    `SELECT workspace_id, user_id, role, created_at FROM workspace_members WHERE workspace_id = $1
+     ORDER BY role <> 'owner', created_at, user_id`,
+    [workspaceId],
+  );
+  return r.rows;
+}
+
 export async function removeMember(q: Queryable, workspaceId: string, user: string): Promise<void> {
   await q.query('DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2', [workspaceId, user]);
 }

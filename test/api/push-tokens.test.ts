@@ -47,9 +47,8 @@ t.test('suppress: 201 new, 200 already_suppressed under the same type, 201 under
   const first = await suppress(k.push, k.ws.id, { device_token: token, platform: 'ios', suppression_type: 'uninstalled', reason: 'app removed' });
   t.equal(first.status, 201, first.text);
   t.equal(first.body.success, true);
-  t.same(Object.keys(first.body).sort(), ['success', 'suppression']);
-  const sup = first.body.suppression;
-  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'suppressed_at', 'suppression_type'], 'the fields of INTERFACE 2.9');
+  const sup = first.body;
+  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'success', 'suppressed_at', 'suppression_type'], 'the record at the top level, no wrapper (DECISIONS §12)');
   t.match(sup.id, UUID);
   t.equal(sup.device_token, masked(token), 'first 4 + *** + last 4');
   t.equal(sup.platform, 'ios');
@@ -60,23 +59,23 @@ t.test('suppress: 201 new, 200 already_suppressed under the same type, 201 under
 
   const again = await suppress(k.push, k.ws.id, { device_token: token, platform: 'ios', suppression_type: 'uninstalled' });
   t.equal(again.status, 200, again.text);
-  t.equal(again.body.suppression.already_suppressed, true);
-  t.equal(again.body.suppression.id, sup.id, 'the same suppression');
-  t.equal(again.body.suppression.suppressed_at, sup.suppressed_at, 'suppressed when it first was');
-  t.equal(again.body.suppression.device_token, masked(token));
+  t.equal(again.body.already_suppressed, true);
+  t.equal(again.body.id, sup.id, 'the same suppression');
+  t.equal(again.body.suppressed_at, sup.suppressed_at, 'suppressed when it first was');
+  t.equal(again.body.device_token, masked(token));
   t.notOk(again.text.includes(token), 'the raw token is not echoed');
 
   const other = await suppress(k.push, k.ws.id, { device_token: token, platform: 'ios', suppression_type: 'opt_out' });
   t.equal(other.status, 201, `another type is a new suppression: ${other.text}`);
-  t.equal(other.body.suppression.already_suppressed, false);
-  t.equal(other.body.suppression.suppression_type, 'opt_out');
-  t.not(other.body.suppression.id, sup.id);
+  t.equal(other.body.already_suppressed, false);
+  t.equal(other.body.suppression_type, 'opt_out');
+  t.not(other.body.id, sup.id);
 
   // Each of the four types and platforms is accepted.
   for (const [i, type] of TYPES.entries()) {
     const r = await suppress(k.all, k.ws.id, { device_token: fcmToken(), platform: PLATFORMS[i], suppression_type: type, source_campaign_id: randomUUID() });
     t.equal(r.status, 201, `${type} on ${PLATFORMS[i]}: ${r.text}`);
-    t.equal(r.body.suppression.platform, PLATFORMS[i]);
+    t.equal(r.body.platform, PLATFORMS[i]);
   }
 });
 
@@ -85,12 +84,12 @@ t.test('suppress: a token under 12 characters is shown as ***', async (t) => {
   for (const token of ['short-tok1', 'short-tok12']) {
     const r = await suppress(k.push, k.ws.id, { device_token: token, platform: 'android', suppression_type: 'disabled' });
     t.equal(r.status, 201, r.text);
-    t.equal(r.body.suppression.device_token, '***', `${token.length} characters`);
+    t.equal(r.body.device_token, '***', `${token.length} characters`);
     t.notOk(r.text.includes(token), 'the raw token is not echoed');
   }
   const twelve = 'abcdEFGHwxyz';
   const r = await suppress(k.push, k.ws.id, { device_token: twelve, platform: 'web', suppression_type: 'disabled' });
-  t.equal(r.body.suppression.device_token, 'abcd***wxyz', '12 characters show their ends');
+  t.equal(r.body.device_token, 'abcd***wxyz', '12 characters show their ends');
 });
 
 t.test('suppress: an unknown suppression_type is INVALID_SUPPRESSION_TYPE listing the four', async (t) => {
@@ -153,7 +152,7 @@ t.test('lift: 200 {success, message, id}, then 404; the token is no longer suppr
   const token = iosToken();
   await register(k, 'lift', token, 'ios');
   const r = await suppress(k.push, k.ws.id, { device_token: token, platform: 'ios', suppression_type: 'invalid_token' });
-  const id = r.body.suppression.id;
+  const id = r.body.id;
   t.equal(await reasonOf(k, token, 'ios'), 'suppressed');
 
   const d = await lift(k.push, k.ws.id, id.toUpperCase());
@@ -170,7 +169,7 @@ t.test('lift: 200 {success, message, id}, then 404; the token is no longer suppr
 
   const again = await suppress(k.push, k.ws.id, { device_token: token, platform: 'ios', suppression_type: 'invalid_token' });
   t.equal(again.status, 201, 'suppressing again is new');
-  t.not(again.body.suppression.id, id);
+  t.not(again.body.id, id);
 });
 
 t.test("lift: another workspace's suppression is 404 and stays", async (t) => {
@@ -180,9 +179,9 @@ t.test("lift: another workspace's suppression is 404 and stays", async (t) => {
   await register(b, 'other-ws', token, 'android');
   const rb = await suppress(b.push, b.ws.id, { device_token: token, platform: 'android', suppression_type: 'uninstalled' });
   t.equal(rb.status, 201);
-  keyError(t, await lift(a.push, a.ws.id, rb.body.suppression.id), 404, 'NOT_FOUND');
+  keyError(t, await lift(a.push, a.ws.id, rb.body.id), 404, 'NOT_FOUND');
   t.equal(await reasonOf(b, token, 'android'), 'suppressed', "B's suppression is untouched");
-  t.equal((await lift(b.push, b.ws.id, rb.body.suppression.id)).status, 200, 'B lifts its own');
+  t.equal((await lift(b.push, b.ws.id, rb.body.id)).status, 200, 'B lifts its own');
 });
 
 t.test('permissions and the workspace in the path', async (t) => {
@@ -194,7 +193,7 @@ t.test('permissions and the workspace in the path', async (t) => {
   t.equal(own.status, 201);
   const calls = (key: string, ws: string) => [
     suppress(key, ws, body),
-    lift(key, ws, own.body.suppression.id),
+    lift(key, ws, own.body.id),
     validate(key, ws, [{ token: body.device_token, platform: 'android' }]),
   ];
   for (const r of await Promise.all(calls(reader.key, a.ws.id))) {

@@ -323,6 +323,44 @@ t.test('members: removal', async (t) => {
   forbidden(t, await s.req('GET', `/workspaces/${ws.id}`, { token: await s.session(other) }), 'member removed by admin');
 });
 
+t.test('members: any member lists them, the owner first; another workspace\'s never show', async (t) => {
+  const ws = await newWorkspace(s, 'Listed');
+  const other = await newWorkspace(s, 'Other');
+  const admin = uniqueUser('admin');
+  const member = uniqueUser('member');
+  const outsider = uniqueUser('outsider');
+  for (const [user, role] of [[admin, 'admin'], [member, 'member']]) {
+    t.equal((await s.req('POST', `/workspaces/${ws.id}/members`, { token: ws.token, body: { user_id: user, role } })).status, 201);
+  }
+  t.equal((await s.req('POST', `/workspaces/${other.id}/members`, { token: other.token, body: { user_id: outsider, role: 'admin' } })).status, 201);
+
+  const expected = [
+    [ws.owner, 'owner'],
+    [admin, 'admin'],
+    [member, 'member'],
+  ];
+  for (const [who, token] of [['owner', ws.token], ['member', await s.session(member)]] as const) {
+    const r = await s.req('GET', `/workspaces/${ws.id}/members`, { token });
+    t.equal(r.status, 200, `${who} lists: ${r.text}`);
+    t.equal(r.body.success, true);
+    t.equal(r.body.total, 3);
+    t.same(r.body.members.map((m: { user_id: string; role: string }) => [m.user_id, m.role]), expected, `${who}: the owner first, then in the order added`);
+    for (const m of r.body.members) {
+      t.strictSame(Object.keys(m).sort(), ['created_at', 'role', 'user_id', 'workspace_id']);
+      t.equal(m.workspace_id, ws.id);
+      t.match(m.created_at, ISO_MS);
+    }
+    t.notOk(r.text.includes(other.owner) || r.text.includes(outsider), "another workspace's members never show");
+  }
+
+  // A removed member no longer lists (403) nor is listed.
+  t.equal((await s.req('DELETE', `/workspaces/${ws.id}/members/${encodeURIComponent(member)}`, { token: ws.token })).status, 200);
+  forbidden(t, await s.req('GET', `/workspaces/${ws.id}/members`, { token: await s.session(member) }), 'removed member lists');
+  const after = await s.req('GET', `/workspaces/${ws.id}/members`, { token: ws.token });
+  t.same(after.body.members.map((m: { user_id: string }) => m.user_id), [ws.owner, admin]);
+  forbidden(t, await s.req('GET', `/workspaces/${ws.id}/members`, { token: await s.session(outsider) }), "another workspace's admin");
+});
+
 t.test('non-member, unknown and non-UUID workspace ids: 403 on every workspace route', async (t) => {
   const ws = await newWorkspace(s, 'Private');
   await newKey(s, ws, { permissions: ['people:read'] });
@@ -340,6 +378,7 @@ t.test('non-member, unknown and non-UUID workspace ids: 403 on every workspace r
       forbidden(t, await s.req('GET', `/workspaces/${id}`, { token }), 'GET');
       forbidden(t, await s.req('PUT', `/workspaces/${id}`, { token, body: { name: 'Taken over' } }), 'PUT');
       forbidden(t, await s.req('PUT', `/workspaces/${id}`, { token, body: { settings: { send_policy: { window_hours: 999 } } } }), 'PUT invalid policy');
+      forbidden(t, await s.req('GET', `/workspaces/${id}/members`, { token }), 'GET members');
       forbidden(t, await s.req('POST', `/workspaces/${id}/members`, { token, body: { user_id: member, role: 'admin' } }), 'POST members');
       forbidden(t, await s.req('DELETE', `/workspaces/${id}/members/${encodeURIComponent(ws.owner)}`, { token }), 'DELETE member (owner)');
       forbidden(t, await s.req('DELETE', `/workspaces/${id}/members/nobody`, { token }), 'DELETE member (unknown)');

