@@ -510,3 +510,64 @@ t.test(`odd X-Forwarded-For hops behind a trusted proxy (seed ${SEED}): one budg
   const direct = await p.req('GET', '/openapi.json');
   t.equal(direct.status, 429, 'the proxy itself, without X-Forwarded-For, shares that budget');
 });
+
+// =======================================================================================
+// Expensive templates (issue 22, finding 2), from the same seed: push content whose fields are
+// random compositions of costly Liquid (nested ranges, string growth, splits and joins, deep
+// conditionals), sent by the fuzz workspace while the other workspace keeps tracking. Each send
+// ends as a 2xx or a 4xx (the render budget's 400), never a 5xx or a hang; the other workspace
+// is served throughout. The
+// hostile provider answers (huge, dripping, private) are exercised in hostile-providers.test.ts:
+// each costs the 10 s deadline, too slow to draw at random here.
+
+const tplRand = prng(SEED ^ 0x7e);
+const tInt = (lo: number, hi: number) => lo + Math.floor(tplRand() * (hi - lo + 1));
+const tPick = <T>(xs: readonly T[]): T => xs[Math.floor(tplRand() * xs.length)]!;
+
+/** One costly Liquid construct, `depth` levels of them nested. */
+function costly(depth: number): string {
+  const inner = depth > 0 ? costly(depth - 1) : tPick(['{{ i }}', 'x', '{{ person.id }}', '']);
+  return tPick([
+    () => `{% for i in (1..${tInt(10, 5000)}) %}${inner}{% endfor %}`,
+    () => `{% assign s = "${'ab'.repeat(tInt(1, 50))}" %}{% for i in (1..${tInt(10, 2000)}) %}{% assign s = s | append: s | slice: 0, 100000 %}{% endfor %}{{ s | size }}${inner}`,
+    () => `{{ "${'a,'.repeat(tInt(1, 200))}" | split: "," | join: "${'-'.repeat(tInt(1, 20))}" }}${inner}`,
+    () => `{% if ${tInt(0, 1) === 1 ? 'true' : 'false'} %}${inner}{% else %}${inner}{% endif %}`,
+    () => `{% capture c %}${inner}{% endcapture %}{{ c }}{{ c }}`,
+  ])();
+}
+
+t.test(`expensive templates (seed ${SEED}): a 2xx or a documented 4xx, never a hang; the other workspace served meanwhile`, async (t) => {
+  const failures: string[] = [];
+  const statuses = new Map<number, number>();
+  let stop = false;
+  let tracked = 0;
+  const bystander = (async () => {
+    while (!stop) {
+      const r = await s.req('POST', '/track', { token: otherKey.key, body: { event: 'beside_templates', external_id: 'bystander' }, timeoutMs: REQUEST_TIMEOUT_MS });
+      if (r.status !== 201) failures.push(`the other workspace's track answered ${r.status}: ${r.text.slice(0, 200)}`);
+      else tracked++;
+    }
+  })();
+  for (let i = 0; i < 24; i++) {
+    const fields = tInt(1, 30);
+    const custom_data = Object.fromEntries(Array.from({ length: fields }, (_, k) => [`f${k}`, costly(tInt(0, 2))]));
+    const body = { external_id: userIds[0], title: costly(tInt(0, 1)), body: 'fuzz', custom_data };
+    const what = `seed ${SEED} template #${i}: ${JSON.stringify(body).slice(0, 300)}`;
+    let r: Res;
+    try {
+      r = await s.req('POST', `/workspaces/${ws.id}/push/send`, { token: main.key, body, timeoutMs: REQUEST_TIMEOUT_MS });
+    } catch (err) {
+      failures.push(`${what}\n  failed: ${(err as Error).message}`);
+      continue;
+    }
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    if (r.status >= 300 && !(r.status >= 400 && r.status < 500)) failures.push(`${what}\n  answered ${r.status}: ${r.text.slice(0, 300)}`);
+  }
+  stop = true;
+  await bystander;
+  t.comment(`statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}; the other workspace tracked ${tracked} events meanwhile`);
+  for (const f of failures) t.fail(f);
+  t.equal(failures.length, 0, `no failures (seed ${SEED})`);
+  t.ok(tracked > 0, 'the other workspace was served while the templates rendered');
+  t.equal((await s.req('GET', '/healthz')).status, 200, 'healthy after');
+});
