@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 export interface Config {
   host: string;
   port: number;
+  /** The address browsers reach Herald at (the dashboard's sign-in link); undefined: http://host:port. */
+  publicUrl: string | undefined;
   dataDir: string;
   databaseUrl: string | undefined;
   natsUrl: string | undefined;
@@ -124,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: str(env, 'HERALD_HOST') ?? '127.0.0.1',
     port: int(env, 'HERALD_PORT', 8080),
+    publicUrl: str(env, 'HERALD_PUBLIC_URL')?.replace(/\/+$/, ''),
     dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
     databaseUrl: str(env, 'DATABASE_URL'),
     natsUrl: str(env, 'NATS_URL'),

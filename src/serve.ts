@@ -19,7 +19,8 @@ export async function serve(): Promise<void> {
   const base = `http://${cfg.host}:${herald.port}`;
   say(`Herald listening on ${base} (API at ${base}/api/v1)`);
   if (herald.bootstrap) {
-    say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}`);
+    const link = `${cfg.publicUrl ?? base}/dashboard/#token=${herald.bootstrap.token}`;
+    say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}\nSign in to the dashboard: ${link}`);
   }
   const shutdown = (signal: string) => {
     logger.info('shutting down', { signal });
