@@ -43,7 +43,7 @@ export function App() {
         <Link to="/" className="brand">Herald</Link>
         <WorkspaceSwitcher current={workspaceId} />
         {workspaceId && (
-          <nav aria-label="Workspace">
+          <nav aria-label="Workspace pages">
             {PAGES.map((p) => (
               <Link key={p.path} to={`/w/${workspaceId}/${p.path}`} aria-current={ws?.[2] === p.path ? 'page' : undefined}>
                 {p.label}

@@ -1,22 +1,27 @@
-// The caller's workspaces, loaded once per session and shared by the switcher and the pages;
+// The caller's workspaces, loaded once per session token and shared by the switcher and the pages;
 // `refreshWorkspaces` after a creation or a rename.
 import { useSyncExternalStore } from 'react';
 import { api, call, type Schemas } from './api';
+import { token } from './session';
 
 type Workspace = Schemas['Workspace'];
-let list: Promise<Workspace[]> | null = null;
+/** The list, for the session that asked (another sign-in asks again). */
+let cached: { token: string | null; list: Promise<Workspace[]> } | null = null;
 let version = 0;
 const listeners = new Set<() => void>();
 
 export function workspaces(): Promise<Workspace[]> {
-  list ??= call(api.GET('/workspaces')).then((r) => r.workspaces);
-  // A failure is not kept: the next call asks again.
-  list.catch(() => (list = null));
-  return list;
+  if (cached?.token !== token()) {
+    const list = call(api.GET('/workspaces')).then((r) => r.workspaces);
+    cached = { token: token(), list };
+    // A failure is not kept: the next call asks again.
+    list.catch(() => cached?.list === list && (cached = null));
+  }
+  return cached!.list;
 }
 
 export function refreshWorkspaces(): void {
-  list = null;
+  cached = null;
   version++;
   listeners.forEach((l) => l());
 }

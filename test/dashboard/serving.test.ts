@@ -3,7 +3,7 @@
 // index.html, no path outside dist/dashboard, and the sign-in link `npm start` prints.
 import t, { type Test } from 'tap';
 import { connect } from 'node:net';
-import { startServer } from '../helpers/server.js';
+import { eventually, startServer } from '../helpers/server.js';
 
 const s = await startServer({ HERALD_AUTH_SECRET: '', HERALD_PUBLIC_URL: 'https://herald.example.com/' });
 t.teardown(() => s.stop());
@@ -94,7 +94,8 @@ t.test('other methods and the API are not the dashboard', async (t) => {
 });
 
 t.test('npm start prints the sign-in link with HERALD_PUBLIC_URL', async (t) => {
-  const m = /^Sign in to the dashboard: (\S+)$/m.exec(s.stdout());
+  // Printed just after the line the harness waits for.
+  const m = await eventually(async () => /^Sign in to the dashboard: (\S+)$/m.exec(s.stdout()));
   t.ok(m, 'the link is printed');
   const link = new URL(m![1]!);
   t.equal(link.origin + link.pathname, 'https://herald.example.com/dashboard/');
