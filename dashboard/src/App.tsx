@@ -21,9 +21,12 @@ export function App() {
   const { path } = useRoute();
   const main = useRef<HTMLElement>(null);
 
-  // On a new page, focus its heading: screen readers announce it, the keyboard starts there.
+  // On a new page (not the first one loaded, where the skip link comes first), focus its
+  // heading: screen readers announce it, the keyboard starts there.
+  const first = useRef(true);
   useEffect(() => {
-    main.current?.querySelector<HTMLElement>('h1')?.focus();
+    if (!first.current) main.current?.querySelector<HTMLElement>('h1')?.focus();
+    first.current = false;
   }, [path, token]);
 
   if (!token) {

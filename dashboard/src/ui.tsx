@@ -1,19 +1,28 @@
 // The pieces every page uses: loading data with its loading and failure states, form fields
 // showing the API's error for that field, empty states, paging.
-import { useCallback, useEffect, useId, useState, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode } from 'react';
 import { ApiError } from './api';
 
 export type Load<T> = { state: 'loading' } | { state: 'failed'; error: Error } | { state: 'done'; data: T };
 
-/** Runs `fetch` when `deps` change; `reload` runs it again. An answer that arrives after a newer request is dropped. */
+/**
+ * Runs `fetch` when `deps` change; the second value runs it again. On new deps what was shown
+ * goes while the answer loads (stale rows under a new search would mislead); an answer that
+ * arrives after a newer request is dropped.
+ */
 export function useLoad<T>(fetch: () => Promise<T>, deps: unknown[]): [Load<T>, () => void] {
   const [load, setLoad] = useState<Load<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   // `deps` name what `fetch` reads, as with useEffect.
   const run = useCallback(fetch, deps);
+  const shown = useRef(run);
   useEffect(() => {
     let live = true;
-    setLoad((l) => (l.state === 'done' ? l : { state: 'loading' }));
+    // New deps: what was shown goes. A reload (after an action) keeps it until the answer.
+    if (shown.current !== run) {
+      shown.current = run;
+      setLoad({ state: 'loading' });
+    }
     run().then(
       (data) => live && setLoad({ state: 'done', data }),
       (error: Error) => live && setLoad({ state: 'failed', error }),

@@ -1,40 +1,46 @@
-// The caller's workspaces, loaded once per session token and shared by the switcher and the pages;
+// The caller's workspaces: one list per session token, shared by the switcher and the pages;
 // `refreshWorkspaces` after a creation or a rename.
-import { useSyncExternalStore } from 'react';
+import { useEffect, useSyncExternalStore } from 'react';
 import { api, call, type Schemas } from './api';
 import { token } from './session';
+import type { Load } from './ui';
 
 type Workspace = Schemas['Workspace'];
-/** The list, for the session that asked (another sign-in asks again). */
-let cached: { token: string | null; list: Promise<Workspace[]> } | null = null;
-let version = 0;
+let state: Load<Workspace[]> = { state: 'loading' };
+/** The session token `state` belongs to. */
+let loadedFor: string | null | undefined;
 const listeners = new Set<() => void>();
-
-export function workspaces(): Promise<Workspace[]> {
-  if (cached?.token !== token()) {
-    const list = call(api.GET('/workspaces')).then((r) => r.workspaces);
-    cached = { token: token(), list };
-    // A failure is not kept: the next call asks again.
-    list.catch(() => cached?.list === list && (cached = null));
-  }
-  return cached!.list;
-}
+const set = (s: Load<Workspace[]>) => {
+  state = s;
+  listeners.forEach((l) => l());
+};
 
 export function refreshWorkspaces(): void {
-  cached = null;
-  version++;
-  listeners.forEach((l) => l());
+  const t = (loadedFor = token());
+  if (state.state !== 'done') set({ state: 'loading' });
+  call(api.GET('/workspaces')).then(
+    (r) => loadedFor === t && set({ state: 'done', data: r.workspaces }),
+    (error: Error) => loadedFor === t && set({ state: 'failed', error }),
+  );
 }
 
-/** Changes when the list is refreshed (a dependency for useLoad). */
-export function useWorkspacesVersion(): number {
-  return useSyncExternalStore(
+/** The list (loaded on first use, and again for another session), and a retry. */
+export function useWorkspaces(): [Load<Workspace[]>, () => void] {
+  const s = useSyncExternalStore(
     (l) => {
       listeners.add(l);
-      return () => listeners.delete(l);
+      return () => void listeners.delete(l);
     },
-    () => version,
+    () => state,
   );
+  useEffect(() => {
+    if (loadedFor !== token()) {
+      state = { state: 'loading' };
+      refreshWorkspaces();
+    }
+  });
+  // Until the effect has asked, what is loaded may be another session's.
+  return [loadedFor === token() ? s : { state: 'loading' }, refreshWorkspaces];
 }
 
 const LAST = 'herald.workspace';

@@ -12,7 +12,7 @@ const PUBLIC: readonly string[] = PUBLIC_KEY_PERMISSIONS;
 export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } } })), [workspaceId]);
   /** A credential just made (created or refreshed): shown once. */
-  const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const [secret, setSecret] = useState<{ name: string; credential: string } | null>(null);
   const [usageOf, setUsageOf] = useState<string | null>(null);
   const [rowError, setRowError] = useState('');
 
@@ -21,7 +21,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
     setRowError('');
     try {
       const r = await call(api.POST('/workspaces/{workspaceId}/api-keys/{keyId}/refresh', { params: { path: { workspaceId, keyId: k.id } } }));
-      setSecret({ name: k.name, key: r.api_key.key });
+      setSecret({ name: k.name, credential: r.api_key.key });
       retry();
     } catch (e) {
       setRowError(`Could not refresh “${k.name}”: ${describe(e)}`);
@@ -42,7 +42,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   return (
     <>
       <h1 tabIndex={-1}>API keys</h1>
-      {secret && <NewSecret {...secret} onDone={() => setSecret(null)} />}
+      {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
       <FormError error={rowError} />
       <Loaded load={load} retry={retry} what="API keys">
         {(r) =>
@@ -81,8 +81,8 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
       {usageOf && load.state === 'done' && <Usage workspaceId={workspaceId} keyId={usageOf} name={load.data.api_keys.find((k) => k.id === usageOf)?.name ?? ''} />}
       <CreateKey
         workspaceId={workspaceId}
-        onCreated={(name, key) => {
-          setSecret({ name, key });
+        onCreated={(name, credential) => {
+          setSecret({ name, credential });
           retry();
         }}
       />
@@ -90,10 +90,10 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-function NewSecret({ name, key, onDone }: { name: string; key: string; onDone: () => void }) {
+function NewSecret({ name, credential, onDone }: { name: string; credential: string; onDone: () => void }) {
   const [copied, setCopied] = useState('');
   const copy = () =>
-    navigator.clipboard.writeText(key).then(
+    navigator.clipboard.writeText(credential).then(
       () => setCopied('Copied.'),
       () => setCopied('Copying is not allowed here: select the key and copy it.'),
     );
@@ -103,7 +103,7 @@ function NewSecret({ name, key, onDone }: { name: string; key: string; onDone: (
       <p>Copy it now: Herald keeps only a hash and will never show it again.</p>
       <div className="inline">
         <label htmlFor="new-secret-value" className="sr-only">API key</label>
-        <input id="new-secret-value" readOnly value={key} onFocus={(e) => e.target.select()} spellCheck={false} />
+        <input id="new-secret-value" readOnly value={credential} onFocus={(e) => e.target.select()} spellCheck={false} />
         <button type="button" onClick={() => void copy()}>Copy</button>
         <button type="button" onClick={onDone}>Done</button>
       </div>

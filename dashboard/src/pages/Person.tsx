@@ -3,7 +3,7 @@
 // the history entry from the people list (kept across reloads of this tab).
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
-import { Link, navigate, useRoute } from '../router';
+import { Link, useRoute } from '../router';
 import { Empty, Field, FormError, Loaded, Pager, useLoad, useSubmit, when } from '../ui';
 import { displayName } from './People';
 
@@ -13,7 +13,8 @@ const MESSAGES = 20;
 
 export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
   const { state } = useRoute();
-  const person = (state as { person?: Person } | null)?.person;
+  const [changed, setChanged] = useState<Person | null>(null);
+  const person = changed?.id === personId ? changed : (state as { person?: Person } | null)?.person;
   if (!person || person.id !== personId) {
     return (
       <>
@@ -26,7 +27,11 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
       </>
     );
   }
-  const update = (p: Person) => navigate(`/w/${workspaceId}/people/${p.id}`, { replace: true, state: { person: p } });
+  // Kept in the history entry too, so a reload shows the change.
+  const update = (p: Person) => {
+    history.replaceState({ person: p }, '');
+    setChanged(p);
+  };
   return (
     <>
       <p><Link to={`/w/${workspaceId}/people`}>← People</Link></p>

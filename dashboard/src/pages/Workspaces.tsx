@@ -3,15 +3,14 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { Link, navigate, Redirect } from '../router';
-import { Empty, Field, FormError, Loaded, useLoad, useSubmit, when } from '../ui';
-import { lastWorkspace, refreshWorkspaces, rememberWorkspace, useWorkspacesVersion, workspaces } from '../workspaces';
+import { Empty, Field, FormError, Loaded, useSubmit, when } from '../ui';
+import { lastWorkspace, refreshWorkspaces, rememberWorkspace, useWorkspaces } from '../workspaces';
 
 /** The switcher's entry for the workspaces page. */
 const ALL = 'all';
 
 export function WorkspaceSwitcher({ current }: { current: string | undefined }) {
-  const version = useWorkspacesVersion();
-  const [load] = useLoad(workspaces, [version]);
+  const [load] = useWorkspaces();
   useEffect(() => {
     if (current) rememberWorkspace(current);
   }, [current]);
@@ -35,7 +34,7 @@ export function WorkspaceSwitcher({ current }: { current: string | undefined }) 
 }
 
 export function Home() {
-  const [load, retry] = useLoad(workspaces, []);
+  const [load, retry] = useWorkspaces();
   return (
     <Loaded load={load} retry={retry} what="your workspaces">
       {(list) => {
@@ -47,8 +46,7 @@ export function Home() {
 }
 
 export function Workspaces() {
-  const version = useWorkspacesVersion();
-  const [load, retry] = useLoad(workspaces, [version]);
+  const [load, retry] = useWorkspaces();
   return (
     <>
       <h1 tabIndex={-1}>Workspaces</h1>
