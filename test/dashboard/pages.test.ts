@@ -5,7 +5,6 @@
 // next to its field). Each page gets an accessibility scan and a screenshot, at 1280 px and at
 // phone width, and no page may log a console error.
 import t, { type Test } from 'tap';
-import type { Page } from 'playwright-core';
 import { startServer, uniqueUser } from '../helpers/server.js';
 import { checkPage, launch, openPage } from '../helpers/browser.js';
 

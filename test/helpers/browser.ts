@@ -8,7 +8,7 @@ import type { Test } from 'tap';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 
-export const CHROMIUM = process.env.HERALD_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.HERALD_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const RESULTS = new URL('../../test-results/', import.meta.url).pathname;
 
 /** Chromium, headless, with the flags this machine's closed network needs; closed by `t`'s teardown. */
