@@ -13,20 +13,20 @@ const subscribe = (l: () => void) => {
 };
 const current = () => location.pathname + location.search;
 
-/** `to` is an app path (`/w/…`); `state` travels with the history entry (kept across reloads). */
-export function navigate(to: string, opts: { replace?: boolean; state?: unknown } = {}): void {
+/** `to` is an app path (`/w/…`). */
+export function navigate(to: string, opts: { replace?: boolean } = {}): void {
   const url = to.startsWith(BASE) ? to : BASE + to;
-  if (opts.replace) history.replaceState(opts.state ?? null, '', url);
-  else history.pushState(opts.state ?? null, '', url);
+  if (opts.replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
   emit();
 }
 
 /** The current app path (without /dashboard) and query. */
-export function useRoute(): { path: string; query: URLSearchParams; state: unknown } {
+export function useRoute(): { path: string; query: URLSearchParams } {
   const href = useSyncExternalStore(subscribe, current);
   const url = new URL(href, location.origin);
   const path = url.pathname.startsWith(BASE) ? url.pathname.slice(BASE.length) || '/' : url.pathname;
-  return { path: path.replace(/\/+$/, '') || '/', query: url.searchParams, state: history.state as unknown };
+  return { path: path.replace(/\/+$/, '') || '/', query: url.searchParams };
 }
 
 /** The query with `changes` applied (empty values dropped), as `?…`. */
@@ -40,16 +40,16 @@ export function withQuery(query: URLSearchParams, changes: Record<string, string
   return s ? `?${s}` : '';
 }
 
-type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { to: string; state?: unknown };
+type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { to: string };
 
-export function Link({ to, state, onClick, ...rest }: LinkProps) {
+export function Link({ to, onClick, ...rest }: LinkProps) {
   const href = BASE + to;
   const click = (e: MouseEvent<HTMLAnchorElement>) => {
     onClick?.(e);
     // A new tab or window (modifier keys, middle button) is the browser's business.
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();
-    navigate(to, { state });
+    navigate(to);
   };
   return <a href={href} onClick={click} {...rest} />;
 }

@@ -120,3 +120,12 @@ export function Pager({ offset, limit, total, go }: { offset: number; limit: num
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** A wide table's box, scrolling sideways on a narrow screen; focusable so the keyboard can scroll it. */
+export function TableBox({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
-import { Empty, Field, FormError, Loaded, describe, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
 type Key = Schemas['ApiKey'];
 type KeyType = Key['key_type'];
@@ -51,7 +51,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
               <p>Create one below: a secret key for your servers (identify, track, send), or a public key for apps and browsers.</p>
             </Empty>
           ) : (
-            <div className="table-wrap">
+            <TableBox label="API keys">
               <table>
                 <caption className="sr-only">API keys</caption>
                 <thead>
@@ -74,7 +74,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableBox>
           )
         }
       </Loaded>

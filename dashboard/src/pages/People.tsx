@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { Empty, Loaded, Pager, useLoad, when } from '../ui';
+import { Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
 
 const LIMIT = 25;
 const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
@@ -76,7 +76,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
             )
           ) : (
             <>
-              <div className="table-wrap">
+              <TableBox label="People">
                 <table>
                   <caption className="sr-only">People{filtered ? ' matching the search' : ''}</caption>
                   <thead>
@@ -87,7 +87,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
                   <tbody>
                     {r.people.map((p) => (
                       <tr key={p.id}>
-                        <td><Link to={`/w/${workspaceId}/people/${p.id}`} state={{ person: p }}>{displayName(p)}</Link></td>
+                        <td><Link to={`/w/${workspaceId}/people/${p.id}`}>{displayName(p)}</Link></td>
                         <td>{p.email ?? '—'}</td>
                         <td><code>{p.external_id}</code></td>
                         <td><span className={`badge ${p.status}`}>{p.status}</span></td>
@@ -96,7 +96,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableBox>
               <Pager offset={r.offset} limit={LIMIT} total={r.total} go={(o) => go({ offset: o })} />
             </>
           )

@@ -1,10 +1,9 @@
-// One person: traits, consent (with the change form), their latest events and their message
-// history (paged). The API has no session route reading one person, so the person comes with
-// the history entry from the people list (kept across reloads of this tab).
+// One person, by address: traits, consent (with the change form), devices, their latest
+// events and their message history (paged).
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
-import { Link, useRoute } from '../router';
-import { Empty, Field, FormError, Loaded, Pager, useLoad, useSubmit, when } from '../ui';
+import { Link } from '../router';
+import { Empty, Field, FormError, Loaded, Pager, TableBox, useLoad, useSubmit, when } from '../ui';
 import { displayName } from './People';
 
 type Person = Schemas['DashboardPerson'];
@@ -12,39 +11,64 @@ const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
 
 export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
-  const { state } = useRoute();
+  const [load, retry] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}', { params: { path: { workspaceId, personId } } })),
+    [workspaceId, personId],
+  );
+  /** The person as the consent change answered. */
   const [changed, setChanged] = useState<Person | null>(null);
-  const person = changed?.id === personId ? changed : (state as { person?: Person } | null)?.person;
-  if (!person || person.id !== personId) {
-    return (
-      <>
-        <h1 tabIndex={-1}>Person</h1>
-        <Empty title="Open this person from the people list.">
-          <p>
-            A person's page opens from the <Link to={`/w/${workspaceId}/people`}>people list</Link> (search by name or email there).
-          </p>
-        </Empty>
-      </>
-    );
-  }
-  // Kept in the history entry too, so a reload shows the change.
-  const update = (p: Person) => {
-    history.replaceState({ person: p }, '');
-    setChanged(p);
-  };
+  const data = load.state === 'done' ? load.data.data : null;
+  const person = data && (changed?.id === data.person.id ? changed : data.person);
   return (
     <>
       <p><Link to={`/w/${workspaceId}/people`}>← People</Link></p>
-      <h1 tabIndex={-1}>{displayName(person)}</h1>
-      <div className="columns">
-        <Traits person={person} />
-        <Consent workspaceId={workspaceId} person={person} onChange={update} />
-      </div>
-      <Events workspaceId={workspaceId} personId={personId} />
-      <Messages workspaceId={workspaceId} personId={personId} />
+      <h1 tabIndex={-1}>{person ? displayName(person) : 'Person'}</h1>
+      <Loaded load={load} retry={retry} what="this person">
+        {({ data }) => (
+          <div className="columns">
+            <Traits person={person!} />
+            <div>
+              <Consent workspaceId={workspaceId} person={person!} onChange={setChanged} />
+              <Devices devices={data.devices} />
+            </div>
+          </div>
+        )}
+      </Loaded>
+      {person && (
+        <>
+          <Events workspaceId={workspaceId} personId={personId} />
+          <Messages workspaceId={workspaceId} personId={personId} />
+        </>
+      )}
     </>
   );
 }
+
+function Devices({ devices }: { devices: Schemas['Device'][] }) {
+  return (
+    <section aria-labelledby="devices">
+      <h2 id="devices">Devices</h2>
+      {devices.length === 0 ? (
+        <Empty title="No devices.">
+          <p>Your app registers a device's push token with <code>POST /api/v1/people/{'{userId}'}/devices</code>.</p>
+        </Empty>
+      ) : (
+        <ul className="events">
+          {devices.map((d) => (
+            <li key={d.id}>
+              <strong>{d.platform}</strong> {d.device_model ?? d.device_name ?? ''} <code>{mask(d.device_token)}</code>{' '}
+              {d.is_active && d.is_valid ? 'active' : d.is_valid ? 'inactive' : 'invalid token'}
+              <div className="muted">Last used {when(d.last_used_at)}{d.app_version && <> · app {d.app_version}</>}</div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** As the message history shows tokens: first 4 and last 4 characters. */
+const mask = (token: string) => (token.length < 12 ? '***' : `${token.slice(0, 4)}***${token.slice(-4)}`);
 
 function Traits({ person }: { person: Person }) {
   const rows: [string, string][] = [
@@ -164,7 +188,7 @@ function Messages({ workspaceId, personId }: { workspaceId: string; personId: st
             </Empty>
           ) : (
             <>
-              <div className="table-wrap">
+              <TableBox label="Messages">
                 <table>
                   <caption className="sr-only">Messages, newest first</caption>
                   <thead>
@@ -182,7 +206,7 @@ function Messages({ workspaceId, personId }: { workspaceId: string; personId: st
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableBox>
               <Pager offset={offset} limit={MESSAGES} total={r.total} go={setOffset} />
             </>
           )

@@ -3,7 +3,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { Link, navigate, Redirect } from '../router';
-import { Empty, Field, FormError, Loaded, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, TableBox, useSubmit, when } from '../ui';
 import { lastWorkspace, refreshWorkspaces, rememberWorkspace, useWorkspaces } from '../workspaces';
 
 /** The switcher's entry for the workspaces page. */
@@ -57,7 +57,7 @@ export function Workspaces() {
               <p>Create one below; you will be its owner. To join an existing one, ask its owner to add you.</p>
             </Empty>
           ) : (
-            <div className="table-wrap">
+            <TableBox label="Your workspaces">
               <table>
                 <caption className="sr-only">Your workspaces</caption>
                 <thead>
@@ -73,7 +73,7 @@ export function Workspaces() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableBox>
           )
         }
       </Loaded>
