@@ -73,6 +73,8 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('alert').filter({ hasText: 'permissions is required' }).waitFor();
   for (const p of ['people:write', 'events:write', 'devices:write', 'push:send']) await page.getByLabel(p, { exact: true }).check();
+  await page.getByLabel('Description (optional)').fill('the billing service');
+  await page.getByLabel('Expires (optional)').fill('2099-12-31T23:30');
   await page.getByRole('button', { name: 'Create key' }).click();
   const shown = page.getByLabel('API key', { exact: true });
   await shown.waitFor();
@@ -84,6 +86,8 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
   await scan(t, 'keys-new');
   await page.getByRole('button', { name: 'Done' }).click();
   t.equal(await shown.count(), 0, 'gone once dismissed');
+  const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').nth(1);
+  t.match(await row.textContent(), /the billing service.*expires .*2099/, 'its description and expiry');
 
   // The picker knows which names a public key may hold.
   await page.getByLabel('Name').fill('mobile app');

@@ -60,7 +60,11 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                 <tbody>
                   {r.api_keys.map((k) => (
                     <tr key={k.id}>
-                      <td>{k.name}<div className="muted">{k.key_type} · {k.environment}{k.expires_at && <> · expires {when(k.expires_at)}</>}</div></td>
+                      <td>
+                        {k.name}
+                        {k.description && <div>{k.description}</div>}
+                        <div className="muted">{k.key_type} · {k.environment}{k.expires_at && <> · expires {when(k.expires_at)}</>}</div>
+                      </td>
                       <td><code>{k.key_prefix}</code></td>
                       <td>{k.permissions.join(', ')}</td>
                       <td>{when(k.created_at)}</td>
@@ -169,6 +173,9 @@ function DayChart({ days }: { days: { date: string; requests: number }[] }) {
 
 function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated: (name: string, key: string) => void }) {
   const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  /** A `datetime-local` value (the browser's time zone), or empty: never expires. */
+  const [expires, setExpires] = useState('');
   const [keyType, setKeyType] = useState<KeyType>('secret');
   const [environment, setEnvironment] = useState<Key['environment']>('live');
   const [permissions, setPermissions] = useState<string[]>([]);
@@ -183,9 +190,16 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
   const create = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
-      const r = await call(api.POST('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } }, body: { name, key_type: keyType, environment, permissions } }));
+      const body = {
+        name, key_type: keyType, environment, permissions,
+        ...(description ? { description } : {}),
+        ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+      };
+      const r = await call(api.POST('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } }, body }));
       onCreated(r.api_key.name, r.api_key.key);
       setName('');
+      setDescription('');
+      setExpires('');
       setPermissions([]);
     });
   };
@@ -194,6 +208,8 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
       <h2 id="create-key">Create an API key</h2>
       <form onSubmit={create}>
         <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} error={fields.name} />
+        <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={1000} error={fields.description} />
+        <Field label="Expires (optional)" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} hint="Your local time; empty: never" error={fields.expires_at} />
         <fieldset>
           <legend>Kind</legend>
           <label><input type="radio" name="key_type" checked={keyType === 'secret'} onChange={() => chooseType('secret')} /> Secret (servers: any permission)</label>
