@@ -9,10 +9,12 @@ import { People } from './pages/People';
 import { Person } from './pages/Person';
 import { ApiKeys } from './pages/ApiKeys';
 import { Settings } from './pages/Settings';
+import { Channels } from './pages/Channels';
 
 const PAGES = [
   { path: 'people', label: 'People' },
   { path: 'keys', label: 'API keys' },
+  { path: 'channels', label: 'Push channels' },
   { path: 'settings', label: 'Settings' },
 ] as const;
 
@@ -70,6 +72,7 @@ function Page({ path }: { path: string }) {
   if ((m = /^\/w\/([^/]+)\/people$/.exec(path))) return <People workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/people\/([^/]+)$/.exec(path))) return <Person workspaceId={m[1]!} personId={m[2]!} />;
   if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
   return (

@@ -1,10 +1,11 @@
 // Every dashboard page in a real browser against a real Herald, as a new user would go:
 // create workspaces and switch between them, create API keys (the permission picker, the key
 // shown once and copied, usage, refresh, revoke), find people (paging, search, status filter),
-// open a person (traits, devices, events, messages, consent), change the settings (a refused value shown
+// open a person (traits, devices, events, messages, consent), set push channels, change the settings (a refused value shown
 // next to its field). Each page gets an accessibility scan and a screenshot, at 1280 px and at
 // phone width, and no page may log a console error.
 import t, { type Test } from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
 import { startServer, uniqueUser } from '../helpers/server.js';
 import { checkPage, launch, openPage } from '../helpers/browser.js';
 
@@ -230,6 +231,47 @@ t.test('settings: a refused value shown at its field, the policy summary, saved'
   await scan(t, 'settings');
 });
 
+t.test('push channels: set APNs (a refused id at its field) and FCM, never shown back, remove', async (t) => {
+  await nav('Push channels');
+  await h1('Push channels');
+  await page.getByText('not configured').nth(1).waitFor();
+  t.equal(await page.getByText('not configured').count(), 2, 'neither configured');
+  await scan(t, 'channels-empty');
+
+  const apns = page.getByRole('region', { name: 'APNs (iOS)' });
+  const p8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  await apns.getByLabel('The .p8 key').fill(p8);
+  await apns.getByLabel('Key id').fill('abc');
+  await apns.getByLabel('Team id').fill('TEAM123456');
+  await apns.getByLabel('Bundle id').fill('com.example.app');
+  await apns.getByRole('button', { name: 'Save APNs' }).click();
+  const keyId = apns.getByLabel('Key id');
+  await page.waitForFunction(() => document.querySelector('[aria-invalid="true"]') !== null);
+  t.equal(await keyId.getAttribute('aria-invalid'), 'true', 'the refused key id is marked');
+  await keyId.fill('KEY1234567');
+  await apns.getByRole('button', { name: 'Save APNs' }).click();
+  await page.getByText('APNs saved.').waitFor();
+  await apns.getByRole('definition').filter({ hasText: 'KEY1234567' }).waitFor();
+
+  const fcm = page.getByRole('region', { name: 'FCM (Android, web)' });
+  const file = fcm.getByLabel(/service-account key file/);
+  await file.fill('{ not json');
+  await fcm.getByRole('button', { name: 'Save FCM' }).click();
+  await fcm.getByText('This is not JSON').waitFor();
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  await file.fill(JSON.stringify({ type: 'service_account', project_id: 'acme-app', private_key_id: 'k1', private_key: rsa, client_email: 'herald@acme-app.iam.gserviceaccount.com', token_uri: 'https://oauth2.googleapis.com/token' }));
+  await fcm.getByRole('button', { name: 'Save FCM' }).click();
+  await page.getByText('FCM saved.').waitFor();
+  await fcm.getByText('acme-app', { exact: true }).waitFor();
+  t.notMatch(await page.content(), /BEGIN PRIVATE KEY/, 'no private key on the page');
+  await scan(t, 'channels');
+
+  await apns.getByRole('button', { name: 'Remove APNs' }).click();
+  await page.getByText('APNs removed.').waitFor();
+  await apns.getByText('not configured').waitFor();
+  t.pass('APNs removed, FCM kept');
+});
+
 t.test('keyboard: skip link first, pages reachable by Tab and Enter', async (t) => {
   await page.goto(`${s.base}/dashboard/w/${workspaceId}/people`);
   await h1('People');
@@ -262,6 +304,6 @@ t.test('phone width: every page fits and passes the scan', async (t) => {
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of (400|404)/.test(p));
-  t.equal(refused.length, 3, 'the secret key without permissions, the unknown person, the unknown time zone');
+  t.equal(refused.length, 4, 'the secret key without permissions, the unknown person, the unknown time zone, the APNs key id');
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });
