@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'data/**', 'tmp/**', 'bench/results/**', 'deploy/**'],
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'data/**', 'tmp/**', 'bench/results/**', 'deploy/**', 'test-results/**', 'dashboard/src/generated/**'],
   },
   {
     files: ['**/*.{ts,mjs,js}'],
@@ -49,6 +49,19 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
+    // The dashboard: browser code, its own program (dashboard/tsconfig.json).
+    files: ['dashboard/**/*.{ts,tsx}'],
+    extends: [js.configs.recommended, tseslint.configs.recommended],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: { project: './dashboard/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
 );

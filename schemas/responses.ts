@@ -768,6 +768,10 @@ const SPECIFIC: Record<string, RouteResponses> = {
     success: { 200: ok("The person's push records, newest first", { messages: { type: 'array', items: pushMessage }, total: count }) },
     errors: { 404: dashboardPersonNotFound },
   },
+  'GET /workspaces/{workspaceId}/people/{personId}': {
+    success: { 200: ok('The person and their devices, most recently used first', { data: closed({ person: dashboardPerson, devices: { type: 'array', items: device } }) }) },
+    errors: { 404: dashboardPersonNotFound },
+  },
   'PATCH /workspaces/{workspaceId}/people/{personId}': {
     success: { 200: ok('The person with the new consent state', { data: closed({ person: dashboardPerson }) }) },
     errors: { 404: dashboardPersonNotFound },

@@ -1,4 +1,5 @@
-// `npm start` runs compiled JavaScript; build first when dist/ is missing or older than a source.
+// `npm start` runs compiled JavaScript and serves the built dashboard; build first when dist/ is
+// missing or older than a source.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +14,8 @@ const newest = (dir) => {
   return t;
 };
 const stamp = 'dist/.build-stamp';
-const sources = Math.max(...['src', 'workers', 'schemas', 'bench'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
+const sources = Math.max(...['src', 'workers', 'schemas', 'bench', 'dashboard'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
-  process.stdout.write('Building Herald (TypeScript to dist/; the first time takes about 10 s)\n');
+  process.stdout.write('Building Herald (TypeScript and the dashboard to dist/; the first time takes about 30 s)\n');
   execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
 }

@@ -11,6 +11,8 @@ export const DEFAULT_FCM_ENDPOINT = 'https://fcm.googleapis.com';
 export interface Config {
   host: string;
   port: number;
+  /** The address browsers reach Herald at (the dashboard's sign-in link); undefined: http://host:port. */
+  publicUrl: string | undefined;
   dataDir: string;
   databaseUrl: string | undefined;
   natsUrl: string | undefined;
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: str(env, 'HERALD_HOST') ?? '127.0.0.1',
     port: int(env, 'HERALD_PORT', 8080, 0, 65_535),
+    publicUrl: url(env, 'HERALD_PUBLIC_URL', ['http', 'https'])?.replace(/\/+$/, ''),
     dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
     natsUrl: natsUrl(env),

@@ -54,6 +54,7 @@ export async function serve(): Promise<void> {
     say('Pushes go to the sandbox provider (nothing reaches a device) until a workspace sets push credentials (HERALD_PUSH_PROVIDER=sandbox)');
   }
   if (herald.bootstrap) {
-    say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}`);
+    const link = `${cfg.publicUrl ?? base}/dashboard/#token=${herald.bootstrap.token}`;
+    say(`Default workspace: ${herald.bootstrap.workspaceId}\nSession token for local-admin (valid 24 h):\n${herald.bootstrap.token}\nSign in to the dashboard: ${link}`);
   }
 }

@@ -3,7 +3,7 @@
 // platforms, refused fields, subscription objects) is the schema's: schemas/devices.ts.
 import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
-import { personNotFound } from './people.js';
+import { dashboardPerson, personByUuid, personNotFound } from './people.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { findPerson } from '../store/people.js';
@@ -35,6 +35,13 @@ const list: Handler = async (ctx) => {
   return json(200, { success: true, devices, count: devices.length });
 };
 
+/** The dashboard's person page: the person (by UUID) and their devices. */
+const dashboardGet: Handler = async (ctx) => {
+  const person = await personByUuid(ctx);
+  const devices = (await devicesOf(ctx.db, person.id)).map(present);
+  return json(200, { success: true, data: { person: dashboardPerson(person), devices } });
+};
+
 const unregister: Handler = async (ctx) => {
   const token = (ctx.body?.token ?? ctx.query.token) as string | undefined;
   if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
@@ -45,5 +52,6 @@ const unregister: Handler = async (ctx) => {
 export const deviceHandlers = {
   'POST /people/{id}/devices': register,
   'GET /people/{id}/devices': list,
+  'GET /workspaces/{workspaceId}/people/{personId}': dashboardGet,
   'DELETE /people/{id}/devices': unregister,
 } satisfies Handlers;

@@ -36,7 +36,7 @@ function keyPerson(p: PersonRow) {
 }
 
 /** The person on the dashboard surface (INTERFACE 2.3). */
-function dashboardPerson(p: PersonRow) {
+export function dashboardPerson(p: PersonRow) {
   return {
     id: p.id,
     workspace_id: p.workspace_id,

@@ -1,6 +1,6 @@
 // The front, on the main thread. Every request goes through these named steps, in order;
 // a step that answers ends the request:
-//   edge budget → health → route → body size → read body → authenticate (key: allowlist,
+//   edge budget → health → dashboard files → route → body size → read body → authenticate (key: allowlist,
 //   workspace match, permission; session: user budget, workspace) → room at the actors →
 //   dispatch to the actor.
 // It never parses request bodies; actors do.
@@ -8,6 +8,7 @@ import type { HttpRequest, HttpResponse } from './uws.js';
 import type { Config } from '../config.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
+import { createDashboard } from './dashboard.js';
 import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, unavailable, type Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
@@ -84,6 +85,7 @@ export function createFront(deps: FrontDeps) {
   const trusted = cfg.trustedProxies.map(parseRange);
   const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
   const warnedAt = new Map<string, number>();
+  const dashboard = createDashboard();
   let inFlight = 0;
 
   function release(inc: Incoming): void {
@@ -188,6 +190,8 @@ export function createFront(deps: FrontDeps) {
       void deps.health().then((r) => finish(res, inc, r, false, false));
       return;
     }
+    // the web dashboard's static files (dashboard.ts)
+    if (dashboard(res, inc.method, inc.url, req.getHeader('accept-encoding'))) return release(inc);
     // route
     const m = router.match(inc.method, inc.url);
     if (m.kind === 'none') return finish(res, inc, errorReply('key', 'NOT_FOUND', `No route for ${inc.method} ${inc.url}`), false, true);

@@ -178,9 +178,7 @@ t.test('unknown route: 404 NOT_FOUND', async (t) => {
   const outside = await s.req('GET', `${s.base}/api/v2/people`);
   t.equal(outside.status, 404, 'another API version');
   t.equal(outside.body?.code, 'NOT_FOUND');
-  const root = await s.req('GET', `${s.base}/`);
-  t.equal(root.status, 404, 'the root');
-  t.equal(root.body?.code, 'NOT_FOUND');
+  // `/` redirects to the dashboard (DECISIONS §14): test/dashboard/serving.test.ts.
 });
 
 t.test('wrong method: 405 with Allow', async (t) => {

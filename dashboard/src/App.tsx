@@ -1,0 +1,86 @@
+// The shell: sign-in when there is no session, else the header (workspace switcher, the
+// workspace's pages, sign out) and the page the address names.
+import { useEffect, useRef } from 'react';
+import { useSession, signOut } from './session';
+import { Link, Redirect, useRoute } from './router';
+import { SignIn } from './pages/SignIn';
+import { Home, Workspaces, WorkspaceSwitcher } from './pages/Workspaces';
+import { People } from './pages/People';
+import { Person } from './pages/Person';
+import { ApiKeys } from './pages/ApiKeys';
+import { Settings } from './pages/Settings';
+import { Channels } from './pages/Channels';
+
+const PAGES = [
+  { path: 'people', label: 'People' },
+  { path: 'keys', label: 'API keys' },
+  { path: 'channels', label: 'Push channels' },
+  { path: 'settings', label: 'Settings' },
+] as const;
+
+export function App() {
+  const { token, notice } = useSession();
+  const { path } = useRoute();
+  const main = useRef<HTMLElement>(null);
+
+  // On a new page (not the first one loaded, where the skip link comes first), focus its
+  // heading: screen readers announce it, the keyboard starts there.
+  const first = useRef(true);
+  useEffect(() => {
+    if (!first.current) main.current?.querySelector<HTMLElement>('h1')?.focus();
+    first.current = false;
+  }, [path, token]);
+
+  if (!token) {
+    return (
+      <main ref={main} className="signin">
+        <SignIn notice={notice} />
+      </main>
+    );
+  }
+
+  const ws = /^\/w\/([^/]+)(?:\/([^/]+))?/.exec(path);
+  const workspaceId = ws?.[1];
+  return (
+    <>
+      <a className="skip" href="#main">Skip to content</a>
+      <header className="top">
+        <Link to="/" className="brand">Herald</Link>
+        <WorkspaceSwitcher current={workspaceId} />
+        {workspaceId && (
+          <nav aria-label="Workspace pages">
+            {PAGES.map((p) => (
+              <Link key={p.path} to={`/w/${workspaceId}/${p.path}`} aria-current={ws?.[2] === p.path ? 'page' : undefined}>
+                {p.label}
+              </Link>
+            ))}
+          </nav>
+        )}
+        <button type="button" className="link" onClick={() => signOut()}>Sign out</button>
+      </header>
+      <main id="main" ref={main}>
+        <Page path={path} />
+      </main>
+    </>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  let m: RegExpExecArray | null;
+  if (path === '/') return <Home />;
+  if (path === '/workspaces') return <Workspaces />;
+  if ((m = /^\/w\/([^/]+)\/people$/.exec(path))) return <People workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/people\/([^/]+)$/.exec(path))) return <Person workspaceId={m[1]!} personId={m[2]!} />;
+  if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
+  return (
+    <>
+      <h1 tabIndex={-1}>Page not found</h1>
+      <p>
+        There is no page at this address. <Link to="/">Go to your workspace</Link>.
+      </p>
+    </>
+  );
+}

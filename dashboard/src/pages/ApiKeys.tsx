@@ -1,0 +1,240 @@
+// API keys: create (permission picker that knows which names a public key may hold), the
+// new credential shown once with a copy button, usage per day, refresh and revoke.
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api';
+import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
+import { Empty, Field, FormError, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+
+type Key = Schemas['ApiKey'];
+type KeyType = Key['key_type'];
+const PUBLIC: readonly string[] = PUBLIC_KEY_PERMISSIONS;
+
+export function ApiKeys({ workspaceId }: { workspaceId: string }) {
+  const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } } })), [workspaceId]);
+  /** A credential just made (created or refreshed): shown once. */
+  const [secret, setSecret] = useState<{ name: string; credential: string } | null>(null);
+  const [usageOf, setUsageOf] = useState<string | null>(null);
+  const [rowError, setRowError] = useState('');
+
+  const refresh = async (k: Key) => {
+    if (!confirm(`Replace the secret of “${k.name}”? The current secret stops working at once.`)) return;
+    setRowError('');
+    try {
+      const r = await call(api.POST('/workspaces/{workspaceId}/api-keys/{keyId}/refresh', { params: { path: { workspaceId, keyId: k.id } } }));
+      setSecret({ name: k.name, credential: r.api_key.key });
+      retry();
+    } catch (e) {
+      setRowError(`Could not refresh “${k.name}”: ${describe(e)}`);
+    }
+  };
+  const revoke = async (k: Key) => {
+    if (!confirm(`Revoke “${k.name}”? Requests with it are refused at once; this cannot be undone.`)) return;
+    setRowError('');
+    try {
+      await call(api.DELETE('/workspaces/{workspaceId}/api-keys/{keyId}', { params: { path: { workspaceId, keyId: k.id } } }));
+      if (usageOf === k.id) setUsageOf(null);
+      retry();
+    } catch (e) {
+      setRowError(`Could not revoke “${k.name}”: ${describe(e)}`);
+    }
+  };
+
+  return (
+    <>
+      <h1 tabIndex={-1}>API keys</h1>
+      {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
+      <FormError error={rowError} />
+      <Loaded load={load} retry={retry} what="API keys">
+        {(r) =>
+          r.api_keys.length === 0 ? (
+            <Empty title="No API keys yet.">
+              <p>Create one below: a secret key for your servers (identify, track, send), or a public key for apps and browsers.</p>
+            </Empty>
+          ) : (
+            <TableBox label="API keys">
+              <table>
+                <caption className="sr-only">API keys</caption>
+                <thead>
+                  <tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr>
+                </thead>
+                <tbody>
+                  {r.api_keys.map((k) => (
+                    <tr key={k.id}>
+                      <td>
+                        {k.name}
+                        {k.description && <div>{k.description}</div>}
+                        <div className="muted">{k.key_type} · {k.environment}{k.expires_at && <> · expires {when(k.expires_at)}</>}</div>
+                      </td>
+                      <td><code>{k.key_prefix}</code></td>
+                      <td>{k.permissions.join(', ')}</td>
+                      <td>{when(k.created_at)}</td>
+                      <td>{when(k.last_used_at)}</td>
+                      <td className="actions">
+                        <button type="button" aria-expanded={usageOf === k.id} onClick={() => setUsageOf(usageOf === k.id ? null : k.id)}>Usage<span className="sr-only"> of {k.name}</span></button>
+                        <button type="button" onClick={() => void refresh(k)}>Refresh<span className="sr-only"> {k.name}</span></button>
+                        <button type="button" className="danger" onClick={() => void revoke(k)}>Revoke<span className="sr-only"> {k.name}</span></button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableBox>
+          )
+        }
+      </Loaded>
+      {usageOf && load.state === 'done' && <Usage workspaceId={workspaceId} keyId={usageOf} name={load.data.api_keys.find((k) => k.id === usageOf)?.name ?? ''} />}
+      <CreateKey
+        workspaceId={workspaceId}
+        onCreated={(name, credential) => {
+          setSecret({ name, credential });
+          retry();
+        }}
+      />
+    </>
+  );
+}
+
+function NewSecret({ name, credential, onDone }: { name: string; credential: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = () =>
+    navigator.clipboard.writeText(credential).then(
+      () => setCopied('Copied.'),
+      () => setCopied('Copying is not allowed here: select the key and copy it.'),
+    );
+  return (
+    <section className="secret" aria-labelledby="new-secret">
+      <h2 id="new-secret">The key “{name}”</h2>
+      <p>Copy it now: Herald keeps only a hash and will never show it again.</p>
+      <div className="inline">
+        <label htmlFor="new-secret-value" className="sr-only">API key</label>
+        <input id="new-secret-value" readOnly value={credential} onFocus={(e) => e.target.select()} spellCheck={false} />
+        <button type="button" onClick={() => void copy()}>Copy</button>
+        <button type="button" onClick={onDone}>Done</button>
+      </div>
+      <p role="status">{copied}</p>
+    </section>
+  );
+}
+
+function Usage({ workspaceId, keyId, name }: { workspaceId: string; keyId: string; name: string }) {
+  const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/api-keys/{keyId}/usage', { params: { path: { workspaceId, keyId } } })), [workspaceId, keyId]);
+  return (
+    <section aria-labelledby="usage">
+      <h2 id="usage">Usage of “{name}”</h2>
+      <Loaded load={load} retry={retry} what="usage">
+        {({ usage }) =>
+          usage.total_requests === 0 ? (
+            <Empty title="Not used yet.">
+              <p>Requests made with this key are counted here by day and by route.</p>
+            </Empty>
+          ) : (
+            <>
+              <p>{usage.total_requests} requests; last {when(usage.last_used_at)}.</p>
+              <DayChart days={usage.by_day} />
+              <table>
+                <caption>Requests by route</caption>
+                <thead><tr><th scope="col">Route</th><th scope="col">Requests</th></tr></thead>
+                <tbody>
+                  {Object.entries(usage.by_route).map(([route, n]) => <tr key={route}><td><code>{route}</code></td><td>{n}</td></tr>)}
+                </tbody>
+              </table>
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+/** Requests per day as bars (SVG: no inline styles, which the CSP forbids), with the numbers as a table for screen readers. */
+function DayChart({ days }: { days: { date: string; requests: number }[] }) {
+  const max = Math.max(1, ...days.map((d) => d.requests));
+  const w = 24;
+  return (
+    <figure>
+      <svg className="chart" viewBox={`0 0 ${days.length * w} 100`} role="img" aria-label={`Requests per day, ${days.length} days`} preserveAspectRatio="none">
+        {days.map((d, i) => {
+          const h = (d.requests / max) * 95;
+          return <rect key={d.date} x={i * w + 2} y={100 - h} width={w - 4} height={h}><title>{`${d.date}: ${d.requests}`}</title></rect>;
+        })}
+      </svg>
+      <figcaption>
+        <details>
+          <summary>Requests per day</summary>
+          <table>
+            <thead><tr><th scope="col">Day</th><th scope="col">Requests</th></tr></thead>
+            <tbody>{days.map((d) => <tr key={d.date}><td>{d.date}</td><td>{d.requests}</td></tr>)}</tbody>
+          </table>
+        </details>
+      </figcaption>
+    </figure>
+  );
+}
+
+function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated: (name: string, key: string) => void }) {
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  /** A `datetime-local` value (the browser's time zone), or empty: never expires. */
+  const [expires, setExpires] = useState('');
+  const [keyType, setKeyType] = useState<KeyType>('secret');
+  const [environment, setEnvironment] = useState<Key['environment']>('live');
+  const [permissions, setPermissions] = useState<string[]>([]);
+  const { busy, error, fields, submit } = useSubmit();
+  const allowed = keyType === 'public' ? PUBLIC : GRANTABLE_PERMISSIONS;
+
+  const toggle = (p: string, on: boolean) => setPermissions((ps) => (on ? [...ps, p] : ps.filter((x) => x !== p)));
+  const chooseType = (t: KeyType) => {
+    setKeyType(t);
+    setPermissions((ps) => (t === 'public' ? ps.filter((p) => PUBLIC.includes(p)) : ps));
+  };
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    void submit(async () => {
+      const body = {
+        name, key_type: keyType, environment, permissions,
+        ...(description ? { description } : {}),
+        ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+      };
+      const r = await call(api.POST('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } }, body }));
+      onCreated(r.api_key.name, r.api_key.key);
+      setName('');
+      setDescription('');
+      setExpires('');
+      setPermissions([]);
+    });
+  };
+  return (
+    <section aria-labelledby="create-key">
+      <h2 id="create-key">Create an API key</h2>
+      <form onSubmit={create}>
+        <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} error={fields.name} />
+        <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={1000} error={fields.description} />
+        <Field label="Expires (optional)" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} hint="Your local time; empty: never" error={fields.expires_at} />
+        <fieldset>
+          <legend>Kind</legend>
+          <label><input type="radio" name="key_type" checked={keyType === 'secret'} onChange={() => chooseType('secret')} /> Secret (servers: any permission)</label>
+          <label><input type="radio" name="key_type" checked={keyType === 'public'} onChange={() => chooseType('public')} /> Public (apps and browsers: {PUBLIC.join(', ')})</label>
+        </fieldset>
+        <fieldset>
+          <legend>Environment</legend>
+          <label><input type="radio" name="environment" checked={environment === 'live'} onChange={() => setEnvironment('live')} /> live</label>
+          <label><input type="radio" name="environment" checked={environment === 'test'} onChange={() => setEnvironment('test')} /> test</label>
+        </fieldset>
+        <fieldset aria-describedby={fields.permissions ? 'permissions-error' : 'permissions-hint'}>
+          <legend>Permissions</legend>
+          <p id="permissions-hint" className="muted">
+            {keyType === 'public' ? 'None chosen: the key gets all three.' : 'Choose at least one; * opens every key route.'}
+          </p>
+          <div className="checks">
+            {allowed.map((p) => (
+              <label key={p}><input type="checkbox" checked={permissions.includes(p)} onChange={(e) => toggle(p, e.target.checked)} /> <code>{p}</code></label>
+            ))}
+          </div>
+          {fields.permissions && <small id="permissions-error" className="error">{fields.permissions}</small>}
+        </fieldset>
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>{busy ? 'Creating…' : 'Create key'}</button>
+      </form>
+    </section>
+  );
+}

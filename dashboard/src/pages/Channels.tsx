@@ -1,0 +1,152 @@
+// Push channels: which providers are configured (never their private keys: Herald does not
+// send them back), set or replace FCM (the service-account JSON file) and APNs (the .p8 key and
+// its ids), remove either.
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api';
+import type { paths } from '../generated/openapi';
+import { Field, FormError, Loaded, useLoad, useSubmit, when } from '../ui';
+
+type Body = paths['/workspaces/{workspaceId}/channels/push']['put']['requestBody']['content']['application/json'];
+type Channels = Schemas['PushChannels'];
+
+export function Channels({ workspaceId }: { workspaceId: string }) {
+  const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/channels/push', { params: { path: { workspaceId } } })), [workspaceId]);
+  const [saved, setSaved] = useState('');
+  const put = async (body: Body, done: string) => {
+    await call(api.PUT('/workspaces/{workspaceId}/channels/push', { params: { path: { workspaceId } }, body }));
+    setSaved(done);
+    retry();
+  };
+  return (
+    <>
+      <h1 tabIndex={-1}>Push channels</h1>
+      <p>
+        Without credentials, pushes go through Herald's sandbox provider (nothing reaches a device) unless the operator set{' '}
+        <code>HERALD_PUSH_PROVIDER=live</code>. Private keys are stored sealed and never shown again.
+      </p>
+      <p role="status" className="ok">{saved}</p>
+      <Loaded load={load} retry={retry} what="the push channels">
+        {({ data }) => (
+          <>
+            <p className="muted">Last changed {when(data.updated_at)}.</p>
+            <div className="columns">
+              <Fcm state={data.channels.fcm} put={put} />
+              <Apns state={data.channels.apns} put={put} />
+            </div>
+          </>
+        )}
+      </Loaded>
+    </>
+  );
+}
+
+type Put = (body: Body, done: string) => Promise<void>;
+
+function Status({ state, show }: { state: { configured: boolean; readable?: boolean }; show: [string, string][] }) {
+  if (!state.configured) return <p><span className="badge">not configured</span></p>;
+  if (state.readable === false) {
+    return <p className="error">Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends fail until it is set again.</p>;
+  }
+  return (
+    <dl className="traits">
+      {show.map(([k, v]) => (
+        <div key={k}><dt>{k}</dt><dd>{v}</dd></div>
+      ))}
+    </dl>
+  );
+}
+
+function Remove({ what, put, body }: { what: string; put: Put; body: Body }) {
+  const { busy, error, submit } = useSubmit();
+  const remove = () => {
+    if (confirm(`Remove the ${what} credentials? Pushes to those devices stop until they are set again.`)) void submit(() => put(body, `${what} removed.`));
+  };
+  return (
+    <>
+      <button type="button" className="danger" disabled={busy} onClick={remove}>Remove {what}</button>
+      <FormError error={error} />
+    </>
+  );
+}
+
+function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
+  const [file, setFile] = useState('');
+  const [parseError, setParseError] = useState('');
+  const { busy, error, fields, submit } = useSubmit();
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    let account: unknown;
+    try {
+      account = JSON.parse(file);
+      setParseError('');
+    } catch {
+      return setParseError('This is not JSON: paste the whole service-account key file.');
+    }
+    void submit(async () => {
+      await put({ fcm: { service_account: account as never } }, 'FCM saved.');
+      setFile('');
+    });
+  };
+  const f = (k: string) => fields[`fcm.service_account.${k}`];
+  const fieldErrors = ['type', 'project_id', 'private_key', 'client_email', 'token_uri'].filter((k) => f(k)).map((k) => `${k} ${f(k)}`);
+  return (
+    <section aria-labelledby="fcm">
+      <h2 id="fcm">FCM (Android, web)</h2>
+      <Status
+        state={state}
+        show={'project_id' in state ? [['Project', state.project_id], ['Client email', state.client_email], ['Key id', state.private_key_id ?? '—'], ['Token URI', state.token_uri]] : []}
+      />
+      <form onSubmit={save}>
+        <div className="field">
+          <label htmlFor="fcm-file">{state.configured ? 'Replace with a' : 'A'} service-account key file (JSON)</label>
+          <textarea id="fcm-file" rows={5} spellCheck={false} required value={file} onChange={(e) => setFile(e.target.value)} aria-describedby="fcm-file-error" />
+          <small id="fcm-file-error" className="error">{parseError || fieldErrors.join('; ')}</small>
+        </div>
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save FCM'}</button>
+      </form>
+      {state.configured && <Remove what="FCM" put={put} body={{ fcm: null }} />}
+    </section>
+  );
+}
+
+function Apns({ state, put }: { state: Channels['channels']['apns']; put: Put }) {
+  const readable = 'key_id' in state ? state : null;
+  const [keyP8, setKeyP8] = useState('');
+  const [keyId, setKeyId] = useState(readable?.key_id ?? '');
+  const [teamId, setTeamId] = useState(readable?.team_id ?? '');
+  const [bundleId, setBundleId] = useState(readable?.bundle_id ?? '');
+  const [production, setProduction] = useState(readable?.production ?? false);
+  const { busy, error, fields, submit } = useSubmit();
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    void submit(async () => {
+      // An empty key keeps the stored one (the API keeps fields left out).
+      await put({ apns: { key_id: keyId, team_id: teamId, bundle_id: bundleId, production, ...(keyP8 ? { key_p8: keyP8 } : {}) } }, 'APNs saved.');
+      setKeyP8('');
+    });
+  };
+  const f = (k: string) => fields[`apns.${k}`];
+  return (
+    <section aria-labelledby="apns">
+      <h2 id="apns">APNs (iOS)</h2>
+      <Status state={state} show={readable ? [['Key id', readable.key_id], ['Team id', readable.team_id], ['Bundle id', readable.bundle_id], ['Host', readable.production ? 'production' : 'sandbox']] : []} />
+      <form onSubmit={save}>
+        <div className="field">
+          <label htmlFor="apns-key">The .p8 key{readable ? ' (empty: keep the stored one)' : ''}</label>
+          <textarea id="apns-key" rows={4} spellCheck={false} required={!readable} value={keyP8} onChange={(e) => setKeyP8(e.target.value)} aria-describedby="apns-key-error" />
+          <small id="apns-key-error" className="error">{f('key_p8')}</small>
+        </div>
+        <Field label="Key id" value={keyId} onChange={(e) => setKeyId(e.target.value)} required hint="10 upper-case letters and digits" error={f('key_id')} />
+        <Field label="Team id" value={teamId} onChange={(e) => setTeamId(e.target.value)} required hint="10 upper-case letters and digits" error={f('team_id')} />
+        <Field label="Bundle id" value={bundleId} onChange={(e) => setBundleId(e.target.value)} required hint="e.g. com.example.app" error={f('bundle_id')} />
+        <label className="check">
+          <input type="checkbox" checked={production} onChange={(e) => setProduction(e.target.checked)} /> Production (Apple's production host; otherwise its sandbox)
+        </label>
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save APNs'}</button>
+      </form>
+      {state.configured && <Remove what="APNs" put={put} body={{ apns: null }} />}
+    </section>
+  );
+}

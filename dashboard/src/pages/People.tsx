@@ -1,0 +1,107 @@
+// People of a workspace: counts by status, search by name or email, a status filter and
+// paging, all kept in the address (back and reload keep them).
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api';
+import { Link, navigate, useRoute, withQuery } from '../router';
+import { Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
+
+const LIMIT = 25;
+const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
+type Status = (typeof STATUSES)[number];
+type Person = Schemas['DashboardPerson'];
+
+export const displayName = (p: Person) => [p.first_name, p.last_name].filter(Boolean).join(' ') || p.email || p.external_id;
+
+export function People({ workspaceId }: { workspaceId: string }) {
+  const { query } = useRoute();
+  const search = query.get('search') ?? '';
+  const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? (query.get('status') as Status) : undefined;
+  const offset = Math.max(0, Number(query.get('offset')) || 0);
+  const [text, setText] = useState(search);
+
+  const [stats, retryStats] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/people/stats', { params: { path: { workspaceId } } })), [workspaceId]);
+  const [load, retry] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/people', { params: { path: { workspaceId }, query: { limit: LIMIT, offset, search: search || undefined, status } } })),
+    [workspaceId, search, status, offset],
+  );
+  const go = (changes: Record<string, string | number | undefined>) => navigate(`/w/${workspaceId}/people${withQuery(query, changes)}`);
+  const find = (e: FormEvent) => {
+    e.preventDefault();
+    go({ search: text.trim(), offset: undefined });
+  };
+  const filtered = Boolean(search || status);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>People</h1>
+      <Loaded load={stats} retry={retryStats} what="people counts">
+        {(s) => (
+          <ul className="stats" aria-label="People by status">
+            <li><strong>{s.total}</strong> in all</li>
+            {STATUSES.map((k) => <li key={k}><strong>{s[k]}</strong> {k}</li>)}
+            <li><strong>{s.recent}</strong> new in 7 days</li>
+          </ul>
+        )}
+      </Loaded>
+      <form className="filters" role="search" onSubmit={find}>
+        <div className="field">
+          <label htmlFor="people-search">Search by name or email</label>
+          <input id="people-search" type="search" value={text} onChange={(e) => setText(e.target.value)} maxLength={255} />
+        </div>
+        <button type="submit">Search</button>
+        <div className="field">
+          <label htmlFor="people-status">Status</label>
+          <select id="people-status" value={status ?? ''} onChange={(e) => go({ status: e.target.value, offset: undefined })}>
+            <option value="">Any status</option>
+            {STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
+          </select>
+        </div>
+      </form>
+      <Loaded load={load} retry={retry} what="people">
+        {(r) =>
+          r.people.length === 0 ? (
+            filtered ? (
+              <Empty title="No one matches this search.">
+                <p>
+                  Search looks at email, first and last name. <Link to={`/w/${workspaceId}/people`} onClick={() => setText('')}>Clear the search and filter</Link>.
+                </p>
+              </Empty>
+            ) : (
+              <Empty title="No people in this workspace yet.">
+                <p>
+                  People appear when your app identifies them: <code>POST /api/v1/identify</code> with an API key. Create a key on the{' '}
+                  <Link to={`/w/${workspaceId}/keys`}>API keys</Link> page.
+                </p>
+              </Empty>
+            )
+          ) : (
+            <>
+              <TableBox label="People">
+                <table>
+                  <caption className="sr-only">People{filtered ? ' matching the search' : ''}</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th><th scope="col">Email</th><th scope="col">User ID</th><th scope="col">Status</th><th scope="col">Last seen</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {r.people.map((p) => (
+                      <tr key={p.id}>
+                        <td><Link to={`/w/${workspaceId}/people/${p.id}`}>{displayName(p)}</Link></td>
+                        <td>{p.email ?? '—'}</td>
+                        <td><code>{p.external_id}</code></td>
+                        <td><span className={`badge ${p.status}`}>{p.status}</span></td>
+                        <td>{when(p.last_seen_at)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
+              <Pager offset={r.offset} limit={LIMIT} total={r.total} go={(o) => go({ offset: o })} />
+            </>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}

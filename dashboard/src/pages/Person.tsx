@@ -1,0 +1,217 @@
+// One person, by address: traits, consent (with the change form), devices, their latest
+// events and their message history (paged).
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api';
+import { Link } from '../router';
+import { Empty, Field, FormError, Loaded, Pager, TableBox, useLoad, useSubmit, when } from '../ui';
+import { displayName } from './People';
+
+type Person = Schemas['DashboardPerson'];
+const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
+const MESSAGES = 20;
+
+export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
+  const [load, retry] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}', { params: { path: { workspaceId, personId } } })),
+    [workspaceId, personId],
+  );
+  /** The person as the consent change answered. */
+  const [changed, setChanged] = useState<Person | null>(null);
+  const data = load.state === 'done' ? load.data.data : null;
+  const person = data && (changed?.id === data.person.id ? changed : data.person);
+  return (
+    <>
+      <p><Link to={`/w/${workspaceId}/people`}>← People</Link></p>
+      <h1 tabIndex={-1}>{person ? displayName(person) : 'Person'}</h1>
+      <Loaded load={load} retry={retry} what="this person">
+        {({ data }) => (
+          <div className="columns">
+            <Traits person={person!} />
+            <div>
+              <Consent workspaceId={workspaceId} person={person!} onChange={setChanged} />
+              <Devices devices={data.devices} />
+            </div>
+          </div>
+        )}
+      </Loaded>
+      {person && (
+        <>
+          <Events workspaceId={workspaceId} personId={personId} />
+          <Messages workspaceId={workspaceId} personId={personId} />
+        </>
+      )}
+    </>
+  );
+}
+
+function Devices({ devices }: { devices: Schemas['Device'][] }) {
+  return (
+    <section aria-labelledby="devices">
+      <h2 id="devices">Devices</h2>
+      {devices.length === 0 ? (
+        <Empty title="No devices.">
+          <p>Your app registers a device's push token with <code>POST /api/v1/people/{'{userId}'}/devices</code>.</p>
+        </Empty>
+      ) : (
+        <ul className="events">
+          {devices.map((d) => (
+            <li key={d.id}>
+              <strong>{d.platform}</strong> {d.device_model ?? d.device_name ?? ''} <code>{mask(d.device_token)}</code>{' '}
+              {d.is_active && d.is_valid ? 'active' : d.is_valid ? 'inactive' : 'invalid token'}
+              <div className="muted">Last used {when(d.last_used_at)}{d.app_version && <> · app {d.app_version}</>}</div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** As the message history shows tokens: first 4 and last 4 characters. */
+const mask = (token: string) => (token.length < 12 ? '***' : `${token.slice(0, 4)}***${token.slice(-4)}`);
+
+function Traits({ person }: { person: Person }) {
+  const rows: [string, string][] = [
+    ['User ID', person.external_id],
+    ['Email', person.email ?? '—'],
+    ['Phone', person.phone ?? '—'],
+    ['Time zone', person.timezone ?? '—'],
+    ['Locale', person.locale ?? '—'],
+    ['First seen', when(person.first_seen_at)],
+    ['Last seen', when(person.last_seen_at)],
+    ...Object.entries(person.attributes).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  ];
+  return (
+    <section aria-labelledby="traits">
+      <h2 id="traits">Traits</h2>
+      <dl className="traits">
+        {rows.map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+function Consent({ workspaceId, person, onChange }: { workspaceId: string; person: Person; onChange: (p: Person) => void }) {
+  const [status, setStatus] = useState<Person['status']>(person.status);
+  const [reason, setReason] = useState('');
+  const [saved, setSaved] = useState(false);
+  const { busy, error, fields, submit } = useSubmit();
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    void submit(async () => {
+      const body = { status, ...(status === 'unsubscribed' && reason ? { unsubscribe_reason: reason } : {}) };
+      const r = await call(api.PATCH('/workspaces/{workspaceId}/people/{personId}', { params: { path: { workspaceId, personId: person.id } }, body }));
+      setSaved(true);
+      onChange(r.data.person);
+    });
+  };
+  return (
+    <section aria-labelledby="consent">
+      <h2 id="consent">Consent</h2>
+      <p>
+        Now <span className={`badge ${person.status}`}>{person.status}</span>
+        {person.unsubscribed_at && <> since {when(person.unsubscribed_at)}{person.unsubscribe_reason && <> ({person.unsubscribe_reason})</>}</>}.
+        Only <em>active</em> people receive messages.
+      </p>
+      <form onSubmit={save}>
+        <div className="field">
+          <label htmlFor="consent-status">Status</label>
+          <select id="consent-status" value={status} onChange={(e) => setStatus(e.target.value as Person['status'])} aria-describedby={fields.status ? 'consent-status-error' : undefined}>
+            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+          {fields.status && <small id="consent-status-error" className="error">{fields.status}</small>}
+        </div>
+        {status === 'unsubscribed' && (
+          <Field label="Reason (optional)" value={reason} maxLength={255} onChange={(e) => setReason(e.target.value)} error={fields.unsubscribe_reason} />
+        )}
+        <FormError error={error} />
+        <button type="submit" disabled={busy || status === person.status}>{busy ? 'Saving…' : 'Change consent'}</button>
+        {saved && <span role="status" className="ok"> Saved.</span>}
+      </form>
+    </section>
+  );
+}
+
+function Events({ workspaceId, personId }: { workspaceId: string; personId: string }) {
+  const [load, retry] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: 50 } } })),
+    [workspaceId, personId],
+  );
+  return (
+    <section aria-labelledby="events">
+      <h2 id="events">Events</h2>
+      <Loaded load={load} retry={retry} what="events">
+        {(r) =>
+          r.events.length === 0 ? (
+            <Empty title="No events yet.">
+              <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
+            </Empty>
+          ) : (
+            <>
+              <p className="muted">The latest {r.events.length} of {r.total}.</p>
+              <ul className="events">
+                {r.events.map((ev) => (
+                  <li key={ev.id}>
+                    <strong>{ev.type}</strong> <time dateTime={ev.created_at}>{when(ev.created_at)}</time>
+                    {Object.keys(ev.parameters).length > 0 && <pre>{JSON.stringify(ev.parameters, null, 1)}</pre>}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+function Messages({ workspaceId, personId }: { workspaceId: string; personId: string }) {
+  const [offset, setOffset] = useState(0);
+  const [load, retry] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/messages', { params: { path: { workspaceId, personId }, query: { limit: MESSAGES, offset } } })),
+    [workspaceId, personId, offset],
+  );
+  return (
+    <section aria-labelledby="messages">
+      <h2 id="messages">Messages</h2>
+      <Loaded load={load} retry={retry} what="messages">
+        {(r) =>
+          r.messages.length === 0 ? (
+            <Empty title="No messages sent to this person yet.">
+              <p>Messages appear here when a campaign or <code>POST /api/v1/workspaces/{'{id}'}/push/send</code> sends to them.</p>
+            </Empty>
+          ) : (
+            <>
+              <TableBox label="Messages">
+                <table>
+                  <caption className="sr-only">Messages, newest first</caption>
+                  <thead>
+                    <tr><th scope="col">Created</th><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Platform</th><th scope="col">Devices</th></tr>
+                  </thead>
+                  <tbody>
+                    {r.messages.map((m) => (
+                      <tr key={m.message_id}>
+                        <td>{when(m.created_at)}</td>
+                        <td>{m.title ?? '—'}<div className="muted">{m.body}</div></td>
+                        <td>{m.status}{m.skip_reason && <div className="muted">{m.skip_reason.replaceAll('_', ' ')}</div>}{m.error && <div className="error">{m.error}</div>}</td>
+                        <td>{m.platform ?? '—'}</td>
+                        <td>{m.deliveries.map((d) => <div key={d.device_id}><code>{d.device_token}</code> {d.status}</div>)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
+              <Pager offset={offset} limit={MESSAGES} total={r.total} go={setOffset} />
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}

@@ -1,0 +1,109 @@
+// The web dashboard (DECISIONS §14): the files `npm run build` writes to dist/dashboard, read
+// into memory once when the front is made (a few hundred kB), served at /dashboard/ by the
+// front before routing. A request can only name a file that was listed at start, so no path
+// reaches outside that directory. Vite names every file under assets/ by its content hash:
+// those are cached for a year; index.html is revalidated on every load, so a new build is
+// picked up at once. Every answer carries the headers that keep the app from being framed or
+// running injected script.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { HttpResponse } from './uws.js';
+
+const PREFIX = '/dashboard/';
+/** Hashed by content (Vite's `build.assetsDir`). */
+const IMMUTABLE = `${PREFIX}assets/`;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+interface File {
+  type: string;
+  cache: string;
+  body: Buffer;
+  /** Present when gzip makes it smaller. */
+  gzipped?: Buffer;
+}
+
+function readTree(root: string): Map<string, File> {
+  const files = new Map<string, File>();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        walk(path);
+        continue;
+      }
+      const url = PREFIX + relative(root, path).split(sep).join('/');
+      const body = readFileSync(path);
+      const gzipped = gzipSync(body);
+      files.set(url, {
+        type: TYPES[extname(path)] ?? 'application/octet-stream',
+        cache: url.startsWith(IMMUTABLE) ? 'public, max-age=31536000, immutable' : 'no-cache',
+        body,
+        ...(gzipped.length < body.length ? { gzipped } : {}),
+      });
+    }
+  };
+  if (existsSync(root)) walk(root);
+  return files;
+}
+
+/**
+ * The dashboard's request handler: answers GET and HEAD of `/`, `/dashboard` and anything
+ * under `/dashboard/`, and returns true; returns false (nothing written) for any other request.
+ */
+export function createDashboard(root = new URL('../../dashboard/', import.meta.url).pathname) {
+  const files = readTree(root);
+  const index = files.get(`${PREFIX}index.html`);
+
+  function send(res: HttpResponse, head: boolean, status: string, headers: Record<string, string>, body: Buffer | string): void {
+    res.writeStatus(status);
+    for (const h in SECURITY_HEADERS) res.writeHeader(h, SECURITY_HEADERS[h]!);
+    for (const h in headers) res.writeHeader(h, headers[h]!);
+    if (head) res.endWithoutBody(Buffer.byteLength(body));
+    else res.end(body);
+  }
+
+  return function serveDashboard(res: HttpResponse, method: string, url: string, acceptEncoding: string): boolean {
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    const head = method === 'HEAD';
+    if (url === '/' || url === '/dashboard') {
+      send(res, head, '302 Found', { Location: PREFIX, 'Cache-Control': 'no-cache' }, '');
+      return true;
+    }
+    if (!url.startsWith(PREFIX)) return false;
+    // An unknown path is a page of the app (client-side routing), except under assets/, where
+    // the browser wants a script or a style sheet and HTML would only hide the missing file.
+    const file = files.get(url) ?? (url.startsWith(IMMUTABLE) ? undefined : index);
+    if (!file) {
+      const missing = index ? 'Not found' : 'The dashboard is not built: run `npm run build`.';
+      send(res, head, '404 Not Found', { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache' }, missing);
+      return true;
+    }
+    const gzip = file.gzipped !== undefined && /\bgzip\b/.test(acceptEncoding);
+    send(
+      res,
+      head,
+      '200 OK',
+      { 'Content-Type': file.type, 'Cache-Control': file.cache, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
+      gzip ? file.gzipped! : file.body,
+    );
+    return true;
+  };
+}
