@@ -9,13 +9,13 @@
 // machine, and the scenario measures the fan-out, not ingestion. Everything else (workspace,
 // key, push credentials, campaign, activation) goes through Herald's HTTP interface.
 import { parseArgs } from 'node:util';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
-import { call, databaseUrl, FakeProviders, killAllNow, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, guardRun, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { BENCH_LIMITS, optionChecks } from './cli.js';
@@ -127,27 +127,9 @@ export async function fanout(argv: string[]): Promise<number> {
   const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)}s] ${msg}\n`);
   let herald: HeraldProc | undefined;
   let fakes: FakeProviders | undefined;
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
-  const caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
-  let cleanedUp = false;
-  const cleanup = async () => {
-    if (cleanedUp) return;
-    cleanedUp = true;
-    if (herald) await stopChild(herald.child, 30_000).catch(() => {});
-    killAllNow();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(caDir, { recursive: true, force: true });
-  };
-  const onSignal = (sig: NodeJS.Signals) => {
-    log(`${sig}: stopping what this run started`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const watchdog = setTimeout(() => {
-    log('run exceeded its budget; stopping');
-    void cleanup().finally(() => process.exit(124));
-  }, opt.timeoutMs + opt.sendInMs + 1_800_000);
+  const { dataDir, caDir, cleanup } = guardRun(opt.timeoutMs + opt.sendInMs + 1_800_000, log, async () => {
+    if (herald) await stopChild(herald.child, 30_000);
+  });
 
   try {
     fakes = await FakeProviders.start();
@@ -304,7 +286,6 @@ export async function fanout(argv: string[]): Promise<number> {
     if (herald && herald.child.exitCode !== null) log(herald.output());
     return 1;
   } finally {
-    clearTimeout(watchdog);
     await cleanup();
   }
 }

@@ -12,12 +12,12 @@
 import { parseArgs } from 'node:util';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { makeTlsCert } from '../test/fakes/tls.js';
-import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, guardRun, LoadGenerator, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
 import { insertAudience } from './fanout.js';
 import { LatencyHistogram } from './stats.js';
@@ -158,29 +158,11 @@ export async function isolation(argv: string[]): Promise<number> {
   let herald: HeraldProc | undefined;
   let load: LoadGenerator | undefined;
   let hostileEndpoint: Awaited<ReturnType<typeof hostileTokenEndpoint>> | undefined;
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
-  const caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
-  let cleanedUp = false;
-  const cleanup = async () => {
-    if (cleanedUp) return;
-    cleanedUp = true;
+  const { dataDir, caDir, cleanup } = guardRun(opt.durationMs + PUSH_GIVE_UP_MS + 1_800_000, log, async () => {
     hostileEndpoint?.close();
     await load?.close().catch(() => {});
-    if (herald) await stopChild(herald.child, 30_000).catch(() => {});
-    killAllNow();
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(caDir, { recursive: true, force: true });
-  };
-  const onSignal = (sig: NodeJS.Signals) => {
-    log(`${sig}: stopping what this run started`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const watchdog = setTimeout(() => {
-    log('run exceeded its budget; stopping');
-    void cleanup().finally(() => process.exit(124));
-  }, opt.durationMs + PUSH_GIVE_UP_MS + 1_800_000);
+    if (herald) await stopChild(herald.child, 30_000);
+  });
 
   try {
     const fakes = await FakeProviders.start();
@@ -314,7 +296,6 @@ export async function isolation(argv: string[]): Promise<number> {
     if (herald && herald.child.exitCode !== null) log(herald.output());
     return 1;
   } finally {
-    clearTimeout(watchdog);
     await cleanup();
   }
 }

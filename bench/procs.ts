@@ -1,7 +1,8 @@
 // The processes a bench run starts (Herald, the floor, the load generator, the push scenarios'
 // fake providers and push floor), how it talks to them, and how it makes sure none outlives it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { shardOf } from '../src/util/shard.js';
@@ -32,6 +33,37 @@ export function killAllNow(): void {
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves with the time it took to exit (ms). */
+/**
+ * A run's temporary data and CA dirs, removed with everything the run started on every way out:
+ * the caller's `finally` (cleanup()), SIGINT/SIGTERM (exit 130), or the watchdog past `budgetMs`
+ * (exit 124). `stop` stops what the caller started besides the child processes.
+ */
+export function guardRun(budgetMs: number, log: (msg: string) => void, stop: () => Promise<void>): { dataDir: string; caDir: string; cleanup: () => Promise<void> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
+  let cleanedUp = false;
+  const cleanup = async () => {
+    if (cleanedUp) return;
+    cleanedUp = true;
+    clearTimeout(watchdog);
+    await stop().catch(() => {});
+    killAllNow();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(caDir, { recursive: true, force: true });
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    log(`${sig}: stopping what this run started`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const watchdog = setTimeout(() => {
+    log('run exceeded its budget; stopping');
+    void cleanup().finally(() => process.exit(124));
+  }, budgetMs);
+  return { dataDir, caDir, cleanup };
+}
+
 export async function stopChild(child: ChildProcess, graceMs: number): Promise<{ ms: number; code: number | null; signal: string | null; forced: boolean }> {
   const t0 = Date.now();
   if (child.exitCode !== null || child.signalCode !== null) return { ms: 0, code: child.exitCode, signal: child.signalCode, forced: false };
