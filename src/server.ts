@@ -17,7 +17,7 @@ import { clickHouseAnalytics } from './analytics/clickhouse.js';
 import { SharedBuckets } from './ratelimit/shared.js';
 import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
 import { createFront } from './http/front.js';
-import { json, unavailable, type Reply } from './handlers/reply.js';
+import { errorReply, json, type Reply } from './handlers/reply.js';
 import { ROUTES, errorShapeOf } from './routes.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
@@ -85,7 +85,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     store: store.link,
     secretsKey: secrets.key,
     requestTimeoutMs: cfg.requestTimeoutMs,
-    unavailable: (why, route) => unavailable(errorShapeOf(routes.get(route)!), `Service unavailable: ${why}`),
+    unavailable: (why, route) => errorReply(errorShapeOf(routes.get(route)!), 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`),
   });
   await actors.start();
 

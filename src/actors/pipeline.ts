@@ -6,17 +6,16 @@
 import { isUtf8 } from 'node:buffer';
 import { memberRole } from '../store/workspaces.js';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
-import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
+import { errorReply, forbidden, invalidRequest, rateLimited, toReply, type Reply } from '../handlers/reply.js';
 import type { Ctx, Handler } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, Unavailable } from '../domain/errors.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
-import { LogUnavailable } from '../eventlog/event-log.js';
 import type { ValidateFunction } from 'ajv';
 
 interface Validators {
@@ -128,8 +127,8 @@ export function createPipeline(
       }
       throw new Error(`no step answered ${route.id}`);
     } catch (err) {
+      if (err instanceof Unavailable) logger.warn('request refused: a part Herald depends on is unavailable', { route: route.id, err: err.message, cause: String(err.cause) });
       if (err instanceof DomainError) return toReply(shape, err);
-      if (err instanceof LogUnavailable) return unavailable(shape, 'The event log is unavailable; nothing was recorded. Retry shortly.');
       logger.error('handler failed', { route: route.id, err });
       return errorReply(shape, 'INTERNAL_ERROR', 'Internal error');
     }

@@ -2,7 +2,7 @@
 // stores. With NATS_URL, a NATS KV bucket every replica shares (`<prefix>-trigger-claims`,
 // entries kept 24 h, claims made with the atomic create and compare-and-set of KV); on the
 // embedded default, the `trigger_claims` table (store/trigger-claims.ts). Whatever a store
-// fails with becomes ClaimStoreUnavailable here, which the trigger answers 503 (nothing sent).
+// fails with becomes ClaimStoreUnavailable here, a 503 of the error catalog (nothing sent).
 import { randomUUID } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
@@ -11,6 +11,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Db } from '../store/db.js';
 import { claimTrigger, completeTrigger, purgeTriggerClaims, releaseTrigger, type ClaimScope, type TriggerClaim, type TriggerOutcome } from '../store/trigger-claims.js';
 import { IDEMPOTENCY_TTL_MS } from '../domain/webhook-trigger.js';
+import { Unavailable } from '../domain/errors.js';
 import { logger } from '../logger.js';
 
 export type { TriggerClaim, TriggerOutcome };
@@ -32,17 +33,22 @@ export interface TriggerClaims {
   claim(scope: ClaimScope, fresh: TriggerClaim): Promise<{ held: HeldClaim } | { found: TriggerClaim }>;
 }
 
-export class ClaimStoreUnavailable extends Error {}
+/** The claim store failed (`cause`) or kept changing under the request: 503, nothing sent, the key still free. */
+class ClaimStoreUnavailable extends Unavailable {
+  constructor(cause: unknown) {
+    super('The idempotency store is unavailable; nothing was sent. Retry shortly with the same Idempotency-Key.', cause);
+  }
+}
 
 /** Tries at most this often when a claim vanishes (released) between the attempt and the read. */
 const ATTEMPTS = 3;
 
 /** Runs a claim store operation; any failure is the store being unavailable. */
-async function guarded<T>(what: string, op: () => Promise<T>): Promise<T> {
+async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
-    throw new ClaimStoreUnavailable(`idempotency claim store: ${what} failed: ${(err as Error).message}`, { cause: err });
+    throw new ClaimStoreUnavailable(err);
   }
 }
 
@@ -62,17 +68,17 @@ export function pgTriggerClaims(db: Db, staleMs: number): TriggerClaims {
       }
       for (let attempt = 1; ; attempt++) {
         const token = randomUUID();
-        const r = await guarded('claim', () => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
+        const r = await guarded(() => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
         if (r && 'found' in r) return r;
         if (r) {
           const held: HeldClaim = {
             claim: r.claimed,
-            complete: (outcome) => guarded('complete', () => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
-            release: () => guarded('release', () => releaseTrigger(db, scope, token)),
+            complete: (outcome) => guarded(() => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
+            release: () => guarded(() => releaseTrigger(db, scope, token)),
           };
           return { held };
         }
-        if (attempt >= ATTEMPTS) throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
+        if (attempt >= ATTEMPTS) throw new ClaimStoreUnavailable(new Error('idempotency claim store: the claim kept changing under the request'));
       }
     },
   };
@@ -122,10 +128,10 @@ export async function natsTriggerClaims(nc: NatsConnection, prefix: string, stal
       claim,
       // Compare-and-set on the revision this request wrote: a claim taken over since is left alone.
       complete: async (outcome) => {
-        await guarded('complete', () => kv.update(key, JSON.stringify(stored({ ...claim, outcome }, Date.now())), revision));
+        await guarded(() => kv.update(key, JSON.stringify(stored({ ...claim, outcome }, Date.now())), revision));
       },
       release: async () => {
-        await guarded('release', () => kv.delete(key, { previousSeq: revision }));
+        await guarded(() => kv.delete(key, { previousSeq: revision }));
       },
     },
   });
@@ -135,24 +141,24 @@ export async function natsTriggerClaims(nc: NatsConnection, prefix: string, stal
       const key = kvKey(scope);
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
         // `create` succeeds only where the key has no live value (never written, deleted or aged out).
-        const created = await guarded('claim', () => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch((err: ClaimStoreUnavailable) => {
+        const created = await guarded(() => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch((err: ClaimStoreUnavailable) => {
           if (lostRace(err.cause)) return null;
           throw err;
         });
         if (created !== null) return hold(key, fresh, created);
-        const entry: KvEntry | null = await guarded('read', () => kv.get(key));
+        const entry: KvEntry | null = await guarded(() => kv.get(key));
         if (!entry || entry.operation !== 'PUT') continue;
         const found = entry.json<Stored>();
         const abandoned = found.people_queued === undefined && found.fingerprint === fresh.fingerprint && Date.now() - found.claimed_at > staleMs;
         if (!abandoned) return { found: claimOf(found) };
         const taken = claimOf(found);
-        const revision = await guarded('take over', () => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch((err: ClaimStoreUnavailable) => {
+        const revision = await guarded(() => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch((err: ClaimStoreUnavailable) => {
           if (lostRace(err.cause)) return null;
           throw err;
         });
         if (revision !== null) return hold(key, taken, revision);
       }
-      throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
+      throw new ClaimStoreUnavailable(new Error('idempotency claim store: the claim kept changing under the request'));
     },
   };
 }
