@@ -12,6 +12,7 @@ import type { Db } from '../store/db.js';
 import { claimTrigger, completeTrigger, purgeTriggerClaims, releaseTrigger, type ClaimScope, type TriggerClaim, type TriggerOutcome } from '../store/trigger-claims.js';
 import { IDEMPOTENCY_TTL_MS } from '../domain/webhook-trigger.js';
 import { Unavailable } from '../domain/errors.js';
+import { retry } from '../util/backoff.js';
 import { logger } from '../logger.js';
 
 export type { TriggerClaim, TriggerOutcome };
@@ -40,8 +41,15 @@ class ClaimStoreUnavailable extends Unavailable {
   }
 }
 
-/** Tries at most this often when a claim vanishes (released) between the attempt and the read. */
-const ATTEMPTS = 3;
+/** The claim vanished (released) or was taken between the attempt and the read: a lost race, tried again. */
+class ClaimChanged extends ClaimStoreUnavailable {
+  constructor() {
+    super(new Error('idempotency claim store: the claim kept changing under the request'));
+  }
+}
+
+/** Tries a claim at most this often while it keeps changing; then that is the 503. */
+const againWhileChanging = { attempts: 3, retryable: (err: unknown) => err instanceof ClaimChanged };
 
 /** Runs a claim store operation; any failure is the store being unavailable. */
 async function guarded<T>(op: () => Promise<T>): Promise<T> {
@@ -66,20 +74,18 @@ export function pgTriggerClaims(db: Db, staleMs: number): TriggerClaims {
         purgedAt = Date.now();
         void purgeTriggerClaims(db).catch((err) => logger.warn('purging expired trigger claims failed', { err: (err as Error).message }));
       }
-      for (let attempt = 1; ; attempt++) {
+      return retry(async () => {
         const token = randomUUID();
         const r = await guarded(() => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
-        if (r && 'found' in r) return r;
-        if (r) {
-          const held: HeldClaim = {
-            claim: r.claimed,
-            complete: (outcome) => guarded(() => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
-            release: () => guarded(() => releaseTrigger(db, scope, token)),
-          };
-          return { held };
-        }
-        if (attempt >= ATTEMPTS) throw new ClaimStoreUnavailable(new Error('idempotency claim store: the claim kept changing under the request'));
-      }
+        if (!r) throw new ClaimChanged();
+        if ('found' in r) return r;
+        const held: HeldClaim = {
+          claim: r.claimed,
+          complete: (outcome) => guarded(() => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
+          release: () => guarded(() => releaseTrigger(db, scope, token)),
+        };
+        return { held };
+      }, againWhileChanging);
     },
   };
 }
@@ -115,9 +121,12 @@ const claimOf = (s: Stored): TriggerClaim => ({
   outcome: s.people_queued === undefined ? null : { peopleQueued: s.people_queued, audienceTruncated: s.audience_truncated === true },
 });
 
-/** A write refused because the key's revision is not the one given (another claim won). */
-const lostRace = (err: unknown) =>
-  err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+/** A create or compare-and-set another request won: null (the claim is read again); any other failure stands. */
+function nullOnLostRace(err: ClaimStoreUnavailable): null {
+  const cause = err.cause;
+  if (cause instanceof JetStreamApiError && (cause.code === JetStreamApiCodes.StreamWrongLastSequence || cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)) return null;
+  throw err;
+}
 
 /** With NATS_URL: the claims in a KV bucket (max_age 24 h). Requests to it give up after 3 s (then 503). */
 export async function natsTriggerClaims(nc: NatsConnection, prefix: string, staleMs: number): Promise<TriggerClaims> {
@@ -139,26 +148,20 @@ export async function natsTriggerClaims(nc: NatsConnection, prefix: string, stal
   return {
     async claim(scope, fresh) {
       const key = kvKey(scope);
-      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      return retry(async () => {
         // `create` succeeds only where the key has no live value (never written, deleted or aged out).
-        const created = await guarded(() => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch((err: ClaimStoreUnavailable) => {
-          if (lostRace(err.cause)) return null;
-          throw err;
-        });
+        const created = await guarded(() => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch(nullOnLostRace);
         if (created !== null) return hold(key, fresh, created);
         const entry: KvEntry | null = await guarded(() => kv.get(key));
-        if (!entry || entry.operation !== 'PUT') continue;
+        if (!entry || entry.operation !== 'PUT') throw new ClaimChanged();
         const found = entry.json<Stored>();
         const abandoned = found.people_queued === undefined && found.fingerprint === fresh.fingerprint && Date.now() - found.claimed_at > staleMs;
         if (!abandoned) return { found: claimOf(found) };
         const taken = claimOf(found);
-        const revision = await guarded(() => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch((err: ClaimStoreUnavailable) => {
-          if (lostRace(err.cause)) return null;
-          throw err;
-        });
-        if (revision !== null) return hold(key, taken, revision);
-      }
-      throw new ClaimStoreUnavailable(new Error('idempotency claim store: the claim kept changing under the request'));
+        const revision = await guarded(() => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch(nullOnLostRace);
+        if (revision === null) throw new ClaimChanged();
+        return hold(key, taken, revision);
+      }, againWhileChanging);
     },
   };
 }
