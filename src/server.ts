@@ -9,13 +9,10 @@ import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSecretsKey, resolveSessionA
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
-import { natsKeyChanges, pgKeyChanges } from './auth/key-changes.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { clickHouseSink, jetStreamSink, type Sink } from './eventlog/event-sink.js';
 import { clickHouseAnalytics } from './analytics/clickhouse.js';
-import { SharedBuckets } from './ratelimit/shared.js';
-import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
+import { backends } from './backends.js';
 import { createFront } from './http/front.js';
 import { errorReply, json, type Reply } from './handlers/reply.js';
 import { ROUTES, errorShapeOf } from './routes.js';
@@ -89,26 +86,13 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   });
   await actors.start();
 
-  // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
-  // the store is the analytics store); else the store itself (no sink: the actors' appends
-  // write the events, workers/actor.ts).
-  const nats = cfg.natsUrl ? await connectNats(cfg.natsUrl, 'herald-front') : null;
-  const names = streamNames(cfg.natsPrefix);
+  // JetStream and NATS KV with NATS_URL, else the store (src/backends.ts).
+  const parts = await backends(cfg, 'herald-front');
   const analytics = cfg.clickhouseUrl ? await clickHouseAnalytics(cfg.clickhouseUrl) : null;
-  if (nats) await ensureEventStream(nats, names, analytics !== null);
-  // The store sink's statements run on connections of their own: behind them, the front's
-  // key lookups and health probes would wait up to a batch's statement.
-  const sinkDb = nats ? store.openPool(cfg.sinkStatements) : null;
-  const sinks: Sink[] = [];
-  if (nats && sinkDb) {
-    sinks.push(jetStreamSink(sinkDb, nats, names, analytics === null, cfg.sinkStatements));
-    if (analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names, cfg.sinkStatements));
-  }
-  for (const s of sinks) s.start();
-
-  const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
+  const sinks = await parts.startSinks(store, analytics);
+  const sharedBuckets = await parts.sharedBuckets(limits);
   const keys = new KeyCache(store.db, cfg.keyCacheSize, cfg.keyCacheTtlMs);
-  const keyChanges = nats ? await natsKeyChanges(nats, cfg.natsPrefix, keys) : await pgKeyChanges(store.db, store.link.url, keys);
+  const keyChanges = await parts.keyChanges(store, keys);
   const usage = new UsageRecorder(store.db);
   usage.start();
   const openapi = JSON.stringify(buildOpenApi());
@@ -124,7 +108,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   const health = async (): Promise<Reply> => {
     const [storeState, logState, analyticsState, deadLetterCount] = await Promise.all([
       probe(store.db.query('SELECT 1')),
-      nats ? probe(nats.flush()) : Promise.resolve('ok'),
+      probe(parts.ping()),
       analytics ? probe(analytics.ping()) : Promise.resolve('ok'),
       deadLetters(),
     ]);
@@ -132,7 +116,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
       store: storeState,
       store_kind: store.kind === 'embedded' ? 'embedded-postgres' : 'postgres',
       log: logState,
-      log_kind: nats ? 'jetstream' : 'store',
+      log_kind: parts.logKind,
       // Analytics being down delays analytics only (its sink catches up), so it is reported
       // but does not make Herald unhealthy.
       analytics: analyticsState,
@@ -182,11 +166,10 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
         const until = Date.now() + cfg.shutdownTimeoutMs;
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
-        await Promise.all(sinks.map((s) => s.stop()));
-        await sinkDb?.close();
+        await sinks.stop();
         await keyChanges.close();
         await sharedBuckets?.close();
-        await nats?.drain();
+        await parts.close();
         await analytics?.close();
         await usage.stop();
         await store.close();
