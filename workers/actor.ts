@@ -8,6 +8,7 @@ import { parseRateLimits } from '../src/ratelimit/limits.js';
 import { createPipeline } from '../src/actors/pipeline.js';
 import { handlers } from '../src/handlers/index.js';
 import { resumeMerges } from '../src/store/merges.js';
+import { memberRole } from '../src/store/workspaces.js';
 import { Buckets } from '../src/ratelimit/buckets.js';
 import { shardOf } from '../src/util/shard.js';
 import { ProviderRegistry } from '../src/delivery/providers.js';
@@ -68,7 +69,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
   const services = { db, events: eventLog, push, providers, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
-  const handle = createPipeline(services, new Buckets(limits, shared), handlers);
+  const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {

@@ -10,7 +10,7 @@ import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
+import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { FieldError } from '../domain/errors.js';
 import { Buckets, type Refusal } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';

@@ -3,7 +3,7 @@
 import { isUniqueViolation, type Queryable } from './db.js';
 import { newId } from '../ids.js';
 import { retry } from '../util/backoff.js';
-import type { KeyType } from '../auth/permissions.js';
+import type { KeyType } from '../domain/principals.js';
 
 export interface KeyRow {
   id: string;
