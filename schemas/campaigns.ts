@@ -1,9 +1,8 @@
 // Request schemas of campaign authoring and message templates (INTERFACE 2.7, 4.7; DECISIONS
 // §6, §10, §11). Only the shape is checked here: trigger_config and audience_config are free
 // objects at creation, and what activation requires of them is src/domain/campaigns.ts.
-import type { SchemaRefusal } from '../src/routes.js';
 import { CAMPAIGN_STATUSES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
-import { nonEmptyString, object, pagination, type Schema } from './common.js';
+import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent } from './push-send.js';
 
 const uuid: Schema = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' };

@@ -2,8 +2,7 @@
 // schema cannot say is checked by handlers/channels.ts: that the keys parse as the keys each
 // provider signs with, that APNs fields omitted are kept from the stored credentials, and where
 // the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
-import type { SchemaRefusal } from '../src/routes.js';
-import { nonEmptyString, object, type Schema } from './common.js';
+import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 
 /** A PEM private key; the text must be the key itself (never a file path). */
 const pemKey = (description: string): Schema => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description });

@@ -1,7 +1,23 @@
 // JSON Schemas are written in the subset OpenAPI 3.0 accepts (`nullable` instead of type
 // arrays, no `const`, no `$id`), so ajv validates with the same objects the OpenAPI
-// document publishes.
+// document publishes. The route table (src/routes.ts) imports the schemas; they import
+// nothing of it: what both need lives here.
+import type { ErrorCode } from '../src/domain/errors.js';
+
 export type Schema = Record<string, unknown>;
+
+/**
+ * How a route words a schema failure: the first rule whose `at` prefixes the failing instance
+ * path (and whose `keyword` matches, if given) applies. With `code`, the failure is answered
+ * as that documented error (e.g. BATCH_TOO_LARGE) in the route's error shape; without, it stays
+ * a schema failure whose detail for that field reads `message`.
+ */
+export interface SchemaRefusal {
+  at: string;
+  keyword?: string;
+  code?: ErrorCode;
+  message?: string;
+}
 
 /** A UUID as Herald stores it (any case); `format: uuid` alone would also pass a `urn:uuid:` prefix, which PostgreSQL refuses. */
 export const uuid: Schema = { type: 'string', format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' };

@@ -1,5 +1,4 @@
-import type { SchemaRefusal } from '../src/routes.js';
-import { object, type Schema } from './common.js';
+import { object, type Schema, type SchemaRefusal } from './common.js';
 
 const text: Schema = { type: 'string', maxLength: 255 };
 

@@ -1,5 +1,4 @@
-import type { SchemaRefusal } from '../src/routes.js';
-import { nonEmptyString, object, pagination, timestamp, type Schema } from './common.js';
+import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
 
 const userId = nonEmptyString(255);
 // '' clears the stored email (INTERFACE 2.2.6), so the empty string is allowed beside an address.

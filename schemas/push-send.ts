@@ -1,7 +1,6 @@
 // Request schemas of the push send routes (INTERFACE 4.5, DECISIONS §3, §10, §11). Which content
 // fields are templates, and how a template error is reported, is src/domain/templates.ts.
-import type { SchemaRefusal } from '../src/routes.js';
-import { nonEmptyString, object, pagination, timestamp, type Schema } from './common.js';
+import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
 
 const text = (maxLength: number, description?: string): Schema => ({ type: 'string', maxLength, ...(description ? { description } : {}) });
 

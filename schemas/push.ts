@@ -1,6 +1,5 @@
-import type { SchemaRefusal } from '../src/routes.js';
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
-import { object, uuid, type Schema } from './common.js';
+import { object, uuid, type Schema, type SchemaRefusal } from './common.js';
 import { deviceToken, notASubscription } from './devices.js';
 
 // ---------------------------------------------------------------------------------------

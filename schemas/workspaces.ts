@@ -1,5 +1,4 @@
-import type { SchemaRefusal } from '../src/routes.js';
-import { nonEmptyString, object, type Schema } from './common.js';
+import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 
 export const workspaceCreate = object({ name: nonEmptyString(255) }, ['name']);
 

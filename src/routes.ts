@@ -3,8 +3,7 @@
 // typed id (a served route without a handler does not compile), and the OpenAPI document is
 // built from it.
 import type { Scope } from './ratelimit/limits.js';
-import type { ErrorCode } from './domain/errors.js';
-import type { Schema } from '../schemas/common.js';
+import type { Schema, SchemaRefusal } from '../schemas/common.js';
 import * as ws from '../schemas/workspaces.js';
 import * as keys from '../schemas/api-keys.js';
 import * as people from '../schemas/people.js';
@@ -22,19 +21,6 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Which error bodies a route answers with (DECISIONS §4). */
 export type ErrorShape = 'key' | 'session' | 'flat';
-
-/**
- * How a route words a schema failure: the first rule whose `at` prefixes the failing instance
- * path (and whose `keyword` matches, if given) applies. With `code`, the failure is answered
- * as that documented error (e.g. BATCH_TOO_LARGE) in the route's error shape; without, it stays
- * a schema failure whose detail for that field reads `message`.
- */
-export interface SchemaRefusal {
-  at: string;
-  keyword?: string;
-  code?: ErrorCode;
-  message?: string;
-}
 
 interface Common {
   method: Method;

@@ -9,15 +9,12 @@ import { ensureDefaultWorkspace, LOCAL_ADMIN, resolveSecretsKey, resolveSessionA
 import { sessionVerifier, signSessionToken } from './auth/sessions.js';
 import { ActorHost } from './actors/host.js';
 import { KeyCache } from './auth/key-cache.js';
-import { natsKeyChanges, pgKeyChanges } from './auth/key-changes.js';
 import { UsageRecorder } from './auth/usage.js';
 import { parseRateLimits } from './ratelimit/limits.js';
-import { clickHouseSink, jetStreamSink, type Sink } from './eventlog/event-sink.js';
 import { clickHouseAnalytics } from './analytics/clickhouse.js';
-import { SharedBuckets } from './ratelimit/shared.js';
-import { connectNats, ensureEventStream, streamNames } from './eventlog/jetstream.js';
+import { backends } from './backends.js';
 import { createFront } from './http/front.js';
-import { json, unavailable, type Reply } from './handlers/reply.js';
+import { errorReply, json, type Reply } from './handlers/reply.js';
 import { ROUTES, errorShapeOf } from './routes.js';
 import { buildOpenApi } from './http/openapi.js';
 import { VERSION } from './version.js';
@@ -77,8 +74,9 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     logger.warn('HERALD_SECRETS_KEY is not set: push credentials are sealed with the key generated in the data dir; every replica sharing DATABASE_URL needs the same key, so set HERALD_SECRETS_KEY on all of them', { dataDir: cfg.dataDir });
   }
 
-  // Before the actors, which connect to it too: NATS not answering at start is one line (exit 2).
-  const nats = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, connectNats(cfg.natsUrl, 'herald-front')) : null;
+  // JetStream and NATS KV with NATS_URL, else the store (src/backends.ts). Before the actors,
+  // which connect to NATS too: NATS not answering at start is one line (exit 2).
+  const parts = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, backends(cfg, 'herald-front')) : await backends(cfg, 'herald-front');
 
   // In the error shape of the request's route (DECISIONS §4), like every other error.
   const routes = new Map(ROUTES.map((r) => [r.id, r]));
@@ -88,29 +86,15 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     store: store.link,
     secretsKey: secrets.key,
     requestTimeoutMs: cfg.requestTimeoutMs,
-    unavailable: (why, route) => unavailable(errorShapeOf(routes.get(route)!), `Service unavailable: ${why}`),
+    unavailable: (why, route) => errorReply(errorShapeOf(routes.get(route)!), 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`),
   });
   await actors.start();
 
-  // The Log: JetStream with NATS_URL, whose sink feeds the store (and, without ClickHouse,
-  // the store is the analytics store); else the store itself (no sink: the actors' appends
-  // write the events, workers/actor.ts).
-  const names = streamNames(cfg.natsPrefix);
   const analytics = cfg.clickhouseUrl ? await reachable('CLICKHOUSE_URL', cfg.clickhouseUrl, clickHouseAnalytics(cfg.clickhouseUrl)) : null;
-  if (nats) await ensureEventStream(nats, names, analytics !== null);
-  // The store sink's statements run on connections of their own: behind them, the front's
-  // key lookups and health probes would wait up to a batch's statement.
-  const sinkDb = nats ? store.openPool(cfg.sinkStatements) : null;
-  const sinks: Sink[] = [];
-  if (nats && sinkDb) {
-    sinks.push(jetStreamSink(sinkDb, nats, names, analytics === null, cfg.sinkStatements));
-    if (analytics) sinks.push(clickHouseSink(analytics, store.db, nats, names, cfg.sinkStatements));
-  }
-  for (const s of sinks) s.start();
-
-  const sharedBuckets = nats ? await SharedBuckets.open(nats, cfg.natsPrefix, limits) : null;
+  const sinks = await parts.startSinks(store, analytics);
+  const sharedBuckets = await parts.sharedBuckets(limits);
   const keys = new KeyCache(store.db, cfg.keyCacheSize, cfg.keyCacheTtlMs);
-  const keyChanges = nats ? await natsKeyChanges(nats, cfg.natsPrefix, keys) : await pgKeyChanges(store.db, store.link.url, keys);
+  const keyChanges = await parts.keyChanges(store, keys);
   const usage = new UsageRecorder(store.db);
   usage.start();
   const openapi = JSON.stringify(buildOpenApi());
@@ -126,7 +110,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   const health = async (): Promise<Reply> => {
     const [storeState, logState, analyticsState, deadLetterCount] = await Promise.all([
       probe(store.db.query('SELECT 1')),
-      nats ? probe(nats.flush()) : Promise.resolve('ok'),
+      probe(parts.ping()),
       analytics ? probe(analytics.ping()) : Promise.resolve('ok'),
       deadLetters(),
     ]);
@@ -134,7 +118,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
       store: storeState,
       store_kind: store.kind === 'embedded' ? 'embedded-postgres' : 'postgres',
       log: logState,
-      log_kind: nats ? 'jetstream' : 'store',
+      log_kind: parts.logKind,
       // Analytics being down delays analytics only (its sink catches up), so it is reported
       // but does not make Herald unhealthy.
       analytics: analyticsState,
@@ -184,11 +168,10 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
         const until = Date.now() + cfg.shutdownTimeoutMs;
         while (front.inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
         await actors.stop(Math.max(0, until - Date.now()));
-        await Promise.all(sinks.map((s) => s.stop()));
-        await sinkDb?.close();
+        await sinks.stop();
         await keyChanges.close();
         await sharedBuckets?.close();
-        await nats?.drain();
+        await parts.close();
         await analytics?.close();
         await usage.stop();
         await store.close();

@@ -4,19 +4,18 @@
 // Nothing reads the body before `parse`, which bounds its depth before JSON.parse runs.
 // Every failure is answered in the route's error shape.
 import { isUtf8 } from 'node:buffer';
-import { memberRole } from '../store/workspaces.js';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
-import { errorReply, forbidden, invalidRequest, rateLimited, toReply, unavailable, type Reply } from '../handlers/reply.js';
+import { errorReply, forbidden, invalidRequest, rateLimited, toReply, type Reply } from '../handlers/reply.js';
 import type { Ctx, Handler } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, Unavailable } from '../domain/errors.js';
+import type { Role } from '../domain/roles.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
 import { isUnstorable, unstorableText } from './storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
-import { LogUnavailable } from '../eventlog/event-log.js';
 import type { ValidateFunction } from 'ajv';
 
 interface Validators {
@@ -40,11 +39,15 @@ const decoder = new TextDecoder();
 /** What every request's context carries from its actor (the rest is the request's own). */
 export type ActorServices = Pick<Ctx, 'db' | 'events' | 'push' | 'providers' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
 
-/** `buckets` holds the workspace budgets of the workspaces this actor owns. */
+/** A user's role in a workspace, null when they are not a member (the actor asks its store). */
+export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;
+
+/** `buckets` holds the workspace budgets of the workspaces this actor owns; `roleOf` answers the membership step. */
 export function createPipeline(
   services: ActorServices,
   buckets: Buckets,
   handlers: Record<HandledRouteId, Handler>,
+  roleOf: RoleOf,
 ): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<RouteId, Route>(ROUTES.map((r) => [r.id, r]));
   const validators = new Map<RouteId, Validators>(
@@ -63,7 +66,7 @@ export function createPipeline(
   /** Session routes on a workspace need the caller to be a member of it (403 otherwise, existence unrevealed). */
   const membership: Step = async ({ req, ctx, shape }) => {
     if (req.principal.kind !== 'session' || req.workspaceId === null) return;
-    ctx.role = isUuid(req.workspaceId) ? await memberRole(services.db, req.workspaceId, req.principal.user.sub) : null;
+    ctx.role = isUuid(req.workspaceId) ? await roleOf(req.workspaceId, req.principal.user.sub) : null;
     return ctx.role ? undefined : forbidden(shape);
   };
 
@@ -128,8 +131,8 @@ export function createPipeline(
       }
       throw new Error(`no step answered ${route.id}`);
     } catch (err) {
+      if (err instanceof Unavailable) logger.warn('request refused: a part Herald depends on is unavailable', { route: route.id, err: err.message, cause: String(err.cause) });
       if (err instanceof DomainError) return toReply(shape, err);
-      if (err instanceof LogUnavailable) return unavailable(shape, 'The event log is unavailable; nothing was recorded. Retry shortly.');
       logger.error('handler failed', { route: route.id, err });
       return errorReply(shape, 'INTERNAL_ERROR', 'Internal error');
     }

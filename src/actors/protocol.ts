@@ -1,6 +1,6 @@
 // Messages between the front (main thread) and the actor threads.
 import type { Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
+import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { RouteId } from '../routes.js';
 import type { StoreLink } from '../store/open.js';
 import type { MetricsJson } from '../metrics/scrape.js';

@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
 import { keyByPrefix } from '../store/api-keys.js';
 import { parseRange } from './ip-allowlist.js';
+import { retry } from '../util/backoff.js';
 
 export interface KeyRecord {
   id: string;
@@ -69,15 +70,12 @@ export class KeyCache {
   }
 
   async fetch(prefix: string): Promise<KeyRecord | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const status: LRUCache.Status<string, KeyRecord> = {};
-      try {
-        return await this.cache.fetch(prefix, { status });
-      } catch (err) {
-        // Invalidated while being read: what was read may predate the change, read again.
-        if (!status.fetchAborted || attempt >= FETCH_ATTEMPTS) throw err;
-      }
-    }
+    let status: LRUCache.Status<string, KeyRecord> = {};
+    return retry(() => this.cache.fetch(prefix, { status: (status = {}) }), {
+      attempts: FETCH_ATTEMPTS,
+      // Invalidated while being read: what was read may predate the change, read again.
+      retryable: () => status.fetchAborted === true,
+    });
   }
 
   invalidate(prefixes: readonly string[]): void {

@@ -2,7 +2,7 @@
 // secret 64 hex. Only the prefix is stored readable; the secret as SHA-256 (it carries 256
 // bits of entropy, so a slow hash buys nothing).
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import type { KeyType } from './permissions.js';
+import type { KeyType } from '../domain/principals.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_RE = /^((?:ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8})\.([0-9a-f]{64})$/;

@@ -1,4 +1,5 @@
 // The permission names of INTERFACE 5.2 and the rules for granting them (5.1, DECISIONS §10).
+import type { KeyType } from '../domain/principals.js';
 
 /** Names that gate at least one key route. */
 export const ROUTE_PERMISSIONS = [
@@ -18,8 +19,6 @@ const WILDCARD = '*';
 export const PUBLIC_KEY_PERMISSIONS = ['events:write', 'devices:register', 'people:identify'] as const;
 
 export const GRANTABLE_PERMISSIONS: readonly string[] = [...ROUTE_PERMISSIONS, WILDCARD, ...INERT_PERMISSIONS];
-
-export type KeyType = 'secret' | 'public';
 
 /** True when `held` opens a route that accepts any of `anyOf`. */
 export function grants(held: readonly string[], anyOf: readonly string[]): boolean {

@@ -1,12 +1,8 @@
 // Dashboard session tokens: JWTs verified with jose, HS256 with a shared secret or OIDC
 // through a JWKS URL (DECISIONS §2). The user is `sub`; `exp` is required.
 import { SignJWT, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { SessionUser } from '../domain/principals.js';
 
-export interface SessionUser {
-  sub: string;
-  email?: string;
-  name?: string;
-}
 
 export type SessionVerifier = (token: string) => Promise<SessionUser | null>;
 

@@ -15,6 +15,7 @@
 //     the workflow due `delay_minutes` from now.
 // A failure is a warning on its event, never an error: the event is already acknowledged.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelays, type Backoff } from '../util/backoff.js';
 import type { Db } from '../store/db.js';
 import { activeEventCampaigns, eventCounts, firstOccurrences, storedEvents, type EventCampaignRow } from '../store/event-triggers.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
@@ -30,6 +31,8 @@ import { enrolPeople } from './enrol.js';
 const REFRESH_MS = 5_000;
 /** How long count conditions wait for the sink to store their event. */
 const COUNT_WAIT_MS = 3_000;
+/** Meanwhile, the store is asked again after 5 ms, doubling up to 200 ms. */
+const STORED_POLL: Backoff = { firstMs: 5, maxMs: 200 };
 
 type WorkspaceIndex = Map<string, EventTrigger[]>;
 
@@ -168,8 +171,9 @@ export class EventTriggers {
   /** The events of `ids` stored (at once on the store's Log; by the JetStream sink), waiting up to COUNT_WAIT_MS for all of them. */
   private async waitStored(ids: string[]): Promise<Set<string>> {
     const deadline = Date.now() + COUNT_WAIT_MS;
-    for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+    for (const pauses = backoffDelays(STORED_POLL); ; ) {
       const stored = await storedEvents(this.db, ids);
+      const pause = pauses.next().value;
       if (stored.size === ids.length || Date.now() + pause > deadline) return stored;
       await sleep(pause);
     }

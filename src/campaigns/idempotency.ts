@@ -2,7 +2,7 @@
 // stores. With NATS_URL, a NATS KV bucket every replica shares (`<prefix>-trigger-claims`,
 // entries kept 24 h, claims made with the atomic create and compare-and-set of KV); on the
 // embedded default, the `trigger_claims` table (store/trigger-claims.ts). Whatever a store
-// fails with becomes ClaimStoreUnavailable here, which the trigger answers 503 (nothing sent).
+// fails with becomes ClaimStoreUnavailable here, a 503 of the error catalog (nothing sent).
 import { randomUUID } from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
@@ -11,6 +11,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Db } from '../store/db.js';
 import { claimTrigger, completeTrigger, purgeTriggerClaims, releaseTrigger, type ClaimScope, type TriggerClaim, type TriggerOutcome } from '../store/trigger-claims.js';
 import { IDEMPOTENCY_TTL_MS } from '../domain/webhook-trigger.js';
+import { Unavailable } from '../domain/errors.js';
+import { retry } from '../util/backoff.js';
 import { logger } from '../logger.js';
 
 export type { TriggerClaim, TriggerOutcome };
@@ -32,17 +34,29 @@ export interface TriggerClaims {
   claim(scope: ClaimScope, fresh: TriggerClaim): Promise<{ held: HeldClaim } | { found: TriggerClaim }>;
 }
 
-export class ClaimStoreUnavailable extends Error {}
+/** The claim store failed (`cause`) or kept changing under the request: 503, nothing sent, the key still free. */
+class ClaimStoreUnavailable extends Unavailable {
+  constructor(cause: unknown) {
+    super('The idempotency store is unavailable; nothing was sent. Retry shortly with the same Idempotency-Key.', cause);
+  }
+}
 
-/** Tries at most this often when a claim vanishes (released) between the attempt and the read. */
-const ATTEMPTS = 3;
+/** The claim vanished (released) or was taken between the attempt and the read: a lost race, tried again. */
+class ClaimChanged extends ClaimStoreUnavailable {
+  constructor() {
+    super(new Error('idempotency claim store: the claim kept changing under the request'));
+  }
+}
+
+/** Tries a claim at most this often while it keeps changing; then that is the 503. */
+const againWhileChanging = { attempts: 3, retryable: (err: unknown) => err instanceof ClaimChanged };
 
 /** Runs a claim store operation; any failure is the store being unavailable. */
-async function guarded<T>(what: string, op: () => Promise<T>): Promise<T> {
+async function guarded<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
-    throw new ClaimStoreUnavailable(`idempotency claim store: ${what} failed: ${(err as Error).message}`, { cause: err });
+    throw new ClaimStoreUnavailable(err);
   }
 }
 
@@ -60,20 +74,18 @@ export function pgTriggerClaims(db: Db, staleMs: number): TriggerClaims {
         purgedAt = Date.now();
         void purgeTriggerClaims(db).catch((err) => logger.warn('purging expired trigger claims failed', { err: (err as Error).message }));
       }
-      for (let attempt = 1; ; attempt++) {
+      return retry(async () => {
         const token = randomUUID();
-        const r = await guarded('claim', () => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
-        if (r && 'found' in r) return r;
-        if (r) {
-          const held: HeldClaim = {
-            claim: r.claimed,
-            complete: (outcome) => guarded('complete', () => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
-            release: () => guarded('release', () => releaseTrigger(db, scope, token)),
-          };
-          return { held };
-        }
-        if (attempt >= ATTEMPTS) throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
-      }
+        const r = await guarded(() => claimTrigger(db, scope, fresh, token, IDEMPOTENCY_TTL_MS, staleMs));
+        if (!r) throw new ClaimChanged();
+        if ('found' in r) return r;
+        const held: HeldClaim = {
+          claim: r.claimed,
+          complete: (outcome) => guarded(() => completeTrigger(db, scope, token, outcome, IDEMPOTENCY_TTL_MS)),
+          release: () => guarded(() => releaseTrigger(db, scope, token)),
+        };
+        return { held };
+      }, againWhileChanging);
     },
   };
 }
@@ -109,9 +121,12 @@ const claimOf = (s: Stored): TriggerClaim => ({
   outcome: s.people_queued === undefined ? null : { peopleQueued: s.people_queued, audienceTruncated: s.audience_truncated === true },
 });
 
-/** A write refused because the key's revision is not the one given (another claim won). */
-const lostRace = (err: unknown) =>
-  err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+/** A create or compare-and-set another request won: null (the claim is read again); any other failure stands. */
+function nullOnLostRace(err: ClaimStoreUnavailable): null {
+  const cause = err.cause;
+  if (cause instanceof JetStreamApiError && (cause.code === JetStreamApiCodes.StreamWrongLastSequence || cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)) return null;
+  throw err;
+}
 
 /** With NATS_URL: the claims in a KV bucket (max_age 24 h). Requests to it give up after 3 s (then 503). */
 export async function natsTriggerClaims(nc: NatsConnection, prefix: string, staleMs: number): Promise<TriggerClaims> {
@@ -122,10 +137,10 @@ export async function natsTriggerClaims(nc: NatsConnection, prefix: string, stal
       claim,
       // Compare-and-set on the revision this request wrote: a claim taken over since is left alone.
       complete: async (outcome) => {
-        await guarded('complete', () => kv.update(key, JSON.stringify(stored({ ...claim, outcome }, Date.now())), revision));
+        await guarded(() => kv.update(key, JSON.stringify(stored({ ...claim, outcome }, Date.now())), revision));
       },
       release: async () => {
-        await guarded('release', () => kv.delete(key, { previousSeq: revision }));
+        await guarded(() => kv.delete(key, { previousSeq: revision }));
       },
     },
   });
@@ -133,26 +148,20 @@ export async function natsTriggerClaims(nc: NatsConnection, prefix: string, stal
   return {
     async claim(scope, fresh) {
       const key = kvKey(scope);
-      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      return retry(async () => {
         // `create` succeeds only where the key has no live value (never written, deleted or aged out).
-        const created = await guarded('claim', () => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch((err: ClaimStoreUnavailable) => {
-          if (lostRace(err.cause)) return null;
-          throw err;
-        });
+        const created = await guarded(() => kv.create(key, JSON.stringify(stored(fresh, Date.now())))).catch(nullOnLostRace);
         if (created !== null) return hold(key, fresh, created);
-        const entry: KvEntry | null = await guarded('read', () => kv.get(key));
-        if (!entry || entry.operation !== 'PUT') continue;
+        const entry: KvEntry | null = await guarded(() => kv.get(key));
+        if (!entry || entry.operation !== 'PUT') throw new ClaimChanged();
         const found = entry.json<Stored>();
         const abandoned = found.people_queued === undefined && found.fingerprint === fresh.fingerprint && Date.now() - found.claimed_at > staleMs;
         if (!abandoned) return { found: claimOf(found) };
         const taken = claimOf(found);
-        const revision = await guarded('take over', () => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch((err: ClaimStoreUnavailable) => {
-          if (lostRace(err.cause)) return null;
-          throw err;
-        });
-        if (revision !== null) return hold(key, taken, revision);
-      }
-      throw new ClaimStoreUnavailable('idempotency claim store: the claim kept changing under the request');
+        const revision = await guarded(() => kv.update(key, JSON.stringify(stored(taken, Date.now())), entry.revision)).catch(nullOnLostRace);
+        if (revision === null) throw new ClaimChanged();
+        return hold(key, taken, revision);
+      }, againWhileChanging);
     },
   };
 }

@@ -32,10 +32,16 @@ export const ERRORS = {
   /** A single push send that no device accepted (DECISIONS §10, §11). */
   PROVIDER_ERROR: 500,
   NOT_IMPLEMENTED: 501,
+  /** A part Herald depends on is down or saturated: nothing was done, retry shortly (ARCHITECTURE rule 4). */
   SERVICE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** Headers a code is always answered with, whichever route's shape renders it. */
+export const ERROR_HEADERS: Partial<Record<ErrorCode, Readonly<Record<string, string>>>> = {
+  SERVICE_UNAVAILABLE: { 'Retry-After': '1' },
+};
 
 /** A field and what is wrong with it, as listed in `details`. */
 export interface FieldError {
@@ -51,6 +57,18 @@ export class DomainError extends Error {
     readonly details?: FieldError[] | Record<string, unknown>,
   ) {
     super(message);
+  }
+}
+
+/**
+ * An infrastructure outage (the Log, the idempotency claim store, a saturated pool): answered
+ * 503 with Retry-After by the one mapper. `message` is what the client reads; what the part
+ * failed with is `cause`, logged and never shown (it may name internal hosts).
+ */
+export class Unavailable extends DomainError {
+  constructor(message: string, cause?: unknown) {
+    super('SERVICE_UNAVAILABLE', message);
+    this.cause = cause;
   }
 }
 

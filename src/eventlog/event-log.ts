@@ -9,7 +9,7 @@ import { personIds } from '../store/person-cache.js';
 import { applyEvents, type PersonOfRecord } from './apply-events.js';
 import type { EventRecord } from '../domain/events.js';
 import { newId } from '../ids.js';
-import { InvalidInput, type DomainError } from '../domain/errors.js';
+import { InvalidInput, Unavailable, type DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';
 import { isolatePoison } from './poison.js';
@@ -37,7 +37,12 @@ export interface Log {
   close(): Promise<void>;
 }
 
-export class LogUnavailable extends Error {}
+/** The Log could not make an append durable (an outage): 503, nothing recorded. `cause`: what it failed with. */
+export class LogUnavailable extends Unavailable {
+  constructor(cause: unknown) {
+    super('The event log is unavailable; nothing was recorded. Retry shortly.', cause);
+  }
+}
 
 /**
  * A record as appended: person_id null when the person is not known yet (the store's Log
@@ -128,7 +133,7 @@ export class GroupCommitLog implements Log {
         else {
           logger.warn('log append failed', { err });
           countLogFailures('unavailable', batch.length);
-          for (const p of batch) p.done(new LogUnavailable((err as Error).message));
+          for (const p of batch) p.done(new LogUnavailable(err));
         }
       }
     }, opts.maxInFlight ?? 1, lanes);
@@ -163,7 +168,7 @@ export class GroupCommitLog implements Log {
     } catch (err) {
       // An outage while writing the halves: what was written is acknowledged, the rest is not.
       logger.warn('log append failed', { err });
-      for (const p of batch) if (!settled.has(p)) p.done(new LogUnavailable((err as Error).message));
+      for (const p of batch) if (!settled.has(p)) p.done(new LogUnavailable(err));
     }
   }
 

@@ -19,6 +19,7 @@ import { recordDeadLetters, type DeadLetter, type DeadLetterSink } from '../stor
 import { isolatePoison } from './poison.js';
 import { groupBy } from '../util/group-by.js';
 import { shardOf } from '../util/shard.js';
+import { retry, type Backoff } from '../util/backoff.js';
 import { countDeadLetters, countSinkBatch, sinkCaughtUp } from '../metrics/index.js';
 
 const NOT_A_LIST = new Error('not an array of event records');
@@ -44,40 +45,38 @@ export interface Sink {
 const FULL_BATCH_EVENTS = 500;
 const FETCH_EXPIRES_MS = 1000;
 const SMALL_BATCH_PAUSE_MS = 10;
-const MAX_BACKOFF_MS = 5000;
+/** An outage: tried again after 50 ms, doubling up to 5 s, until the store answers. */
+const OUTAGE_BACKOFF: Backoff = { firstMs: 50, maxMs: 5000 };
 
 /**
  * Runs `step` (which returns how many events it moved) until stopped. `step` waits for work
  * itself (a long poll of its consumer), so an idle Herald costs nothing.
  */
 function sinkLoop(name: string, step: () => Promise<number>): Sink {
-  let stopped = false;
   let running: Promise<void> | undefined;
   // Stopping ends a backoff wait at once.
-  let stopNow!: () => void;
-  const stopping = new Promise<void>((r) => (stopNow = r));
+  const stopping = new AbortController();
   const loop = async () => {
-    let backoff = 50;
-    while (!stopped) {
-      try {
-        const moved = await step();
-        backoff = 50;
-        // A small batch: let more gather before the next statement (each has a fixed cost
-        // that would otherwise delay the requests' own writes to the store).
-        if (moved > 0 && moved < FULL_BATCH_EVENTS) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
-      } catch (err) {
-        // Nothing was taken off the log: retry with backoff until the store answers.
-        logger.warn(`${name} failed; retrying`, { err, retryMs: backoff });
-        await Promise.race([new Promise((r) => setTimeout(r, backoff)), stopping]);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      }
+    while (!stopping.signal.aborted) {
+      // A failure took nothing off the log: the same step is tried again, the backoff starting
+      // afresh after each success.
+      const moved = await retry(step, {
+        backoff: OUTAGE_BACKOFF,
+        onRetry: (err, retryMs) => logger.warn(`${name} failed; retrying`, { err, retryMs }),
+        signal: stopping.signal,
+      }).catch((err: unknown) => {
+        if (stopping.signal.aborted) return 0;
+        throw err;
+      });
+      // A small batch: let more gather before the next statement (each has a fixed cost
+      // that would otherwise delay the requests' own writes to the store).
+      if (moved > 0 && moved < FULL_BATCH_EVENTS) await new Promise((r) => setTimeout(r, SMALL_BATCH_PAUSE_MS));
     }
   };
   return {
     start: () => void (running = loop()),
     async stop() {
-      stopped = true;
-      stopNow();
+      stopping.abort();
       await running;
     },
   };

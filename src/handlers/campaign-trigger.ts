@@ -4,13 +4,13 @@
 // claimed, so a refused request never consumes it; then the audience is enrolled (the run of
 // src/campaigns/webhook.ts) and the claim completed, before the 202.
 import type { Handler, Handlers } from './context.js';
-import { json, unavailable, type Reply } from './reply.js';
+import { json, type Reply } from './reply.js';
 import { DomainError } from '../domain/errors.js';
 import { checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from '../domain/webhook-trigger.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findCampaign } from '../store/campaigns.js';
-import { ClaimStoreUnavailable, type HeldClaim, type TriggerClaim, type TriggerOutcome } from '../campaigns/idempotency.js';
+import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/idempotency.js';
 import { runWebhookTrigger } from '../campaigns/webhook.js';
 import { logger } from '../logger.js';
 
@@ -42,8 +42,6 @@ function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutco
   });
 }
 
-const CLAIM_STORE_DOWN = 'The idempotency store is unavailable; nothing was sent. Retry shortly with the same Idempotency-Key.';
-
 const trigger: Handler = async (ctx) => {
   const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
   const body = ctx.body as TriggerBody;
@@ -58,14 +56,8 @@ const trigger: Handler = async (ctx) => {
   const fresh: TriggerClaim = { fingerprint: triggerFingerprint(body.trigger_data), triggerId: newId(), triggeredAt: new Date(), outcome: null };
   let held: HeldClaim | null = null;
   if (key !== null) {
-    let claimed;
-    try {
-      claimed = await ctx.triggers.claims.claim({ workspaceId, campaignId, key }, fresh);
-    } catch (err) {
-      if (!(err instanceof ClaimStoreUnavailable)) throw err;
-      logger.warn('trigger refused: the idempotency claim store is unavailable', { err: err.message });
-      return unavailable('flat', CLAIM_STORE_DOWN);
-    }
+    // The claim store down is a ClaimStoreUnavailable: 503, before anything is sent.
+    const claimed = await ctx.triggers.claims.claim({ workspaceId, campaignId, key }, fresh);
     if ('found' in claimed) return accepted(campaignId, claimed.found, replayOf(claimed.found, fresh.fingerprint), key, true);
     held = claimed.held;
   }

@@ -4,24 +4,12 @@ import type { Db } from '../store/db.js';
 import type { Log } from '../eventlog/event-log.js';
 import type { HandledRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
-import type { SessionUser } from '../auth/sessions.js';
+import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
 import type { TriggerClaims } from '../campaigns/idempotency.js';
 import type { EventTriggers } from '../campaigns/event-triggers.js';
-
-export interface KeyPrincipal {
-  kind: 'key';
-  keyId: string;
-  workspaceId: string;
-  permissions: string[];
-}
-
-export interface SessionPrincipal {
-  kind: 'session';
-  user: SessionUser;
-}
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {

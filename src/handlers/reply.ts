@@ -1,7 +1,7 @@
 // What a request is answered with, and the error bodies of DECISIONS §4: which shape depends
 // on the kind of route (`key`, `session`, or the flat `{error}` of the campaign trigger). The
 // front, the actor pipeline and the handlers all answer through these functions.
-import { InvalidInput, ERRORS, type DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { InvalidInput, ERRORS, ERROR_HEADERS, type DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
 import type { Refusal } from '../ratelimit/buckets.js';
 import type { ErrorShape } from '../routes.js';
 
@@ -17,16 +17,14 @@ export function json(status: number, body: unknown, headers?: Record<string, str
   return { status, body: JSON.stringify(body), headers };
 }
 
+/** `code` in the route's shape, with the headers the catalog gives it (Retry-After on a 503). */
 export function errorReply(shape: ErrorShape, code: ErrorCode, message: string, details?: unknown): Reply {
   const status = ERRORS[code];
+  const headers = ERROR_HEADERS[code] && { ...ERROR_HEADERS[code] };
   if (code === 'FORBIDDEN') return forbidden(shape, message);
-  if (shape === 'flat') return json(status, { error: message });
-  if (shape === 'session') return json(status, { success: false, error: { code, message, details: details ?? {} } });
-  return json(status, { success: false, error: message, code, ...(details === undefined ? {} : { details }) });
-}
-
-export function unavailable(shape: ErrorShape, message: string): Reply {
-  return { ...errorReply(shape, 'SERVICE_UNAVAILABLE', message), headers: { 'Retry-After': '1' } };
+  if (shape === 'flat') return json(status, { error: message }, headers);
+  if (shape === 'session') return json(status, { success: false, error: { code, message, details: details ?? {} } }, headers);
+  return json(status, { success: false, error: message, code, ...(details === undefined ? {} : { details }) }, headers);
 }
 
 export function unauthorized(shape: ErrorShape, details: string): Reply {

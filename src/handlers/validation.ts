@@ -1,12 +1,12 @@
 // Request validation with ajv: schemas compiled once per thread. A failure becomes a
-// DomainError, worded by the route's refusal rules (routes.ts `SchemaRefusal`): a documented
+// DomainError, worded by the route's refusal rules (schemas/common.ts `SchemaRefusal`): a documented
 // code such as BATCH_TOO_LARGE, or the generic schema failure naming each field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
 import { isTimeZone } from '../domain/send-policy.js';
 import { parseTimestamp, TIMESTAMP_RULE } from '../domain/time.js';
-import type { SchemaRefusal } from '../routes.js';
+import type { SchemaRefusal } from '../../schemas/common.js';
 import type { Schema } from '../../schemas/common.js';
 
 function ajv(coerceTypes: boolean): Ajv {

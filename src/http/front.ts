@@ -10,8 +10,8 @@ import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { createDashboard } from './dashboard.js';
 import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
-import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, unavailable, type Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, SessionPrincipal } from '../handlers/context.js';
+import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
+import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { FieldError } from '../domain/errors.js';
 import { Buckets, type Refusal } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
@@ -277,7 +277,7 @@ export function createFront(deps: FrontDeps) {
     if (inc.aborted) return CLIENT_GONE;
     // Room at the actors: when the store (or the Log) is slower than what arrives, requests
     // wait there, each holding its body; past the limit they are refused before they grow Herald.
-    if (deps.actors.inFlight >= cfg.maxInFlight) return unavailable(errorShapeOf(route), `Herald has ${cfg.maxInFlight} requests in progress (HERALD_MAX_IN_FLIGHT); nothing was recorded. Retry shortly.`);
+    if (deps.actors.inFlight >= cfg.maxInFlight) return errorReply(errorShapeOf(route), 'SERVICE_UNAVAILABLE', `Herald has ${cfg.maxInFlight} requests in progress (HERALD_MAX_IN_FLIGHT); nothing was recorded. Retry shortly.`);
     const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
     if (reply.invalidateKeys) {
       // This replica stops the old credential at once, the others on receipt of the

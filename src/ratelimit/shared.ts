@@ -10,6 +10,7 @@ import { LRUCache } from 'lru-cache';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Limits, Scope } from './limits.js';
+import { retry } from '../util/backoff.js';
 import { logger } from '../logger.js';
 
 interface State {
@@ -112,21 +113,24 @@ export class SharedBuckets {
   /** Takes `count` tokens from the KV bucket (compare-and-set) and returns what is left. */
   private async add(key: string, scope: Scope, count: number): Promise<State> {
     const { perMinute, burst } = this.limits[scope];
-    for (let attempt = 1; ; attempt++) {
-      const now = Date.now();
-      const entry = await this.kv.get(key);
-      const live = entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<State>() : null;
-      const tokens = live ? refill(live, burst, perMinute / 60_000, now) : burst;
-      // Overdraft (replicas letting requests through between flushes) is carried, up to one burst.
-      const next: State = { tokens: Math.max(-burst, tokens - count), at: now };
-      try {
+    // Only the write is tried again (another thread wrote between the read and it); a failed read is NATS away.
+    let writing = false;
+    return retry(
+      async () => {
+        writing = false;
+        const now = Date.now();
+        const entry = await this.kv.get(key);
+        const live = entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<State>() : null;
+        const tokens = live ? refill(live, burst, perMinute / 60_000, now) : burst;
+        // Overdraft (replicas letting requests through between flushes) is carried, up to one burst.
+        const next: State = { tokens: Math.max(-burst, tokens - count), at: now };
+        writing = true;
         if (entry) await this.kv.update(key, JSON.stringify(next), entry.revision);
         else await this.kv.create(key, JSON.stringify(next));
         return next;
-      } catch (err) {
-        if (attempt >= CAS_ATTEMPTS) throw err;
-      }
-    }
+      },
+      { attempts: CAS_ATTEMPTS, retryable: () => writing },
+    );
   }
 
   async close(): Promise<void> {

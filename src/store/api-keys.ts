@@ -2,7 +2,8 @@
 // A revoked key keeps its row (usage history) with `revoked_at` set.
 import { isUniqueViolation, type Queryable } from './db.js';
 import { newId } from '../ids.js';
-import type { KeyType } from '../auth/permissions.js';
+import { retry } from '../util/backoff.js';
+import type { KeyType } from '../domain/principals.js';
 
 export interface KeyRow {
   id: string;
@@ -35,21 +36,21 @@ export interface NewKey {
   createdBy: string;
 }
 
+/** A prefix collision is drawn again, at most this often in all. */
+const PREFIX_DRAWS = 4;
+
 /** Inserts the key under a fresh prefix from `prefix()` (drawing again on the rare collision). */
 export async function insertKey(q: Queryable, k: NewKey, prefix: () => string): Promise<KeyRow> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const r = await q.query<KeyRow>(
-        `INSERT INTO api_keys (id, workspace_id, key_prefix, secret_hash, name, description, permissions, key_type, environment, expires_at, ip_whitelist, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8, $9, $10::timestamptz, $11::text::jsonb, $12)
-         RETURNING ${COLUMNS}`,
-        [newId(), k.workspaceId, prefix(), k.secretHash, k.name, k.description, JSON.stringify(k.permissions), k.keyType, k.environment, k.expiresAt, JSON.stringify(k.ipWhitelist), k.createdBy],
-      );
-      return r.rows[0]!;
-    } catch (err) {
-      if (!isUniqueViolation(err) || attempt >= 3) throw err;
-    }
-  }
+  const insert = async () => {
+    const r = await q.query<KeyRow>(
+      `INSERT INTO api_keys (id, workspace_id, key_prefix, secret_hash, name, description, permissions, key_type, environment, expires_at, ip_whitelist, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8, $9, $10::timestamptz, $11::text::jsonb, $12)
+       RETURNING ${COLUMNS}`,
+      [newId(), k.workspaceId, prefix(), k.secretHash, k.name, k.description, JSON.stringify(k.permissions), k.keyType, k.environment, k.expiresAt, JSON.stringify(k.ipWhitelist), k.createdBy],
+    );
+    return r.rows[0]!;
+  };
+  return retry(insert, { attempts: PREFIX_DRAWS, retryable: isUniqueViolation });
 }
 
 export async function keysOf(q: Queryable, workspaceId: string): Promise<KeyRow[]> {

@@ -1,0 +1,25 @@
+// Who a request acts for, as the front establishes it, the actor protocol carries it and the
+// handlers read it: an API key (of a workspace, with permissions) or a signed-in user. Here,
+// below all of them, so none takes the type from a floor above its own.
+
+/** A key's kind (INTERFACE 5.1): `sk_` keys are secret, `pk_` keys public. */
+export type KeyType = 'secret' | 'public';
+
+export interface KeyPrincipal {
+  kind: 'key';
+  keyId: string;
+  workspaceId: string;
+  permissions: string[];
+}
+
+/** A dashboard session's user: `sub` names them. */
+export interface SessionUser {
+  sub: string;
+  email?: string;
+  name?: string;
+}
+
+export interface SessionPrincipal {
+  kind: 'session';
+  user: SessionUser;
+}
