@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { NO_LIMITS, type Ws } from '../helpers/assert.js';
 import { eventually, newKey, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
 import { startFakeFcm } from '../fakes/fake-fcm.js';
+import { ownDatabase } from '../helpers/database.js';
 
 t.setTimeout(240_000);
 const fcm = await startFakeFcm();
@@ -21,7 +22,10 @@ t.teardown(() => fcm.close());
 const dir = mkdtempSync(join(tmpdir(), 'herald-fairness-ca-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'ca.pem'), fcm.ca);
+// A database of its own on DATABASE_URL: another file's server would run these campaigns too.
+const DB = await ownDatabase(t);
 const s: TestServer = await startServer({
+  ...DB,
   ...NO_LIMITS,
   HERALD_ACTORS: '1',
   HERALD_SECRETS_KEY: randomBytes(32).toString('hex'),
@@ -34,7 +38,7 @@ t.teardown(async () => {
   fcm.slowMs = 0; // the slow workspace's sends still under way end, so the server stops soon
   await s.stop();
 });
-const sql = new pg.Client({ connectionString: storeUrl(s) });
+const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
 t.teardown(() => sql.end());
 
