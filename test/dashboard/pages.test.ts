@@ -7,6 +7,7 @@
 import t, { type Test } from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { startServer, uniqueUser } from '../helpers/server.js';
+import type { Locator } from 'playwright-core';
 import { checkPage, launch, openPage } from '../helpers/browser.js';
 
 const browser = await launch(t);
@@ -20,6 +21,22 @@ t.teardown(() => context.close());
 
 const h1 = (name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
 const nav = (name: string) => page.getByRole('navigation', { name: 'Workspace pages' }).getByRole('link', { name }).click();
+/**
+ * How many the locator finds once it has settled on `n` (a page renders its list after its
+ * fetch answers, so a count taken at once may see the loading state or the previous list), or
+ * however many it finds after 5 s.
+ */
+async function countOf(locator: Locator, n: number): Promise<number> {
+  const until = Date.now() + 5000;
+  let found = await locator.count();
+  while (found !== n && Date.now() < until) {
+    await page.waitForTimeout(50);
+    found = await locator.count();
+  }
+  return found;
+}
+/** Whether the locator is visible within 5 s (isVisible() answers at once, before a fetch's render). */
+const visible = (locator: Locator): Promise<boolean> => locator.first().waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
 /** What each page was named for its phone-width check, and where it is. */
 const visited: { name: string; url: string }[] = [];
 
@@ -59,7 +76,7 @@ t.test('workspaces: the empty state, creation, the switcher', async (t) => {
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   await page.goto(`${s.base}/dashboard/workspaces`);
   await h1('Workspaces');
-  t.equal(await page.getByRole('row').count(), 3, 'a header and two workspaces');
+  t.equal(await countOf(page.getByRole('row'), 3), 3, 'a header and two workspaces');
   await scan(t, 'workspaces');
 });
 
@@ -86,7 +103,7 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
   t.equal(await page.evaluate(() => navigator.clipboard.readText()), key, 'the copy button copies it');
   await scan(t, 'keys-new');
   await page.getByRole('button', { name: 'Done' }).click();
-  t.equal(await shown.count(), 0, 'gone once dismissed');
+  t.equal(await countOf(shown, 0), 0, 'gone once dismissed');
   const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').nth(1);
   t.match(await row.textContent(), /the billing service.*expires .*2099/, 'its description and expiry');
 
@@ -94,12 +111,12 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
   await page.getByLabel('Name').fill('mobile app');
   await page.getByRole('radio', { name: /Public/ }).check();
   const boxes = page.getByRole('group', { name: 'Permissions' }).getByRole('checkbox');
-  t.equal(await boxes.count(), 3, 'only the public set is offered');
+  t.equal(await countOf(boxes, 3), 3, 'only the public set is offered');
   await page.getByRole('button', { name: 'Create key' }).click();
   await shown.waitFor();
   t.match(await shown.inputValue(), /^pk_live_/, 'a public key');
   await page.getByRole('button', { name: 'Done' }).click();
-  t.ok(await page.getByRole('cell', { name: 'events:write, devices:register, people:identify' }).isVisible(), 'with the public set');
+  t.ok(await visible(page.getByRole('cell', { name: 'events:write, devices:register, people:identify' })), 'with the public set');
 
   // Use the secret key: people, events, a device, a push.
   const api = (method: string, path: string, body: unknown) => s.req(method, path, { token: key, body });
@@ -125,7 +142,7 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
     if (tries === 20) throw new Error('usage never counted');
     await new Promise((r) => setTimeout(r, 500));
   }
-  t.ok(await page.getByRole('img', { name: /Requests per day/ }).isVisible(), 'the chart');
+  t.ok(await visible(page.getByRole('img', { name: /Requests per day/ })), 'the chart');
   await page.getByRole('table', { name: 'Requests by route' }).getByRole('cell', { name: 'POST /track' }).waitFor();
   t.pass('by route');
   await scan(t, 'keys');
@@ -139,15 +156,15 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
   await page.getByRole('button', { name: 'Done' }).click();
   await page.getByRole('button', { name: 'Revoke mobile app' }).click();
   await page.getByRole('button', { name: 'Revoke mobile app' }).waitFor({ state: 'detached' });
-  t.equal(await page.getByRole('table', { name: 'API keys' }).getByRole('row').count(), 2, 'one key left');
-  t.ok(await page.getByRole('button', { name: 'Revoke backend' }).isVisible(), 'the other one');
+  t.equal(await countOf(page.getByRole('table', { name: 'API keys' }).getByRole('row'), 2), 2, 'one key left');
+  t.ok(await visible(page.getByRole('button', { name: 'Revoke backend' })), 'the other one');
 });
 
 t.test('people: counts, paging, search, status filter', async (t) => {
   await nav('People');
   await h1('People');
   await page.getByText('Showing 1–25 of 30').waitFor();
-  t.ok(await page.getByRole('list', { name: 'People by status' }).getByText('30 in all').isVisible(), 'counts');
+  t.ok(await visible(page.getByRole('list', { name: 'People by status' }).getByText('30 in all')), 'counts');
   await scan(t, 'people');
   await page.getByRole('button', { name: 'Next' }).click();
   await page.getByText('Showing 26–30 of 30').waitFor();
@@ -160,7 +177,7 @@ t.test('people: counts, paging, search, status filter', async (t) => {
   await page.keyboard.press('Enter');
   await page.waitForURL(/search=zed/);
   await page.getByRole('link', { name: 'Zed Number 7' }).waitFor();
-  t.equal(await page.getByRole('row').count(), 2, 'one match');
+  t.equal(await countOf(page.getByRole('row'), 2), 2, 'one match');
   await page.getByLabel('Status', { exact: true }).selectOption('unsubscribed');
   await page.getByText('No one matches this search.').waitFor();
   await scan(t, 'people-no-match');
@@ -174,8 +191,8 @@ t.test("a person's page: traits, devices, events, messages, consent", async (t) 
   await page.getByRole('button', { name: 'Search' }).click();
   await page.getByRole('link', { name: 'Zed Number 7' }).click();
   await h1('Zed Number 7');
-  t.ok(await page.getByText('user7@example.com').isVisible(), 'email');
-  t.ok(await page.getByRole('definition').filter({ hasText: /^pro$/ }).isVisible(), 'a custom trait');
+  t.ok(await visible(page.getByText('user7@example.com')), 'email');
+  t.ok(await visible(page.getByRole('definition').filter({ hasText: /^pro$/ })), 'a custom trait');
   await page.getByText('fcm-***cdef active').waitFor();
   t.pass('the device, its token masked');
   await page.getByText('signed_up').waitFor();
@@ -235,7 +252,7 @@ t.test('push channels: set APNs (a refused id at its field) and FCM, never shown
   await nav('Push channels');
   await h1('Push channels');
   await page.getByText('not configured').nth(1).waitFor();
-  t.equal(await page.getByText('not configured').count(), 2, 'neither configured');
+  t.equal(await countOf(page.getByText('not configured'), 2), 2, 'neither configured');
   await scan(t, 'channels-empty');
 
   const apns = page.getByRole('region', { name: 'APNs (iOS)' });
