@@ -21,6 +21,7 @@ import { SendCounters } from '../src/delivery/counters.js';
 import { Scheduler } from '../src/delivery/scheduler.js';
 import { Executor } from '../src/campaigns/executor.js';
 import { Schedules } from '../src/campaigns/schedules.js';
+import { Instance } from '../src/store/leases.js';
 import { EventTriggers } from '../src/campaigns/event-triggers.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
@@ -54,12 +55,14 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   });
   const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders);
   const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
-  const scheduler = new Scheduler(db, push, owns);
+  // Whom this actor's claims name: its lock lets other processes know at once when it is gone.
+  const instance = await Instance.hold(store.url);
+  const scheduler = new Scheduler(db, push, owns, instance);
   scheduler.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const executor = new Executor(db, push, owns);
+  const executor = new Executor(db, push, owns, instance);
   executor.start();
-  const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
+  const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge(), instance);
   schedules.start();
   // A claim in progress longer than the request timeout belongs to a request already answered 503.
   const claims = await parts.triggerClaims(db, cfg.requestTimeoutMs);
@@ -76,6 +79,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
     handle,
     async stop() {
       await Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()]);
+      await instance.close();
       await Promise.all([providers.close(), renders.close()]);
       await eventLog.close();
       await shared?.close();

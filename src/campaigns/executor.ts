@@ -16,20 +16,24 @@
 //   deterministic id, UUIDv5 of (enrolment id, node id), skips included.
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
 //
-// The claim is what makes a send happen once. A claim is refreshed while the executor works on
-// it; after a kill -9 it goes stale (STALE_CLAIM_MS) and the enrolment is claimed again at the
-// same node, which the claim counter shows. A push node claimed a second time is never sent
-// again: the record the engine wrote before the kill stands, and an enrolment without one (its
-// send was with the engine or the provider, which may have it) is recorded `failed` with the
-// interruption as its error. Every page not claimed at the kill is sent as usual. So nobody is
-// messaged twice by Herald, and everybody enrolled ends with one record per push node; at most
-// the pages in flight at the kill are `failed` instead of sent: WORKSPACE_PAGES × PAGE = 1,000
-// of one workspace, PAGES_IN_FLIGHT × PAGE = 2,000 per actor. A page is about the engine's share
-// of one workspace's sends (256 recipients with the providers at once), so those are mostly
-// sends that were with the provider at the kill.
+// The claim is what makes a send happen once. A claim is a lease (store/leases.ts): it names
+// this actor's instance and is refreshed while the executor works on it; after a kill -9 the
+// instance's lock is gone and the next look of any actor, a restarted one's first, releases
+// the claim, and the enrolment is claimed again at the same node, which the claim counter
+// shows. A push node claimed a second time is never sent again: the record the engine wrote
+// before the kill stands, and an enrolment without one (its send was with the engine or the
+// provider, which may have it) is recorded `failed` with the interruption as its error. Every
+// enrolment not claimed at the kill is sent as usual. So nobody is messaged twice by Herald,
+// and everybody enrolled ends with one record per push node.
+//
+// The blast radius is the claims in flight, so they are bounded by what the providers take at
+// once: WORKSPACE_PAGES × PAGE is the engine's share of one workspace (WORKSPACE_SHARE) and
+// PAGES_IN_FLIGHT × PAGE its concurrency for the actor (SEND_CONCURRENCY). At most that many
+// people of a workspace are recorded `failed` by a kill, about those whose send was with the
+// provider; a page is recorded as soon as its own sends end, not with the others.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDue, moveOn, refreshClaims, releaseStale, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
+import { claimDue, moveOn, refreshClaims, releaseLapsed, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
@@ -39,19 +43,20 @@ import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Turns } from '../util/turns.js';
-import type { PushEngine, Recipient } from '../delivery/engine.js';
+import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
+import type { Instance } from '../store/leases.js';
 
-/** Enrolments per claim, and so per engine send. */
-const PAGE = 250;
-/** Pages an actor works on at once… */
-const PAGES_IN_FLIGHT = 8;
-/** …and at most this many of one workspace's (a lone workspace keeps the pace it had alone). */
+/** Pages of one workspace an actor works on at once… */
 const WORKSPACE_PAGES = 4;
+/** …each this many enrolments (one engine send), so a workspace's claims are its provider share… */
+const PAGE = WORKSPACE_SHARE / WORKSPACE_PAGES;
+/** …and the actor's pages its send concurrency. */
+const PAGES_IN_FLIGHT = SEND_CONCURRENCY / PAGE;
 /** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
 const POLL_MS = 500;
 /** Claims in progress are refreshed this often… */
 const HEARTBEAT_MS = 5_000;
-/** …and one not refreshed for this long belongs to a process that stopped. */
+/** …and one not refreshed for this long lapses even though its holder lives (a wedged thread). */
 const STALE_CLAIM_MS = 30_000;
 
 /** Namespace of campaign send ids: UUIDv5 of (enrolment id, node id). */
@@ -79,6 +84,8 @@ export class Executor {
     private readonly engine: PushEngine,
     /** Whether this actor owns the workspace. */
     private readonly owns: (workspaceId: string) => boolean,
+    /** Whom the claims name. */
+    private readonly instance: Pick<Instance, 'id'>,
   ) {}
 
   start(): void {
@@ -134,11 +141,11 @@ export class Executor {
     await Promise.all(this.pages);
   }
 
-  /** The owned workspaces with waiting enrolments join the line; stale claims are released now and then. */
+  /** The owned workspaces with waiting enrolments join the line; lapsed claims are released at the first look and now and then. */
   private async look(): Promise<void> {
     if (Date.now() - this.lastRelease > HEARTBEAT_MS) {
       this.lastRelease = Date.now();
-      await releaseStale(this.db, STALE_CLAIM_MS);
+      await releaseLapsed(this.db, STALE_CLAIM_MS);
     }
     for (const ws of await workspacesWaiting(this.db)) if (this.owns(ws)) this.turns.join(ws);
   }
@@ -150,7 +157,7 @@ export class Executor {
       if (ws === undefined) return;
       let page: ClaimedEnrolment[];
       try {
-        page = await claimDue(this.db, ws, PAGE);
+        page = await claimDue(this.db, ws, PAGE, this.instance.id);
       } catch (err) {
         this.turns.done(ws);
         throw err;
@@ -162,7 +169,7 @@ export class Executor {
       }
       for (const e of page) this.inFlight.add(e.id);
       const running: Promise<void> = this.runPage(ws, page)
-        // Left claimed: the claims go stale and are taken again (see above).
+        // Left claimed: the claims lapse and are taken again (see above).
         .catch((err) => logger.error('campaign executor: a page failed', { workspace: ws, err }))
         .finally(() => {
           for (const e of page) this.inFlight.delete(e.id);
@@ -189,7 +196,7 @@ export class Executor {
         if (campaign.status === 'archived' || campaign.status === 'failed') await stopEnrolments(this.db, enrolments.map((e) => e.id));
         else await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
       } catch (err) {
-        // Left claimed: the claims go stale, and the node claimed again records the sends the engine did not as interrupted.
+        // Left claimed: the claims lapse, and the node claimed again records the sends the engine did not as interrupted.
         logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });
       }
     }

@@ -16,13 +16,13 @@
 //   dates set since).
 //
 // A run walks its audience in keyset pages of ENROL_PAGE, each page's enrolments and the run's
-// progress written in one transaction; a run whose process died (its lease not renewed for
-// STALE_RUN_MS) is taken over and resumes after the last page written. At most
+// progress written in one transaction; a run whose lease lapsed (store/leases.ts: its holder
+// gone, or not renewed for STALE_RUN_MS) is taken over and resumes after the last page written. At most
 // HERALD_SCHEDULE_AUDIENCE_CEILING people per run: the rest is not enrolled and the run
 // records `truncated` (and logs a warning).
 import type { Db } from '../store/db.js';
 import { audiencePages, FIRST_ID } from '../store/audience.js';
-import { dynamicDue, dynamicNext, finishRun, liveSchedules, runProgress, setSystemStatus, startRun, takeOverStale, type LiveSchedule, type RunLease } from '../store/campaign-runs.js';
+import { dynamicDue, dynamicNext, finishRun, liveSchedules, runProgress, setSystemStatus, startRun, takeOverLapsed, type LiveSchedule, type RunLease } from '../store/campaign-runs.js';
 import { findCampaign, type CampaignRow } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { dueScheduledRun, runProblems, templateIdsOf } from '../domain/campaigns.js';
@@ -31,6 +31,7 @@ import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Poller } from '../util/poller.js';
 import { enrolPeople } from './enrol.js';
+import type { Instance } from '../store/leases.js';
 
 /** How often live schedule campaigns are looked at: a run starts at most this late. */
 const POLL_MS = 1_000;
@@ -38,7 +39,7 @@ const POLL_MS = 1_000;
 const SCAN_MS = 60_000;
 /** People enrolled per statement. */
 const ENROL_PAGE = 2_000;
-/** A run still enrolling whose lease was not renewed for this long belongs to a process that stopped. */
+/** A run still enrolling whose lease was not renewed for this long lapses even though its holder lives. */
 const STALE_RUN_MS = 30_000;
 
 export class Schedules {
@@ -54,6 +55,8 @@ export class Schedules {
     private readonly ceiling: number,
     /** Called after each page enrolled, so the executor starts on it at once. */
     private readonly enrolled: () => void,
+    /** Whom the run leases name. */
+    private readonly instance: Pick<Instance, 'id'>,
   ) {}
 
   start(): void {
@@ -67,7 +70,7 @@ export class Schedules {
   }
 
   private async tick(): Promise<void> {
-    for (const lease of await takeOverStale(this.db, STALE_RUN_MS, this.owns)) {
+    for (const lease of await takeOverLapsed(this.db, STALE_RUN_MS, this.owns, this.instance.id)) {
       const campaign = await findCampaign(this.db, lease.workspace_id, lease.campaign_id);
       if (campaign) await this.walk(campaign, lease);
     }
@@ -79,7 +82,7 @@ export class Schedules {
         continue;
       }
       const run = dueScheduledRun(c.trigger_config, c.live_since, now);
-      if (run && (await startRun(this.db, c.workspace_id, c.id, run.key))) {
+      if (run && (await startRun(this.db, c.workspace_id, c.id, run.key, this.instance.id))) {
         await this.walk(c, { campaign_id: c.id, run_key: run.key, workspace_id: c.workspace_id, after_person: null, enrolled: 0 });
       }
     }

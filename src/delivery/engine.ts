@@ -101,9 +101,9 @@ const SKIP_PROSE: Record<SkipReason, string> = {
 };
 
 /** How many recipients are with the providers at once, all of the actor's workspaces together… */
-const SEND_CONCURRENCY = 1024;
+export const SEND_CONCURRENCY = 1024;
 /** …and at most this many of one workspace's (its share: a slow provider holds no more). */
-const WORKSPACE_SHARE = 256;
+export const WORKSPACE_SHARE = 256;
 
 const unixSeconds = (ms: number) => Math.floor(ms / 1000);
 

@@ -1,8 +1,8 @@
 // Scheduled single sends (DECISIONS §11): held in push_messages with status 'scheduled' until
 // due, then claimed ('sending', one claimer whatever the number of actors and replicas) and
 // sent by the actor that owns the workspace, with the skip and policy checks of that moment.
-// A claim is refreshed while its send is under way; one whose process died goes stale and is
-// marked failed, not sent again: the provider may have it.
+// A claim is a lease (store/leases.ts), refreshed while its send is under way; one whose holder
+// is gone (at once) or that went stale is marked failed, not sent again: the provider may have it.
 //
 // Workspaces are served side by side: each poll claims, for every owned workspace with sends
 // due, at most its room under WORKSPACE_SENDS (its sends claimed and not yet recorded count
@@ -17,6 +17,7 @@ import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Poller } from '../util/poller.js';
 import type { PushEngine, Recipient } from './engine.js';
+import type { Instance } from '../store/leases.js';
 
 /** How often due sends are looked for: a scheduled send goes out at most this late. */
 const POLL_MS = 1_000;
@@ -26,7 +27,7 @@ const PAGE = 200;
 const WORKSPACE_SENDS = 50;
 /** Claims under way are refreshed this often… */
 const HEARTBEAT_MS = 10_000;
-/** …and one not refreshed for this long belongs to a process that stopped. */
+/** …and one not refreshed for this long lapses even though its holder lives. */
 const STALE_CLAIM_MS = 120_000;
 
 export class Scheduler {
@@ -42,6 +43,8 @@ export class Scheduler {
     private readonly engine: PushEngine,
     /** Whether this actor owns the workspace. */
     private readonly owns: (workspaceId: string) => boolean,
+    /** Whom the claims name. */
+    private readonly instance: Pick<Instance, 'id'>,
   ) {}
 
   start(): void {
@@ -65,7 +68,7 @@ export class Scheduler {
       .map((workspaceId) => ({ workspaceId, room: WORKSPACE_SENDS - (this.underWay.get(workspaceId) ?? 0) }))
       .filter((x) => x.room > 0);
     if (rooms.length === 0) return;
-    const claimed = await claimScheduled(this.db, rooms, PAGE);
+    const claimed = await claimScheduled(this.db, rooms, PAGE, this.instance.id);
     for (const [workspaceId, messages] of groupBy(claimed, (m) => m.workspace_id)) {
       this.underWay.set(workspaceId, (this.underWay.get(workspaceId) ?? 0) + messages.length);
       for (const m of messages) this.claimed.add(m.id);

@@ -2,6 +2,7 @@
 // insertion is the lease that makes a run start once whatever the number of replicas; the row
 // then records how far the audience walk got, so a run a crash interrupted resumes there.
 import type { Queryable } from './db.js';
+import { lapsed } from './leases.js';
 import type { CampaignRow } from './campaigns.js';
 import { audienceWhere, Params } from './audience.js';
 import type { AudienceConfig } from '../domain/conditions.js';
@@ -30,23 +31,25 @@ export interface RunLease {
 }
 
 /** Starts a run: true for the one caller that inserted it; every other caller, now or later, gets false. */
-export async function startRun(q: Queryable, workspaceId: string, campaignId: string, runKey: string): Promise<boolean> {
-  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state) VALUES ($1, $2, $3, 'enrolling') ON CONFLICT DO NOTHING`, [campaignId, runKey, workspaceId]);
+export async function startRun(q: Queryable, workspaceId: string, campaignId: string, runKey: string, instance: number): Promise<boolean> {
+  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state, claimed_by) VALUES ($1, $2, $3, 'enrolling', $4) ON CONFLICT DO NOTHING`, [
+    campaignId, runKey, workspaceId, instance,
+  ]);
   return r.rowCount === 1;
 }
 
-/** Takes over runs still enrolling whose lease was not refreshed for `staleMs` (their process stopped). */
-export async function takeOverStale(q: Queryable, staleMs: number, owns: (workspaceId: string) => boolean): Promise<RunLease[]> {
+/** Takes over runs still enrolling whose lease lapsed (store/leases.ts: their holder gone, or not refreshed for `staleMs`). */
+export async function takeOverLapsed(q: Queryable, staleMs: number, owns: (workspaceId: string) => boolean, instance: number): Promise<RunLease[]> {
   const stale = await q.query<{ campaign_id: string; run_key: string; workspace_id: string }>(
-    `SELECT campaign_id, run_key, workspace_id FROM campaign_runs WHERE state = 'enrolling' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
+    `SELECT campaign_id, run_key, workspace_id FROM campaign_runs WHERE state = 'enrolling' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
     [staleMs],
   );
   const taken: RunLease[] = [];
   for (const s of stale.rows.filter((x) => owns(x.workspace_id))) {
     const r = await q.query<RunLease>(
-      `UPDATE campaign_runs SET claimed_at = now() WHERE campaign_id = $1 AND run_key = $2 AND state = 'enrolling' AND claimed_at < now() - make_interval(secs => $3::double precision / 1000)
+      `UPDATE campaign_runs SET claimed_by = $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2 AND state = 'enrolling' AND ${lapsed('claimed_by', 'claimed_at', '$3')}
        RETURNING campaign_id, run_key, workspace_id, after_person, enrolled`,
-      [s.campaign_id, s.run_key, staleMs],
+      [s.campaign_id, s.run_key, staleMs, instance],
     );
     taken.push(...r.rows);
   }

@@ -1,8 +1,9 @@
 // Enrolments as the workflow executor moves them (campaigns/executor.ts; migration 8): claimed
-// when due, moved to their next node, delayed, finished or stopped. A claim is a lease:
-// claimed_at is refreshed while the executor works on the enrolment, and a claim left stale
-// (its process died) is released to be claimed again.
+// when due, moved to their next node, delayed, finished or stopped. A claim is a lease
+// (store/leases.ts): it names its holder and claimed_at is refreshed while the executor works on
+// the enrolment; a lapsed claim (its holder gone or its lease stale) is released to be claimed again.
 import type { Queryable } from './db.js';
+import { lapsed } from './leases.js';
 
 /** The statuses whose enrolments wait where they are; the others' are claimed (and stopped when archived or failed). */
 const HELD = `('draft', 'paused')`;
@@ -102,16 +103,16 @@ export async function workspacesWaiting(q: Queryable): Promise<string[]> {
  * the join and sort every waiting enrolment for each claim, an external sort of 110,000 rows to
  * take 250. Without a join, the due index's order is the only cheap way to the first `limit`.
  */
-export async function claimDue(q: Queryable, workspaceId: string, limit: number): Promise<ClaimedEnrolment[]> {
+export async function claimDue(q: Queryable, workspaceId: string, limit: number, instance: number): Promise<ClaimedEnrolment[]> {
   const r = await q.query<ClaimedEnrolment>(
-    `UPDATE campaign_enrolments SET state = 'running', claimed_at = now(), claims = claims + 1
+    `UPDATE campaign_enrolments SET state = 'running', claimed_by = $3, claimed_at = now(), claims = claims + 1
      WHERE id IN (SELECT e.id FROM campaign_enrolments e
                   WHERE e.workspace_id = $1 AND e.state = 'waiting' AND e.due_at <= now()
                     AND (SELECT c.status FROM campaigns c WHERE c.id = e.campaign_id) NOT IN ${HELD}
                   ORDER BY e.due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        AND state = 'waiting'
      RETURNING id, campaign_id, person_id, next_node, context, claims`,
-    [workspaceId, limit],
+    [workspaceId, limit, instance],
   );
   return r.rows;
 }
@@ -121,11 +122,11 @@ export async function refreshClaims(q: Queryable, ids: readonly string[]): Promi
   if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET claimed_at = now() WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
 }
 
-/** Claims not refreshed for `staleMs` (their process died) go back to waiting, due at once. */
-export async function releaseStale(q: Queryable, staleMs: number): Promise<number> {
+/** Lapsed claims (their holder gone, or not refreshed for `staleMs`) go back to waiting, due at once. */
+export async function releaseLapsed(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
-    `UPDATE campaign_enrolments SET state = 'waiting', claimed_at = NULL
-     WHERE state = 'running' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
+    `UPDATE campaign_enrolments SET state = 'waiting', claimed_by = NULL, claimed_at = NULL
+     WHERE state = 'running' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
     [staleMs],
   );
   return r.rowCount;
@@ -138,7 +139,7 @@ export async function releaseStale(q: Queryable, staleMs: number): Promise<numbe
 export async function moveOn(q: Queryable, ids: readonly string[], next: string | null, delayMinutes?: number): Promise<void> {
   if (ids.length === 0) return;
   await q.query(
-    `UPDATE campaign_enrolments SET claimed_at = NULL, claims = 0,
+    `UPDATE campaign_enrolments SET claimed_by = NULL, claimed_at = NULL, claims = 0,
        state = CASE WHEN $2::text IS NULL THEN 'done' ELSE 'waiting' END, next_node = $2,
        due_at = CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision * 60) END
      WHERE id = ANY ($1::uuid[]) AND state = 'running'`,
@@ -148,5 +149,5 @@ export async function moveOn(q: Queryable, ids: readonly string[], next: string 
 
 /** Stops the claimed enrolments (their campaign was archived or failed, or their node is gone from the workflow). */
 export async function stopEnrolments(q: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = 'stopped', claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
+  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = 'stopped', claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
 }

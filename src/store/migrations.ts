@@ -525,6 +525,18 @@ const migrations: { id: number; name: string; sql: string }[] = [
         SELECT id, workspace_id, person_id, external_id, type, parameters, created_at, ingested_at FROM analytics_events;
     `,
   },
+  {
+    id: 100,
+    name: 'claims name their holder: instance numbers (store/leases.ts)',
+    sql: `
+      -- An actor thread holds an instance number for its life and an advisory lock on it; a
+      -- claim whose holder's lock is gone lapses at once, without waiting for its stale time.
+      CREATE SEQUENCE herald_instances AS integer CYCLE;
+      ALTER TABLE campaign_enrolments ADD COLUMN claimed_by integer;
+      ALTER TABLE push_messages ADD COLUMN claimed_by integer;
+      ALTER TABLE campaign_runs ADD COLUMN claimed_by integer;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

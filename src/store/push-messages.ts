@@ -2,6 +2,7 @@
 // the scheduled sends waiting in the same table. Records are written many at a time (a batch
 // send's are one statement each for messages and deliveries).
 import type { Queryable } from './db.js';
+import { lapsed } from './leases.js';
 
 /** Why a send claimed by a process that stopped is failed rather than sent again. */
 const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
@@ -61,7 +62,7 @@ export async function saveRecords(q: Queryable, messages: readonly PushRecord[],
     `WITH m AS (
        INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
        SELECT ${MESSAGE_NAMES.join(', ')} FROM json_to_recordset($1::json) AS x(${MESSAGE_COLUMNS})
-       ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_at = NULL
+       ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_by = NULL, claimed_at = NULL
      )
      INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
      SELECT message_id, device_id, device_token, platform, status, provider_id, error
@@ -127,9 +128,9 @@ export async function workspacesDue(q: Queryable): Promise<string[]> {
  * actor asks (the UPDATE checks the status again on a row another claimed meanwhile), so each is
  * sent once.
  */
-export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId: string; room: number }[], limit: number): Promise<PushRecord[]> {
+export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId: string; room: number }[], limit: number, instance: number): Promise<PushRecord[]> {
   const r = await q.query<PushRecord>(
-    `UPDATE push_messages SET status = 'sending', claimed_at = now()
+    `UPDATE push_messages SET status = 'sending', claimed_by = $4, claimed_at = now()
      WHERE id IN (SELECT id FROM (
                     SELECT m.id, m.scheduled_at, r.room, row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.scheduled_at) AS n
                     FROM push_messages m JOIN unnest($1::uuid[], $2::int[]) AS r(workspace_id, room) ON r.workspace_id = m.workspace_id
@@ -138,7 +139,7 @@ export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId
        AND status = 'scheduled'
      RETURNING id, workspace_id, person_id, external_id, status, platform, provider, provider_id, skip_reason, error, title, body, image_url,
        action_url, custom_data, variables, tags, campaign_id, event_id, scheduled_at, sent_at`,
-    [rooms.map((x) => x.workspaceId), rooms.map((x) => x.room), limit],
+    [rooms.map((x) => x.workspaceId), rooms.map((x) => x.room), limit, instance],
   );
   return r.rows;
 }
@@ -149,13 +150,13 @@ export async function refreshScheduledClaims(q: Queryable, ids: readonly string[
 }
 
 /**
- * Claims not refreshed for `staleMs` (the process that claimed them died): marked failed rather
- * than sent again, since the provider may have had them already.
+ * Lapsed claims (store/leases.ts: the holder gone, or not refreshed for `staleMs`): marked failed
+ * rather than sent again, since the provider may have had them already.
  */
 export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
-    `UPDATE push_messages SET status = 'failed', claimed_at = NULL, error = $2
-     WHERE status = 'sending' AND claimed_at < now() - make_interval(secs => $1::double precision / 1000)`,
+    `UPDATE push_messages SET status = 'failed', claimed_by = NULL, claimed_at = NULL, error = $2
+     WHERE status = 'sending' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
     [staleMs, INTERRUPTED],
   );
   return r.rowCount;

@@ -155,3 +155,41 @@ t.test('a fan-out killed with -9 mid-way resumes after the restart without dupli
   const unreached = failed.rows.filter((r) => !got.has(r.token)).length;
   t.ok(failed.rowCount! <= 1000, `the failures are at most the owning actor's claims in flight at the kill (4 × 250) (${failed.rowCount}; ${unreached} never reached the provider)`);
 });
+
+// The blast radius of a kill (issue 24): only the claims in flight are lost, and they are at
+// most the workspace's share of provider sends (src/delivery/engine.ts WORKSPACE_SHARE), since
+// a workspace's claims are bounded by it; the restarted process takes over the dead one's
+// claims at its first look (the instance lock is gone, store/leases.ts), not after the 30 s
+// stale timeout, so the fan-out settles well within that after the restart.
+t.test('a kill -9 at a quarter of a fan-out fails at most the provider share, and the rest settles before any stale timeout', async (t) => {
+  const own = await ownDatabase(t);
+  const servers = await serversOnOneDir(t, { ...ENV, ...own }, 'fanout-blast');
+  const N = 3000;
+  const SHARE = 256;
+  const ws = await audience(servers.first, N, 'blast-radius-');
+  fcm.slowMs = 1000;
+  t.teardown(() => void (fcm.slowMs = 300));
+  const id = await scheduled(t, servers.first, ws, 2000);
+  await eventually(async () => receivedBy('blast-radius-').size >= N / 4, 30_000);
+  await servers.first.stop('SIGKILL');
+  const atKill = receivedBy('blast-radius-').size;
+
+  const again = await servers.again();
+  const restarted = Date.now();
+  const sql = new pg.Client({ connectionString: storeUrl(again, own) });
+  await sql.connect();
+  t.teardown(() => sql.end());
+  const settled = await eventually(async () => {
+    const r = await sql.query<{ n: number; open: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM push_messages WHERE campaign_id = $1`,
+      [id],
+    );
+    return r.rows[0]!.n === N && r.rows[0]!.open === 0;
+  }, 20_000);
+  t.ok(settled, `everyone has a settled record ${Date.now() - restarted} ms after the restart (less than the 30 s stale timeout)`);
+  const got = receivedBy('blast-radius-');
+  t.same([...got.values()].filter((c) => c > 1), [], `no token reached twice (${atKill} reached at the kill, ${got.size} in the end)`);
+  const d = await stats(again, ws, id);
+  t.ok(d.stats.failed <= SHARE, `failed (${d.stats.failed}) at most the workspace's provider share (${SHARE})`);
+  t.equal(d.stats.sent + d.stats.failed, N, 'everyone else sent');
+});
