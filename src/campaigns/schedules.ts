@@ -69,23 +69,46 @@ export class Schedules {
     await this.poller.stop();
   }
 
+  /**
+   * Walks the runs due (and those taken over) together, a page of each in turn, so campaigns of
+   * several workspaces started at once enrol, and so send, side by side rather than one
+   * audience after another; runs coming due meanwhile join at the next round after POLL_MS.
+   */
   private async tick(): Promise<void> {
+    const walks = await this.dueWalks();
+    let looked = Date.now();
+    while (walks.length > 0 && !this.stopped) {
+      for (const w of [...walks]) {
+        if ((await w.next()).done) walks.splice(walks.indexOf(w), 1);
+        if (this.stopped) return; // resumed from where each run got by the next start
+      }
+      if (Date.now() - looked >= POLL_MS) {
+        looked = Date.now();
+        walks.push(...(await this.dueWalks()));
+      }
+    }
+  }
+
+  /** The walks of the runs this actor takes over or starts now (dynamic schedules are scanned here, not walked). */
+  private async dueWalks(): Promise<AsyncGenerator<void, void>[]> {
+    const walks: AsyncGenerator<void, void>[] = [];
     for (const lease of await takeOverLapsed(this.db, STALE_RUN_MS, this.owns, this.instance.id)) {
       const campaign = await findCampaign(this.db, lease.workspace_id, lease.campaign_id);
-      if (campaign) await this.walk(campaign, lease);
+      if (campaign) walks.push(this.walk(campaign, lease));
     }
     const now = Date.now();
     for (const c of (await liveSchedules(this.db)).filter((x) => this.owns(x.workspace_id))) {
-      if (this.stopped) return;
+      if (this.stopped) break;
       if (c.trigger_type === 'dynamic_schedule') {
         if (now >= (this.nextScan.get(c.id) ?? 0)) await this.scan(c);
         continue;
       }
       const run = dueScheduledRun(c.trigger_config, c.live_since, now);
       if (run && (await startRun(this.db, c.workspace_id, c.id, run.key, this.instance.id))) {
-        await this.walk(c, { campaign_id: c.id, run_key: run.key, workspace_id: c.workspace_id, after_person: null, enrolled: 0 });
+        walks.push(this.walk(c, { campaign_id: c.id, run_key: run.key, workspace_id: c.workspace_id, after_person: null, enrolled: 0 }));
       }
     }
+    return walks;
   }
 
   /** Why the campaign cannot run now, or undefined. */
@@ -95,8 +118,8 @@ export class Schedules {
     return problems.length > 0 ? problems.map((p) => `${p.field} ${p.message}`).join('; ') : undefined;
   }
 
-  /** Enrols a run's audience from where its lease says, then finishes it. */
-  private async walk(c: CampaignRow, lease: RunLease): Promise<void> {
+  /** Enrols a run's audience from where its lease says, a page per step, then finishes it. */
+  private async *walk(c: CampaignRow, lease: RunLease): AsyncGenerator<void, void> {
     const oneOff = c.trigger_type === 'schedule' && typeof c.trigger_config.send_at === 'string';
     const problem = await this.cannotRun(c);
     if (problem !== undefined) {
@@ -116,7 +139,7 @@ export class Schedules {
       walked += page.length;
       after = page[page.length - 1];
       this.enrolled();
-      if (this.stopped) return; // resumed from here by the next start
+      yield;
     }
     let truncated = false;
     if (walked >= this.ceiling) {

@@ -49,10 +49,10 @@ async function audience(srv: TestServer, n: number, prefix: string): Promise<Ws>
   return ws;
 }
 
-async function scheduled(t: Test, srv: TestServer, ws: Ws, inMs: number): Promise<string> {
+async function scheduled(t: Test, srv: TestServer, ws: Ws, inMs: number, at = new Date(Date.now() + inMs)): Promise<string> {
   const r = await srv.req('POST', '/campaigns', {
     ...hdr(ws),
-    body: { name: 'Fan-out', trigger_type: 'schedule', trigger_config: { send_at: new Date(Date.now() + inMs).toISOString() }, workflow_definition: { nodes: [{ id: 'n', type: 'push', title: 'Hello', body: 'everyone' }] } },
+    body: { name: 'Fan-out', trigger_type: 'schedule', trigger_config: { send_at: at.toISOString() }, workflow_definition: { nodes: [{ id: 'n', type: 'push', title: 'Hello', body: 'everyone' }] } },
   });
   t.equal(r.status, 201, r.text);
   const a = await srv.req('PUT', `/campaigns/${r.body.data.campaign.id}`, { ...hdr(ws), body: { status: 'active' } });
@@ -192,4 +192,27 @@ t.test('a kill -9 at a quarter of a fan-out fails at most the provider share, an
   const d = await stats(again, ws, id);
   t.ok(d.stats.failed <= SHARE, `failed (${d.stats.failed}) at most the workspace's provider share (${SHARE})`);
   t.equal(d.stats.sent + d.stats.failed, N, 'everyone else sent');
+});
+
+// Two workspaces fanning out at once on one actor (issue 24): their runs enrol a page each in
+// turn and the executor serves them in turn, so both progress together. Measured on what the
+// fake provider received, in order: the median position of each workspace's sends among all.
+t.test('two workspaces fanning out at once progress side by side', async (t) => {
+  const own = await ownDatabase(t);
+  const srv = await startServer({ ...ENV, ...own, HERALD_ACTORS: '1' });
+  t.teardown(() => srv.stop());
+  const N = 4000;
+  const a = await audience(srv, N, 'fair-a-token-');
+  const b = await audience(srv, N, 'fair-b-token-');
+  const at = new Date(Date.now() + 3000);
+  const ids = [await scheduled(t, srv, a, 0, at), await scheduled(t, srv, b, 0, at)];
+  const done = await eventually(async () => (await stats(srv, a, ids[0]!)).stats.sent === N && (await stats(srv, b, ids[1]!)).stats.sent === N, 120_000);
+  t.ok(done, 'both fan-outs sent everyone');
+  const order = fcm.received.map((r) => r.body.message.token as string).filter((tok) => tok.startsWith('fair-'));
+  const median = (prefix: string) => {
+    const at = order.flatMap((tok, i) => (tok.startsWith(prefix) ? [i] : []));
+    return at[Math.floor(at.length / 2)]!;
+  };
+  const [ma, mb] = [median('fair-a-'), median('fair-b-')];
+  t.ok(Math.max(ma, mb) <= 1.5 * Math.min(ma, mb), `neither's median send is more than 1.5× the other's (positions ${ma} and ${mb} of ${order.length})`);
 });
