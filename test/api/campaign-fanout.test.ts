@@ -197,6 +197,9 @@ t.test('a kill -9 at a quarter of a fan-out fails at most the provider share, an
 // Two workspaces fanning out at once on one actor (issue 24): their runs enrol a page each in
 // turn and the executor serves them in turn, so both progress together. Measured on what the
 // fake provider received, in order: the median position of each workspace's sends among all.
+// The issue's bound is 1.5× at 100,000 each; at 4,000 each (two enrolment pages) one audience
+// enrolled after the other already stays near it (3,344 and 5,000 on the old code), and pages in
+// turn keep the two within a few per cent, so the bound here is 1.25×.
 t.test('two workspaces fanning out at once progress side by side', async (t) => {
   const own = await ownDatabase(t);
   const srv = await startServer({ ...ENV, ...own, HERALD_ACTORS: '1' });
@@ -214,5 +217,5 @@ t.test('two workspaces fanning out at once progress side by side', async (t) => 
     return at[Math.floor(at.length / 2)]!;
   };
   const [ma, mb] = [median('fair-a-'), median('fair-b-')];
-  t.ok(Math.max(ma, mb) <= 1.5 * Math.min(ma, mb), `neither's median send is more than 1.5× the other's (positions ${ma} and ${mb} of ${order.length})`);
+  t.ok(Math.max(ma, mb) <= 1.25 * Math.min(ma, mb), `neither's median send is more than 1.25× the other's (positions ${ma} and ${mb} of ${order.length})`);
 });
