@@ -1,8 +1,10 @@
-// `npm run bench -- --scenario fanout [--people 250000] [--ceiling N] [--send-in 10s]`: a
-// `schedule` campaign with a send_at to N people, each with one android device, against the
-// fake FCM in a process of its own (bench/fake-providers.ts). Reports the time from send_at to
-// the provider's last request, provider requests/s, the campaign's stats, and the RSS max of
-// Herald and of its embedded PostgreSQL (PSS: shared buffers counted once). See bench/README.md.
+// `npm run bench -- --scenario fanout [--people 250000] [--ceiling N] [--send-in 10s] [--provider fakes|sandbox]`:
+// a `schedule` campaign with a send_at to N people, each with one android device, against the
+// fake FCM in a process of its own (bench/fake-providers.ts), or Herald's sandbox provider (the
+// issue 24 figures; then the sends are counted as records `sent`, there being no provider to
+// ask). Reports the time from send_at to the last send, sends/s, the campaign's stats, and the
+// RSS max of Herald and of its embedded PostgreSQL (PSS: shared buffers counted once). See
+// bench/README.md.
 //
 // Setup is not timed. The people and their devices are inserted straight into PostgreSQL in
 // bulk (generate_series): through the API, 250,000 device registrations take minutes on this
@@ -26,6 +28,9 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
   --ceiling N         HERALD_SCHEDULE_AUDIENCE_CEILING of the Herald started (default: 250000,
                       Herald's default; a smaller one truncates the run)
   --send-in 10s       send_at this long after the campaign is activated
+  --provider fakes    fakes: the fake FCM over HTTP/2 TLS in a process of its own, sends counted
+                      as the requests it received; sandbox: Herald's sandbox provider, sends
+                      counted as the campaign's records \`sent\`
   --timeout 600s      give up when the provider has not received everything by then
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads into DIR when it stops
                       (node --cpu-prof; profiling slows Herald down)
@@ -35,6 +40,7 @@ interface FanoutOptions {
   people: number;
   ceiling: number;
   sendInMs: number;
+  provider: 'fakes' | 'sandbox';
   timeoutMs: number;
   cpuProf?: string;
   out: string;
@@ -48,6 +54,7 @@ function options(argv: string[]): FanoutOptions {
       people: { type: 'string', default: '250000' },
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
+      provider: { type: 'string', default: 'fakes' },
       timeout: { type: 'string', default: '600s' },
       'cpu-prof': { type: 'string' },
       out: { type: 'string', default: 'bench/results' },
@@ -59,7 +66,13 @@ function options(argv: string[]): FanoutOptions {
     process.exit(0);
   }
   const { int, dur } = optionChecks(FANOUT_USAGE);
+  const provider = values.provider;
+  if (provider !== 'fakes' && provider !== 'sandbox') {
+    process.stderr.write(`--provider must be fakes or sandbox\n${FANOUT_USAGE}\n`);
+    process.exit(2);
+  }
   return {
+    provider,
     people: int('people', values.people, 1, 5_000_000),
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
     sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
@@ -131,10 +144,23 @@ export async function fanout(argv: string[]): Promise<number> {
     if (herald) await stopChild(herald.child, 30_000);
   });
 
-  try {
+  /** Herald's provider settings: the fakes (started here, trusted through their CA) or the sandbox. */
+  const providerEnv = async (): Promise<Record<string, string>> => {
+    if (opt.provider === 'sandbox') return { HERALD_PUSH_PROVIDER: 'sandbox' };
     fakes = await FakeProviders.start();
     const caFile = join(caDir, 'fake-providers-ca.pem');
     writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
+    return {
+      HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
+      HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
+      NODE_EXTRA_CA_CERTS: caFile,
+      // The fake's token endpoint (the workspace's token_uri) is on this machine (DECISIONS §15).
+      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
+      HERALD_PUSH_PROVIDER: 'live',
+    };
+  };
+
+  try {
     const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
     herald = await startHerald({
       ...process.env,
@@ -144,18 +170,13 @@ export async function fanout(argv: string[]): Promise<number> {
       HERALD_AUTH_SECRET: secret,
       HERALD_RATE_LIMITS: BENCH_LIMITS,
       HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
-      HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
-      HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
-      NODE_EXTRA_CA_CERTS: caFile,
-      // The fake's token endpoint (the workspace's token_uri) is on this machine (DECISIONS §15).
-      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
-      HERALD_PUSH_PROVIDER: 'live',
+      ...(await providerEnv()),
       HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling),
     }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
     const base = herald.base;
-    log(`Herald is up at ${base} (pid ${herald.pid}), fake providers pid ${fakes.child.pid}`);
+    log(`Herald is up at ${base} (pid ${herald.pid}), ${fakes ? `fake providers pid ${fakes.child.pid}` : 'the sandbox provider'}`);
     const [ws] = await setupWorkspaces(base, secret, 1);
-    await setupPushChannels(base, secret, [ws!], fakes.ready);
+    if (fakes) await setupPushChannels(base, secret, [ws!], fakes.ready);
     const url = databaseUrl(dataDir);
     let t = Date.now();
     await insertAudience(url, ws!.id, opt.people);
@@ -180,7 +201,14 @@ export async function fanout(argv: string[]): Promise<number> {
 
     const pgDir = process.env.DATABASE_URL ? null : join(dataDir, 'pg');
     const sampler = new Sampler(herald.pid, pgDir);
-    const before = (await fakes.stats()).fcm.requests;
+    // Sends so far: the fake FCM's requests, or (sandbox) the campaign's records `sent`.
+    const counter = new pg.Client({ connectionString: url });
+    await counter.connect();
+    const sends = async () =>
+      fakes
+        ? (await fakes.stats()).fcm.requests
+        : (await counter.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sent'`, [ws!.id, campaignId])).rows[0]!.n;
+    const before = await sends();
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
     sampler.mark('start');
@@ -196,7 +224,7 @@ export async function fanout(argv: string[]): Promise<number> {
     const deadline = sendAt + opt.timeoutMs;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
-      const n = (await fakes.stats()).fcm.requests - before;
+      const n = (await sends()) - before;
       const now = Date.now();
       if (now >= sendAt) timeline[Math.floor((now - sendAt) / 1000)] = n;
       if (n > received) {
@@ -209,6 +237,7 @@ export async function fanout(argv: string[]): Promise<number> {
       if (received > 0 && now - lastChange > 30_000) break; // stalled
     }
     sampler.mark('end');
+    await counter.end();
     const loadEnd = loadavg();
     // The stats once every send is recorded (the last records follow the last provider answers).
     const readStats = async () => (await call(base, 'GET', `/api/v1/campaigns/${campaignId}?${inWs}`, token)).body?.data;
@@ -238,7 +267,7 @@ export async function fanout(argv: string[]): Promise<number> {
     const result = {
       scenario: 'fanout',
       started_at: startedAt.toISOString(),
-      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000 },
+      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, provider: opt.provider },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: { start: loadStart, end: loadEnd } },
       setup_s: setupS,
       expected,
@@ -266,8 +295,8 @@ export async function fanout(argv: string[]): Promise<number> {
     process.stdout.write(
       [
         '',
-        `scenario fanout: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one android device each; the fake FCM in a process of its own; ${availableParallelism()} CPUs`,
-        `provider requests: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
+        `scenario fanout: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one android device each; ${fakes ? 'the fake FCM in a process of its own' : "Herald's sandbox provider"}; ${availableParallelism()} CPUs`,
+        `${fakes ? 'provider requests' : 'sends recorded sent'}: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
         `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
         `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
         failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
