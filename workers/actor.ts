@@ -18,9 +18,9 @@ import { Batcher } from '../src/util/batcher.js';
 import { PushEngine } from '../src/delivery/engine.js';
 import { RenderPool } from '../src/render/pool.js';
 import { SendCounters } from '../src/delivery/counters.js';
-import { Scheduler } from '../src/delivery/scheduler.js';
+import { ScheduledSends } from '../src/delivery/scheduled-sends.js';
 import { Executor } from '../src/campaigns/executor.js';
-import { Schedules } from '../src/campaigns/schedules.js';
+import { ScheduleRuns } from '../src/campaigns/schedule-runs.js';
 import { Instance } from '../src/store/leases.js';
 import { EventTriggers } from '../src/campaigns/event-triggers.js';
 import { enableMetrics } from '../src/metrics/index.js';
@@ -56,14 +56,14 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders);
   const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
   // Whom this actor's claims name: its lock lets other processes know at once when it is gone.
-  const instance = await Instance.hold(store.url);
-  const scheduler = new Scheduler(db, push, owns, instance);
-  scheduler.start();
+  const claimant = { owns, instance: await Instance.hold(store.url) };
+  const scheduledSends = new ScheduledSends(db, push, claimant);
+  scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const executor = new Executor(db, push, owns, instance);
+  const executor = new Executor(db, push, claimant);
   executor.start();
-  const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge(), instance);
-  schedules.start();
+  const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, () => executor.nudge());
+  scheduleRuns.start();
   // A claim in progress longer than the request timeout belongs to a request already answered 503.
   const claims = await parts.triggerClaims(db, cfg.requestTimeoutMs);
   const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
@@ -78,8 +78,8 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   return {
     handle,
     async stop() {
-      await Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()]);
-      await instance.close();
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop()]);
+      await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       await eventLog.close();
       await shared?.close();

@@ -44,7 +44,7 @@ import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Turns } from '../util/turns.js';
 import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
-import type { Instance } from '../store/leases.js';
+import type { Claimant } from '../store/leases.js';
 
 /** Pages of one workspace an actor works on at once… */
 const WORKSPACE_PAGES = 4;
@@ -82,10 +82,7 @@ export class Executor {
   constructor(
     private readonly db: Db,
     private readonly engine: PushEngine,
-    /** Whether this actor owns the workspace. */
-    private readonly owns: (workspaceId: string) => boolean,
-    /** Whom the claims name. */
-    private readonly instance: Pick<Instance, 'id'>,
+    private readonly claimant: Claimant,
   ) {}
 
   start(): void {
@@ -147,7 +144,7 @@ export class Executor {
       this.lastRelease = Date.now();
       await releaseLapsed(this.db, STALE_CLAIM_MS);
     }
-    for (const ws of await workspacesWaiting(this.db)) if (this.owns(ws)) this.turns.join(ws);
+    for (const ws of await workspacesWaiting(this.db)) if (this.claimant.owns(ws)) this.turns.join(ws);
   }
 
   /** Claims a page for each turn while slots are free; a workspace with nothing due leaves the line. */
@@ -157,7 +154,7 @@ export class Executor {
       if (ws === undefined) return;
       let page: ClaimedEnrolment[];
       try {
-        page = await claimDue(this.db, ws, PAGE, this.instance.id);
+        page = await claimDue(this.db, ws, PAGE, this.claimant.instance.id);
       } catch (err) {
         this.turns.done(ws);
         throw err;

@@ -10,7 +10,7 @@ import { audienceExceeds, audiencePages } from '../store/audience.js';
 import { enrolPeople } from './enrol.js';
 import { checkTriggerable } from '../domain/webhook-trigger.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import type { TriggerOutcome } from './idempotency.js';
+import type { TriggerOutcome } from './webhook-claims.js';
 
 /** People read and enrolled per statement. */
 const PAGE = 10_000;

@@ -39,11 +39,15 @@ type Renderer = Pick<RenderPool, 'render'>;
 
 type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
 
-/** INTERFACE 2.8. */
-export interface SendResult {
-  message_id: string;
+/**
+ * What became of one recipient. `id` is its record's, or null when nothing was stored (an
+ * immediate send's skip, a recipient with no person); `at` is when it was decided or sent (ms).
+ * How an answer shows it is the caller's (the push route: INTERFACE 2.8).
+ */
+export interface SendOutcome {
+  id: string | null;
   status: 'sent' | 'skipped' | 'policy_suppressed' | 'failed';
-  sent_at: string;
+  at: number;
   provider: string;
   provider_id?: string;
   error?: string;
@@ -105,8 +109,6 @@ export const SEND_CONCURRENCY = 1024;
 /** …and at most this many of one workspace's (its share: a slow provider holds no more). */
 export const WORKSPACE_SHARE = 256;
 
-const unixSeconds = (ms: number) => Math.floor(ms / 1000);
-
 /** What templates may read of a person: the key-surface fields, no internal ones. */
 function personScope(p: PersonRow): Record<string, unknown> {
   const { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status } = p;
@@ -128,8 +130,8 @@ export class PushEngine {
     private readonly retry: RetryOptions = {},
   ) {}
 
-  /** Sends one content to each recipient; one result per recipient, in order. */
-  async send(send: Send, recipients: readonly Recipient[]): Promise<SendResult[]> {
+  /** Sends one content to each recipient; one outcome per recipient, in order. */
+  async send(send: Send, recipients: readonly Recipient[]): Promise<SendOutcome[]> {
     // 1. Load.
     const people = recipients.flatMap((r) => (r.person ? [r.person] : []));
     const personIds = [...new Set(people.map((p) => p.id))];
@@ -174,13 +176,12 @@ export class PushEngine {
   }
 
   /** Writes the records, deliveries and dead-token effects in one transaction, then releases the reservations of sends that did not go out. */
-  private async record(send: Send, recipients: readonly Recipient[], decisions: Decision[], outcomes: (DeviceOutcome[] | undefined)[], now: number): Promise<SendResult[]> {
+  private async record(send: Send, recipients: readonly Recipient[], decisions: Decision[], outcomes: (DeviceOutcome[] | undefined)[], now: number): Promise<SendOutcome[]> {
     const records: PushRecord[] = [];
     const deliveries: DeliveryRecord[] = [];
     const dead: { device: SendableDevice; type: 'uninstalled' | 'invalid_token'; error: string; messageId: string }[] = [];
-    const decidedAt = new Date(now).toISOString();
     const counted: string[] = [];
-    const results = decisions.map((d, i): SendResult => {
+    const results = decisions.map((d, i): SendOutcome => {
       const r = recipients[i]!;
       const person = r.person;
       const base = (id: string, status: PushRecord['status'], content: PushContent | undefined): PushRecord => ({
@@ -191,20 +192,19 @@ export class PushEngine {
       });
       if (d.kind === 'skip') {
         const prose = SKIP_PROSE[d.reason];
-        // An immediate skip is not stored and carries a synthetic id; a scheduled one keeps its record.
-        if (!r.scheduledId) return { message_id: `skipped-${unixSeconds(now)}`, status: 'skipped', sent_at: decidedAt, provider: 'none', error: prose, skip_reason: d.reason };
-        records.push({ ...base(r.scheduledId, 'skipped', undefined), skip_reason: d.reason, error: prose });
-        return { message_id: r.scheduledId, status: 'skipped', sent_at: decidedAt, provider: 'none', error: prose, skip_reason: d.reason };
+        // An immediate skip is not stored; a scheduled one keeps its record.
+        if (r.scheduledId) records.push({ ...base(r.scheduledId, 'skipped', undefined), skip_reason: d.reason, error: prose });
+        return { id: r.scheduledId ?? null, status: 'skipped', at: now, provider: 'none', error: prose, skip_reason: d.reason };
       }
-      if (d.kind === 'fail' && !person) return { message_id: `failed-${unixSeconds(now)}`, status: 'failed', sent_at: decidedAt, provider: 'none', error: d.error };
+      if (d.kind === 'fail' && !person) return { id: null, status: 'failed', at: now, provider: 'none', error: d.error };
       const id = r.scheduledId ?? newId();
       if (d.kind === 'fail') {
         records.push({ ...base(id, 'failed', d.content), error: d.error });
-        return { message_id: id, status: 'failed', sent_at: decidedAt, provider: 'none', error: d.error };
+        return { id, status: 'failed', at: now, provider: 'none', error: d.error };
       }
       if (d.kind === 'policy') {
         records.push({ ...base(id, 'policy_suppressed', d.content), skip_reason: d.reason, error: d.error });
-        return { message_id: id, status: 'policy_suppressed', sent_at: decidedAt, provider: 'none', error: d.error, skip_reason: d.reason };
+        return { id, status: 'policy_suppressed', at: now, provider: 'none', error: d.error, skip_reason: d.reason };
       }
       // Sent to the provider: one delivery per device.
       const out = outcomes[i]!;
@@ -216,19 +216,19 @@ export class PushEngine {
         });
         if (o.kind === 'dead_token') dead.push({ device, type: o.suppression, error: o.error, messageId: id });
       });
-      const sentAt = new Date().toISOString();
+      const sentAt = Date.now();
       const first = out.find((x) => x.outcome.kind === 'delivered');
       if (first) {
         const providerId = (first.outcome as { providerMessageId: string }).providerMessageId;
         const platform = d.devices[out.indexOf(first)]!.platform;
-        records.push({ ...base(id, 'sent', d.content), platform, provider: first.provider, provider_id: providerId, sent_at: sentAt });
+        records.push({ ...base(id, 'sent', d.content), platform, provider: first.provider, provider_id: providerId, sent_at: new Date(sentAt).toISOString() });
         counted.push(person!.id);
-        return { message_id: id, status: 'sent', sent_at: sentAt, provider: first.provider, provider_id: providerId };
+        return { id, status: 'sent', at: sentAt, provider: first.provider, provider_id: providerId };
       }
       this.counters.release(person!.id, now);
       const error = [...new Set(out.map((x) => (x.outcome as { error: string }).error))].join('; ');
       records.push({ ...base(id, 'failed', d.content), platform: d.devices[0]!.platform, provider: out[0]!.provider, error });
-      return { message_id: id, status: 'failed', sent_at: sentAt, provider: out[0]!.provider, error };
+      return { id, status: 'failed', at: sentAt, provider: out[0]!.provider, error };
     });
     try {
       // One statement when no token died and nothing goes with the records (an API send); else one transaction.

@@ -10,7 +10,7 @@ import { checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findCampaign } from '../store/campaigns.js';
-import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/idempotency.js';
+import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/webhook-claims.js';
 import { runWebhookTrigger } from '../campaigns/webhook.js';
 import { logger } from '../logger.js';
 

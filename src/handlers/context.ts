@@ -8,7 +8,7 @@ import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
-import type { TriggerClaims } from '../campaigns/idempotency.js';
+import type { TriggerClaims } from '../campaigns/webhook-claims.js';
 import type { EventTriggers } from '../campaigns/event-triggers.js';
 
 /** What the webhook trigger needs beyond the store. */

@@ -11,8 +11,27 @@ import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
 import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
-import type { Recipient, Send } from '../delivery/engine.js';
+import type { Recipient, Send, SendOutcome } from '../delivery/engine.js';
 import type { Platform } from '../delivery/providers.js';
+
+/** One recipient's answer (INTERFACE 2.8). */
+interface SendResult {
+  message_id: string;
+  status: SendOutcome['status'];
+  sent_at: string;
+  provider: string;
+  provider_id?: string;
+  error?: string;
+  skip_reason?: string;
+}
+
+/** The answer of an outcome: one not stored carries a synthetic id, `<status>-<unix seconds>`. */
+function resultOf(o: SendOutcome): SendResult {
+  return {
+    message_id: o.id ?? `${o.status}-${Math.floor(o.at / 1000)}`, status: o.status, sent_at: new Date(o.at).toISOString(), provider: o.provider,
+    provider_id: o.provider_id, error: o.error, skip_reason: o.skip_reason,
+  };
+}
 
 /** `limit` of the message history above this is silently reduced (DECISIONS §3). */
 const HISTORY_PAGE_MAX = 100;
@@ -52,7 +71,7 @@ const send: Handler = async (ctx) => {
   const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
   if (at !== undefined && at > Date.now()) {
     // Held until due (DECISIONS §11): stored unrendered with its variables; the scheduler
-    // (src/delivery/scheduler.ts) claims and sends it once, running the checks then.
+    // (src/delivery/scheduled-sends.ts) claims and sends it once, running the checks then.
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
     await saveRecords(ctx.db, [{
@@ -63,9 +82,10 @@ const send: Handler = async (ctx) => {
     }], []);
     return json(202, { success: true, message_id: id, status: 'scheduled', scheduled_at: scheduledAt });
   }
-  const [result] = await ctx.push.send(sendOf(ctx, b, compiled, 'throw'), [{ person, variables: b.variables ?? {} }]);
+  const [outcome] = await ctx.push.send(sendOf(ctx, b, compiled, 'throw'), [{ person, variables: b.variables ?? {} }]);
+  const result = resultOf(outcome!);
   // Every device refused (DECISIONS §10): the record is stored as failed, the request is a 500.
-  if (result!.status === 'failed') throw new DomainError('PROVIDER_ERROR', `No device accepted the push: ${result!.error}`, { message_id: result!.message_id });
+  if (result.status === 'failed') throw new DomainError('PROVIDER_ERROR', `No device accepted the push: ${result.error}`, { message_id: result.message_id });
   return json(200, { success: true, ...result });
 };
 
@@ -87,7 +107,7 @@ const sendBatch: Handler = async (ctx) => {
     const person = people.get(r.user_id.toLowerCase()) ?? null;
     return { person, failure: person ? undefined : `No person with id '${r.user_id}' in this workspace`, deviceToken: r.device_token, platform: r.platform, variables };
   });
-  const results = await ctx.push.send(sendOf(ctx, b, compiled, 'fail'), recipients);
+  const results = (await ctx.push.send(sendOf(ctx, b, compiled, 'fail'), recipients)).map(resultOf);
   const count = (s: string) => results.filter((r) => r.status === s).length;
   return json(200, {
     success: true,

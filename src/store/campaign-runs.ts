@@ -1,4 +1,4 @@
-// Schedule runs (campaigns/schedules.ts; migration 8): one campaign_runs row per run key, whose
+// Schedule runs (campaigns/schedule-runs.ts; migration 8): one campaign_runs row per run key, whose
 // insertion is the lease that makes a run start once whatever the number of replicas; the row
 // then records how far the audience walk got, so a run a crash interrupted resumes there.
 import type { Queryable } from './db.js';

@@ -10,7 +10,7 @@
 // timeout; the timeout stays for the holder that lives but stopped working (a wedged thread).
 // A holder whose lock connection broke while it lives is taken for gone too: its claims are
 // taken over, which is safe because a claim taken twice is never sent twice (the claims
-// counter, campaigns/executor.ts; failed-not-resent, delivery/scheduler.ts).
+// counter, campaigns/executor.ts; failed-not-resent, delivery/scheduled-sends.ts).
 import pg from 'pg';
 import { logger } from '../logger.js';
 import { backoffDelays } from '../util/backoff.js';
@@ -28,6 +28,13 @@ export function lapsed(byColumn: string, atColumn: string, staleParam: string): 
              WHERE l.locktype = 'advisory' AND l.classid = ${INSTANCE_LOCKS} AND l.objsubid = 2 AND l.granted
                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
            OR ${atColumn} < now() - make_interval(secs => ${staleParam}::double precision / 1000))`;
+}
+
+/** Who claims: which workspaces an actor serves, and the instance its claims name. */
+export interface Claimant {
+  /** Whether this actor owns the workspace. */
+  owns(workspaceId: string): boolean;
+  readonly instance: Pick<Instance, 'id'>;
 }
 
 /** An actor's instance: its number while it lives (a new one after its lock connection broke). */

@@ -1,5 +1,5 @@
 // Idempotency-Key claims of the webhook trigger in PostgreSQL (migration 9, `trigger_claims`):
-// the claim store of the embedded default. src/campaigns/idempotency.ts holds the rules both
+// the claim store of the embedded default. src/campaigns/webhook-claims.ts holds the rules both
 // claim stores share; this is its SQL.
 import type { Queryable } from './db.js';
 

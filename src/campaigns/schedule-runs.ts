@@ -31,7 +31,7 @@ import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Poller } from '../util/poller.js';
 import { enrolPeople } from './enrol.js';
-import type { Instance } from '../store/leases.js';
+import type { Claimant } from '../store/leases.js';
 
 /** How often live schedule campaigns are looked at: a run starts at most this late. */
 const POLL_MS = 1_000;
@@ -42,7 +42,7 @@ const ENROL_PAGE = 2_000;
 /** A run still enrolling whose lease was not renewed for this long lapses even though its holder lives. */
 const STALE_RUN_MS = 30_000;
 
-export class Schedules {
+export class ScheduleRuns {
   private readonly poller = new Poller(POLL_MS, 'campaign schedules', () => this.tick());
   private stopped = false;
   /** When each dynamic_schedule campaign is next scanned by this actor. */
@@ -50,13 +50,10 @@ export class Schedules {
 
   constructor(
     private readonly db: Db,
-    /** Whether this actor owns the workspace. */
-    private readonly owns: (workspaceId: string) => boolean,
+    private readonly claimant: Claimant,
     private readonly ceiling: number,
     /** Called after each page enrolled, so the executor starts on it at once. */
     private readonly enrolled: () => void,
-    /** Whom the run leases name. */
-    private readonly instance: Pick<Instance, 'id'>,
   ) {}
 
   start(): void {
@@ -92,19 +89,19 @@ export class Schedules {
   /** The walks of the runs this actor takes over or starts now (dynamic schedules are scanned here, not walked). */
   private async dueWalks(): Promise<AsyncGenerator<void, void>[]> {
     const walks: AsyncGenerator<void, void>[] = [];
-    for (const lease of await takeOverLapsed(this.db, STALE_RUN_MS, this.owns, this.instance.id)) {
+    for (const lease of await takeOverLapsed(this.db, STALE_RUN_MS, (ws) => this.claimant.owns(ws), this.claimant.instance.id)) {
       const campaign = await findCampaign(this.db, lease.workspace_id, lease.campaign_id);
       if (campaign) walks.push(this.walk(campaign, lease));
     }
     const now = Date.now();
-    for (const c of (await liveSchedules(this.db)).filter((x) => this.owns(x.workspace_id))) {
+    for (const c of (await liveSchedules(this.db)).filter((x) => this.claimant.owns(x.workspace_id))) {
       if (this.stopped) break;
       if (c.trigger_type === 'dynamic_schedule') {
         if (now >= (this.nextScan.get(c.id) ?? 0)) await this.scan(c);
         continue;
       }
       const run = dueScheduledRun(c.trigger_config, c.live_since, now);
-      if (run && (await startRun(this.db, c.workspace_id, c.id, run.key, this.instance.id))) {
+      if (run && (await startRun(this.db, c.workspace_id, c.id, run.key, this.claimant.instance.id))) {
         walks.push(this.walk(c, { campaign_id: c.id, run_key: run.key, workspace_id: c.workspace_id, after_person: null, enrolled: 0 }));
       }
     }

@@ -17,7 +17,7 @@ import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Poller } from '../util/poller.js';
 import type { PushEngine, Recipient } from './engine.js';
-import type { Instance } from '../store/leases.js';
+import type { Claimant } from '../store/leases.js';
 
 /** How often due sends are looked for: a scheduled send goes out at most this late. */
 const POLL_MS = 1_000;
@@ -30,7 +30,7 @@ const HEARTBEAT_MS = 10_000;
 /** …and one not refreshed for this long lapses even though its holder lives. */
 const STALE_CLAIM_MS = 120_000;
 
-export class Scheduler {
+export class ScheduledSends {
   private readonly poller = new Poller(POLL_MS, 'scheduled sends', () => this.tick());
   /** Sends claimed and not yet recorded: their ids, and how many per workspace. */
   private readonly claimed = new Set<string>();
@@ -41,10 +41,7 @@ export class Scheduler {
   constructor(
     private readonly db: Db,
     private readonly engine: PushEngine,
-    /** Whether this actor owns the workspace. */
-    private readonly owns: (workspaceId: string) => boolean,
-    /** Whom the claims name. */
-    private readonly instance: Pick<Instance, 'id'>,
+    private readonly claimant: Claimant,
   ) {}
 
   start(): void {
@@ -64,11 +61,11 @@ export class Scheduler {
     }
     await failInterrupted(this.db, STALE_CLAIM_MS);
     const rooms = (await workspacesDue(this.db))
-      .filter(this.owns)
+      .filter((ws) => this.claimant.owns(ws))
       .map((workspaceId) => ({ workspaceId, room: WORKSPACE_SENDS - (this.underWay.get(workspaceId) ?? 0) }))
       .filter((x) => x.room > 0);
     if (rooms.length === 0) return;
-    const claimed = await claimScheduled(this.db, rooms, PAGE, this.instance.id);
+    const claimed = await claimScheduled(this.db, rooms, PAGE, this.claimant.instance.id);
     for (const [workspaceId, messages] of groupBy(claimed, (m) => m.workspace_id)) {
       this.underWay.set(workspaceId, (this.underWay.get(workspaceId) ?? 0) + messages.length);
       for (const m of messages) this.claimed.add(m.id);
