@@ -38,7 +38,7 @@ export async function openPage(browser: Browser, width = 1280): Promise<{ contex
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    if (m.type() === 'error') problems.push(`console: ${m.text()} at ${m.location().url}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   return { context, page, problems };
