@@ -10,11 +10,13 @@ import { Person } from './pages/Person';
 import { ApiKeys } from './pages/ApiKeys';
 import { Settings } from './pages/Settings';
 import { Channels } from './pages/Channels';
+import { Members } from './pages/Members';
 
 const PAGES = [
   { path: 'people', label: 'People' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Push channels' },
+  { path: 'members', label: 'Members' },
   { path: 'settings', label: 'Settings' },
 ] as const;
 
@@ -74,6 +76,7 @@ function Page({ path }: { path: string }) {
   if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/members$/.exec(path))) return <Members workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
   return (
     <>
