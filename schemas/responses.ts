@@ -190,6 +190,8 @@ const storedEvent = closed(eventFields);
 const searchedEvent = closed({ ...eventFields, external_id: str });
 /** The dashboard events route adds the person's UUID (INTERFACE 2.4). */
 const dashboardEvent = closed({ ...eventFields, person_id: uuid });
+/** The event debugger's: both of the person's ids (DECISIONS §14). */
+const workspaceEvent = closed({ ...eventFields, person_id: uuid, external_id: str });
 
 const keyPrefix: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}$' };
 const fullKey: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}\\.[0-9a-f]{64}$', description: 'The full credential `<prefix>.<secret>`, shown only here' };
@@ -392,6 +394,7 @@ export const COMPONENTS: Record<string, Schema> = {
   Event: storedEvent,
   SearchedEvent: searchedEvent,
   DashboardEvent: dashboardEvent,
+  WorkspaceEvent: workspaceEvent,
   ApiKey: apiKey,
   NewApiKey: newApiKey,
   RefreshedApiKey: refreshedApiKey,
@@ -763,6 +766,9 @@ const SPECIFIC: Record<string, RouteResponses> = {
   'GET /workspaces/{workspaceId}/people/{personId}/events': {
     success: { 200: ok('The newest events of the person', { person_id: uuid, events: { type: 'array', items: dashboardEvent }, total: count }) },
     errors: { 404: dashboardPersonNotFound },
+  },
+  'GET /workspaces/{workspaceId}/events': {
+    success: { 200: ok("The workspace's latest events, newest first", { events: { type: 'array', items: workspaceEvent }, total: count, limit: count }) },
   },
   'GET /workspaces/{workspaceId}/people/{personId}/messages': {
     success: { 200: ok("The person's push records, newest first", { messages: { type: 'array', items: pushMessage }, total: count }) },

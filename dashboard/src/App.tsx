@@ -11,9 +11,11 @@ import { ApiKeys } from './pages/ApiKeys';
 import { Settings } from './pages/Settings';
 import { Channels } from './pages/Channels';
 import { Members } from './pages/Members';
+import { Events } from './pages/Events';
 
 const PAGES = [
   { path: 'people', label: 'People' },
+  { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Push channels' },
   { path: 'members', label: 'Members' },
@@ -77,6 +79,7 @@ function Page({ path }: { path: string }) {
   if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/members$/.exec(path))) return <Members workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/events$/.exec(path))) return <Events workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
   return (
     <>

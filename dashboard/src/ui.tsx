@@ -31,7 +31,9 @@ export function useLoad<T>(fetch: () => Promise<T>, deps: unknown[]): [Load<T>, 
       live = false;
     };
   }, [run, round]);
-  return [load, () => setRound((r) => r + 1)];
+  // The same function every render: a timer that asks again need not be reset by each answer.
+  const again = useCallback(() => setRound((r) => r + 1), []);
+  return [load, again];
 }
 
 /** Renders `children(data)` once loaded; a loading line or the failure with a retry otherwise. */

@@ -1,9 +1,10 @@
 // The dashboard's pages for running a workspace, in a real browser against a real Herald:
-// members (list, add, change a role, remove; a refused change says why). Each page gets an
+// members (list, add, change a role, remove; a refused change says why); the live event
+// debugger (new events show without a reload, pause, filter, older pages). Each page gets an
 // accessibility scan and a screenshot, at 1280 px and at phone width, and no page may log a
 // console error.
 import t, { type Test } from 'tap';
-import { newWorkspace, startServer } from '../helpers/server.js';
+import { newKey, newWorkspace, startServer } from '../helpers/server.js';
 import { checkAtPhoneWidth, checkPage, helpersFor, launch, openPage } from '../helpers/browser.js';
 
 const browser = await launch(t);
@@ -57,6 +58,46 @@ t.test('members: the owner alone, add, change a role, remove', async (t) => {
   await page.getByRole('button', { name: 'Remove linus' }).click();
   await page.getByRole('button', { name: 'Remove linus' }).waitFor({ state: 'detached' });
   t.equal(await roleOf('linus'), undefined, 'removed');
+});
+
+t.test('events: empty, live, paused, filtered, older pages', async (t) => {
+  await nav('Events');
+  await h1('Events');
+  await page.getByText('No events yet.').waitFor();
+  await scan(t, 'events-empty');
+  const { key } = await newKey(s, ws, { permissions: ['events:write'] });
+  const track = async (event: string, external_id: string, timestamp?: string) =>
+    t.equal((await s.req('POST', '/track', { token: key, body: { event, external_id, parameters: { plan: 'pro' }, ...(timestamp ? { timestamp } : {}) } })).status, 201);
+  // 55 old ones: more than a page.
+  for (let i = 0; i < 55; i++) await track(`old_${i}`, 'ada', new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString());
+  const table = page.getByRole('table', { name: 'Events, newest first' });
+  await table.getByRole('cell', { name: 'old_54' }).waitFor();
+  t.pass('new events show without a reload');
+  await track('signed_up', 'grace');
+  await table.getByRole('row').nth(1).filter({ hasText: 'signed_up' }).waitFor();
+  t.ok(await visible(table.getByRole('link', { name: 'grace' })), 'the person, by external id');
+  await scan(t, 'events');
+
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await track('while_paused', 'grace');
+  await page.waitForTimeout(4000);
+  t.equal(await table.getByRole('cell', { name: 'while_paused' }).count(), 0, 'paused: nothing new');
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await table.getByRole('cell', { name: 'while_paused' }).waitFor();
+  t.pass('resumed: it shows');
+
+  await page.getByLabel('Filter by event or person').fill('grace');
+  t.equal(await countOf(table.getByRole('row'), 3), 3, 'a header and grace’s two events');
+  await page.getByLabel('Filter by event or person').fill('');
+  await page.getByRole('button', { name: 'Older events' }).click();
+  await page.waitForURL(/before=/);
+  await table.getByRole('cell', { name: 'old_0', exact: true }).waitFor();
+  t.equal(await countOf(table.getByRole('row'), 8), 8, 'the page after: a header and the 7 oldest');
+  await page.getByRole('button', { name: 'Back to live' }).click();
+  await table.getByRole('cell', { name: 'while_paused' }).waitFor();
+  await table.getByRole('link', { name: 'grace' }).first().click();
+  await h1('grace');
+  t.pass("a person's link opens their page");
 });
 
 t.test('phone width: every page fits and passes the scan', (t) => checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited));
