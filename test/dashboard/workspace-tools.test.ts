@@ -1,6 +1,7 @@
 // The dashboard's pages for running a workspace, in a real browser against a real Herald:
 // members (list, add, change a role, remove; a refused change says why); the live event
-// debugger (new events show without a reload, pause, filter, older pages). Each page gets an
+// debugger (new events show without a reload, pause, filter, older pages); an API key's IP
+// allowlist (a refused entry at its field, a never-matching one warned of, edited later). Each page gets an
 // accessibility scan and a screenshot, at 1280 px and at phone width, and no page may log a
 // console error.
 import t, { type Test } from 'tap';
@@ -100,11 +101,42 @@ t.test('events: empty, live, paused, filtered, older pages', async (t) => {
   t.pass("a person's link opens their page");
 });
 
+t.test("API keys: the IP allowlist at creation and edited, a refused entry at its field", async (t) => {
+  await nav('API keys');
+  await h1('API keys');
+  await page.getByLabel('Name').fill('office');
+  await page.getByLabel('people:read', { exact: true }).check();
+  const field = page.getByLabel('IP allowlist (optional)');
+  await field.fill(`10.0.0.0/8\n${'1'.repeat(70)}`);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.waitForFunction(() => document.querySelector('textarea[aria-invalid="true"]') !== null);
+  const described = (await field.getAttribute('aria-describedby'))!.split(' ').at(-1)!;
+  t.match(await page.locator(`[id="${described}"]`).textContent(), /^Line 2: .*64/, "the API's message for the entry, at the field");
+  await scan(t, 'keys-allowlist-error');
+  await field.fill('10.0.0.0/8\nnot-an-ip');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByText(/never match: not-an-ip/).waitFor();
+  t.pass('an entry that can never match is warned of');
+  t.ok(await visible(page.getByText('from 10.0.0.0/8, not-an-ip')), 'the list shows it');
+
+  await page.getByRole('button', { name: 'IP allowlist of office' }).click();
+  const edit = page.getByLabel('Allowed addresses');
+  t.equal(await edit.inputValue(), '10.0.0.0/8\nnot-an-ip', 'the current list');
+  await edit.fill('192.168.1.0/24, 10.1.2.3');
+  await page.getByRole('button', { name: 'Save allowlist' }).click();
+  await page.getByText('from 192.168.1.0/24, 10.1.2.3').waitFor();
+  const keys = await s.req('GET', `/workspaces/${ws.id}/api-keys`, { token: ws.token });
+  t.same(keys.body.api_keys.find((k: { name: string }) => k.name === 'office').ip_whitelist, ['192.168.1.0/24', '10.1.2.3'], 'saved');
+  t.equal(await countOf(page.getByText(/never match/), 0), 0, 'no warning left');
+  await scan(t, 'keys-allowlist');
+});
+
 t.test('phone width: every page fits and passes the scan', (t) => checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited));
 
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of 400/.test(p));
-  t.equal(refused.length, 1, "the owner's role");
+  t.equal(refused.length, 2, "the owner's role, the allowlist entry");
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });
