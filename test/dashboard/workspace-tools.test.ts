@@ -1,7 +1,8 @@
 // The dashboard's pages for running a workspace, in a real browser against a real Herald:
 // members (list, add, change a role, remove; a refused change says why); the live event
 // debugger (new events show without a reload, pause, filter, older pages); an API key's IP
-// allowlist (a refused entry at its field, a never-matching one warned of, edited later). Each page gets an
+// allowlist (a refused entry at its field, a never-matching one warned of, edited later); push
+// token suppressions (empty, add, a second time, paging, lift). Each page gets an
 // accessibility scan and a screenshot, at 1280 px and at phone width, and no page may log a
 // console error.
 import t, { type Test } from 'tap';
@@ -130,6 +131,40 @@ t.test("API keys: the IP allowlist at creation and edited, a refused entry at it
   t.same(keys.body.api_keys.find((k: { name: string }) => k.name === 'office').ip_whitelist, ['192.168.1.0/24', '10.1.2.3'], 'saved');
   t.equal(await countOf(page.getByText(/never match/), 0), 0, 'no warning left');
   await scan(t, 'keys-allowlist');
+});
+
+t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) => {
+  await nav('Suppressions');
+  await h1('Suppressions');
+  await page.getByText('No token is suppressed.').waitFor();
+  await scan(t, 'suppressions-empty');
+  const token = page.getByLabel('Device token');
+  await token.fill('fcm-token-0123456789abcdef');
+  await page.getByLabel('Why').selectOption('opt_out');
+  await page.getByLabel('Reason (optional)').fill('asked by mail');
+  await page.getByRole('button', { name: 'Suppress token' }).click();
+  await page.getByText('fcm-***cdef suppressed.').waitFor();
+  const table = page.getByRole('table', { name: /Suppressed push tokens/ });
+  t.match(await table.getByRole('row').nth(1).textContent(), /fcm-\*\*\*cdef.*android.*opt_out.*asked by mail/, 'listed, masked');
+  await token.fill('fcm-token-0123456789abcdef');
+  await page.getByRole('button', { name: 'Suppress token' }).click();
+  await page.getByText('was suppressed as opt_out already').waitFor();
+  t.pass('a second time says so');
+  // More than a page, by the key route (the same table).
+  const { key } = await newKey(s, ws, { permissions: ['push:send'] });
+  for (let i = 0; i < 25; i++) {
+    const r = await s.req('POST', `/workspaces/${ws.id}/push/tokens/suppress`, { token: key, body: { device_token: `apns-token-${String(i).padStart(4, '0')}-abcdefgh`, platform: 'ios', suppression_type: 'uninstalled' } });
+    t.equal(r.status, 201);
+  }
+  await page.reload();
+  await page.getByText('Showing 1–25 of 26').waitFor();
+  await scan(t, 'suppressions');
+  await page.getByRole('button', { name: 'Next' }).click();
+  await page.getByText('Showing 26–26 of 26').waitFor();
+  await page.getByRole('button', { name: 'Lift fcm-***cdef opt_out' }).click();
+  await page.waitForURL((u) => !u.search.includes('offset'));
+  t.equal(await countOf(table.getByRole('row'), 26), 26, 'the emptied page gives way to the one before: a header and 25');
+  t.equal((await s.req('GET', `/workspaces/${ws.id}/push/suppressions`, { token: ws.token })).body.total, 25, 'lifted');
 });
 
 t.test('phone width: every page fits and passes the scan', (t) => checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited));
