@@ -167,7 +167,8 @@ t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) =
   t.equal((await s.req('GET', `/workspaces/${ws.id}/push/suppressions`, { token: ws.token })).body.total, 25, 'lifted');
 });
 
-t.test('phone width: every page fits and passes the scan', (t) => checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited));
+t.test('phone width: every page fits and passes the scan', (t) =>
+  checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited.filter((v) => !v.name.endsWith('-empty'))));
 
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
