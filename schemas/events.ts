@@ -27,3 +27,6 @@ export const eventSearch = object(
   { event: nonEmptyString(255), since: timestamp, limit },
   ['event'],
 );
+
+/** GET /workspaces/{id}/events, the event debugger: events created before `before`. */
+export const workspaceEvents = object({ limit, before: timestamp });

@@ -1,11 +1,14 @@
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
-import { object, uuid, type Schema, type SchemaRefusal } from './common.js';
+import { object, pagination, uuid, type Schema, type SchemaRefusal } from './common.js';
 import { deviceToken, notASubscription } from './devices.js';
 
 // ---------------------------------------------------------------------------------------
 // Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3)
 
 const platform: Schema = { type: 'string', enum: [...PUSH_PLATFORMS] };
+
+/** GET /workspaces/{id}/push/suppressions (dashboard). */
+export const suppressionList = object(pagination(50));
 
 export const tokenSuppress = object(
   {

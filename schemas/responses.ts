@@ -171,6 +171,15 @@ const tokenSuppression = closed({
   suppressed_at: timestamp,
   already_suppressed: { type: 'boolean' },
 });
+/** A suppression as the dashboard's list shows it. */
+const listedSuppression = closed({
+  id: uuid,
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  reason: { type: 'string', nullable: true },
+  suppressed_at: timestamp,
+});
 /** DECISIONS §3: one validated token, in request order. */
 const tokenValidation = closed(
   {
@@ -190,6 +199,8 @@ const storedEvent = closed(eventFields);
 const searchedEvent = closed({ ...eventFields, external_id: str });
 /** The dashboard events route adds the person's UUID (INTERFACE 2.4). */
 const dashboardEvent = closed({ ...eventFields, person_id: uuid });
+/** The event debugger's: both of the person's ids (DECISIONS §14). */
+const workspaceEvent = closed({ ...eventFields, person_id: uuid, external_id: str });
 
 const keyPrefix: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}$' };
 const fullKey: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}\\.[0-9a-f]{64}$', description: 'The full credential `<prefix>.<secret>`, shown only here' };
@@ -392,6 +403,8 @@ export const COMPONENTS: Record<string, Schema> = {
   Event: storedEvent,
   SearchedEvent: searchedEvent,
   DashboardEvent: dashboardEvent,
+  WorkspaceEvent: workspaceEvent,
+  ListedSuppression: listedSuppression,
   ApiKey: apiKey,
   NewApiKey: newApiKey,
   RefreshedApiKey: refreshedApiKey,
@@ -498,6 +511,20 @@ const triggerAccepted: ResponseDoc = {
       closed({ success, status: enumOf('completed'), duplicate: enumOf(true), ...triggerFields }, [...triggerRequired, 'duplicate']),
     ],
   },
+};
+
+/** Token suppression by key and by session (the dashboard): the same handler, the same answers. */
+const tokenSuppressDoc: RouteResponses = {
+  success: {
+    201: { description: 'A new suppression: later sends to the token are skipped (`device_token_suppressed`)', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } },
+    200: { description: 'The token was suppressed under this type already: that suppression', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } },
+  },
+  errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
+  badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+};
+const tokenLiftDoc: RouteResponses = {
+  success: { 200: ok('The suppression is lifted', { message: str, id: uuid }) },
+  errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
 };
 
 const SPECIFIC: Record<string, RouteResponses> = {
@@ -642,18 +669,13 @@ const SPECIFIC: Record<string, RouteResponses> = {
     },
     errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 1,000 tokens' } },
   },
-  [`POST ${PUSH}/tokens/suppress`]: {
-    success: {
-      201: { description: 'A new suppression: later sends to the token are skipped (`device_token_suppressed`)', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } },
-      200: { description: 'The token was suppressed under this type already: that suppression', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } },
-    },
-    errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
-    badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+  [`GET ${PUSH}/suppressions`]: {
+    success: { 200: ok('A page of token suppressions, newest first', { suppressions: { type: 'array', items: listedSuppression }, total: count, limit: count, offset: count }) },
   },
-  [`DELETE ${PUSH}/tokens/suppress/{id}`]: {
-    success: { 200: ok('The suppression is lifted', { message: str, id: uuid }) },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
-  },
+  [`POST ${PUSH}/tokens/suppress`]: tokenSuppressDoc,
+  [`POST ${PUSH}/suppressions`]: tokenSuppressDoc,
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: tokenLiftDoc,
+  [`DELETE ${PUSH}/suppressions/{id}`]: tokenLiftDoc,
   [`GET ${PUSH}/history`]: notImplemented,
   [`GET ${PUSH}/analytics`]: notImplemented,
   'POST /campaigns/{campaignId}/trigger': {
@@ -763,6 +785,9 @@ const SPECIFIC: Record<string, RouteResponses> = {
   'GET /workspaces/{workspaceId}/people/{personId}/events': {
     success: { 200: ok('The newest events of the person', { person_id: uuid, events: { type: 'array', items: dashboardEvent }, total: count }) },
     errors: { 404: dashboardPersonNotFound },
+  },
+  'GET /workspaces/{workspaceId}/events': {
+    success: { 200: ok("The workspace's latest events, newest first", { events: { type: 'array', items: workspaceEvent }, total: count, limit: count }) },
   },
   'GET /workspaces/{workspaceId}/people/{personId}/messages': {
     success: { 200: ok("The person's push records, newest first", { messages: { type: 'array', items: pushMessage }, total: count }) },

@@ -98,6 +98,9 @@ const defs = [
   { method: 'POST', path: `${PUSH}/tokens/validate`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenValidate, refusals: [BATCH_TOO_LARGE('/tokens', '1,000 tokens')], summary: 'Validate up to 1,000 device tokens' },
   { method: 'POST', path: `${PUSH}/tokens/suppress`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', body: push.tokenSuppress, refusals: push.tokenSuppressRefusals, summary: 'Suppress a device token' },
   { method: 'DELETE', path: `${PUSH}/tokens/suppress/{id}`, auth: 'key', permissions: ['push:send'], scope: 'ws-ingest', summary: 'Lift a token suppression' },
+  { method: 'GET', path: `${PUSH}/suppressions`, auth: 'session', workspace: 'path', query: push.suppressionList, summary: 'Token suppressions, newest first (dashboard)' },
+  { method: 'POST', path: `${PUSH}/suppressions`, auth: 'session', workspace: 'path', body: push.tokenSuppress, refusals: push.tokenSuppressRefusals, summary: 'Suppress a device token (dashboard)' },
+  { method: 'DELETE', path: `${PUSH}/suppressions/{id}`, auth: 'session', workspace: 'path', summary: 'Lift a token suppression (dashboard)' },
   { method: 'GET', path: `${PUSH}/history`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push delivery history (not provided)', notImplemented: 'Push delivery history is not available' },
   { method: 'GET', path: `${PUSH}/analytics`, auth: 'key', permissions: ['push:read'], scope: 'ws-reads', summary: 'Push analytics (not provided)', notImplemented: 'Push analytics are not available' },
 
@@ -130,6 +133,7 @@ const defs = [
   { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.personEvents, summary: "A person's events" },
+  { method: 'GET', path: '/workspaces/{workspaceId}/events', auth: 'session', workspace: 'path', query: events.workspaceEvents, summary: "The workspace's latest events, newest first (the event debugger)" },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/messages', auth: 'session', workspace: 'path', query: pushSend.messageHistory, summary: "A person's push messages, newest first" },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', summary: 'A person and their devices' },
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },

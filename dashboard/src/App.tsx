@@ -10,11 +10,17 @@ import { Person } from './pages/Person';
 import { ApiKeys } from './pages/ApiKeys';
 import { Settings } from './pages/Settings';
 import { Channels } from './pages/Channels';
+import { Members } from './pages/Members';
+import { Events } from './pages/Events';
+import { Suppressions } from './pages/Suppressions';
 
 const PAGES = [
   { path: 'people', label: 'People' },
+  { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Push channels' },
+  { path: 'suppressions', label: 'Suppressions' },
+  { path: 'members', label: 'Members' },
   { path: 'settings', label: 'Settings' },
 ] as const;
 
@@ -74,6 +80,9 @@ function Page({ path }: { path: string }) {
   if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/members$/.exec(path))) return <Members workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/events$/.exec(path))) return <Events workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/suppressions$/.exec(path))) return <Suppressions workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
   return (
     <>

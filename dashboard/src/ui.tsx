@@ -1,6 +1,6 @@
 // The pieces every page uses: loading data with its loading and failure states, form fields
 // showing the API's error for that field, empty states, paging.
-import { useCallback, useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { ApiError } from './api';
 
 export type Load<T> = { state: 'loading' } | { state: 'failed'; error: Error } | { state: 'done'; data: T };
@@ -31,7 +31,9 @@ export function useLoad<T>(fetch: () => Promise<T>, deps: unknown[]): [Load<T>, 
       live = false;
     };
   }, [run, round]);
-  return [load, () => setRound((r) => r + 1)];
+  // The same function every render: a timer that asks again need not be reset by each answer.
+  const again = useCallback(() => setRound((r) => r + 1), []);
+  return [load, again];
 }
 
 /** Renders `children(data)` once loaded; a loading line or the failure with a retry otherwise. */
@@ -79,20 +81,40 @@ export function FormError({ error }: { error: string }) {
   return error ? <p className="error" role="alert">{error}</p> : null;
 }
 
-type FieldProps = InputHTMLAttributes<HTMLInputElement> & { label: string; error?: string; hint?: string };
+type Labelled = { label: string; error?: string; hint?: string };
 
-/** A labelled input with its hint and the API's error for it, both tied to it for screen readers. */
-export function Field({ label, error, hint, ...input }: FieldProps) {
+/** The label, hint and the API's error around a control, both tied to it for screen readers. */
+function Labelled({ label, error, hint, control }: Labelled & { control: (a: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode }) {
   const id = useId();
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={described} {...input} />
+      {control({ id, ...(error ? { 'aria-invalid': true } : {}), ...(described ? { 'aria-describedby': described } : {}) })}
       {hint && <small id={`${id}-hint`} className="muted">{hint}</small>}
       {error && <small id={`${id}-error`} className="error">{error}</small>}
     </div>
   );
+}
+
+/** A labelled input with its hint and the API's error for it. */
+export function Field({ label, error, hint, ...input }: Labelled & InputHTMLAttributes<HTMLInputElement>) {
+  return <Labelled label={label} error={error} hint={hint} control={(a) => <input {...a} {...input} />} />;
+}
+
+/** A labelled text area with its hint and the API's error for it. */
+export function TextField({ label, error, hint, ...area }: Labelled & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  return <Labelled label={label} error={error} hint={hint} control={(a) => <textarea {...a} {...area} />} />;
+}
+
+/** The API's error for `field`, or for an entry of it (`field.3`: said as line 4). */
+export function fieldError(fields: Record<string, string>, field: string): string | undefined {
+  if (fields[field]) return fields[field];
+  for (const [f, message] of Object.entries(fields)) {
+    const m = /^(.+)\.(\d+)$/.exec(f);
+    if (m?.[1] === field) return `Line ${Number(m[2]) + 1}: ${message}`;
+  }
+  return undefined;
 }
 
 export function Empty({ title, children }: { title: string; children: ReactNode }) {

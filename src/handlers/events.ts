@@ -14,7 +14,7 @@ import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
 import { findPerson } from '../store/people.js';
 import type { NewEvent } from '../eventlog/event-log.js';
-import { eventsOf, searchEvents, type EventRow } from '../store/events.js';
+import { eventsOf, latestEvents, searchEvents, type EventRow } from '../store/events.js';
 import * as schemas from '../../schemas/events.js';
 
 /** `limit` above this is silently reduced (DECISIONS §8). */
@@ -126,10 +126,19 @@ const dashboardEvents: Handler = async (ctx) => {
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };
 
+/** The event debugger (DECISIONS §14): the workspace's latest events; `before` pages back. */
+const workspaceEvents: Handler = async (ctx) => {
+  const limit = readLimit(ctx);
+  const before = ctx.query.before as string | undefined;
+  const events = (await latestEvents(ctx.db, ctx.workspaceId!, before === undefined ? null : normalizeTimestamp(before, 'before'), limit)).map(presentEvent);
+  return json(200, { success: true, events, total: events.length, limit });
+};
+
 export const eventHandlers = {
   'POST /track': track,
   'POST /track/batch': trackBatch,
   'GET /people/{id}/events': personEvents,
   'GET /events/search': search,
   'GET /workspaces/{workspaceId}/people/{personId}/events': dashboardEvents,
+  'GET /workspaces/{workspaceId}/events': workspaceEvents,
 } satisfies Handlers;

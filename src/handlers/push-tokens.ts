@@ -1,5 +1,6 @@
 // Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3, §10), in the key's
-// workspace (the front has checked the path's). What the bodies may hold is the schemas'
+// workspace (the front has checked the path's); the dashboard lists, suppresses and lifts by
+// session under /push/suppressions. What the bodies may hold is the schemas'
 // (schemas/push.ts); a token is only ever echoed masked.
 import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
@@ -7,7 +8,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { maskToken, tokenFormatValid, tokenProblem, type PushPlatform } from '../domain/tokens.js';
 import { isUuid } from '../ids.js';
-import { liftSuppression, suppressedAmong, suppressToken, type SuppressionInput } from '../store/suppressions.js';
+import { liftSuppression, listSuppressions, suppressedAmong, suppressToken, type SuppressionInput } from '../store/suppressions.js';
 import { devicesByTokens } from '../store/devices.js';
 import { pushMessageExists } from '../store/push-messages.js';
 
@@ -37,6 +38,15 @@ const lift: Handler = async (ctx) => {
   return json(200, { success: true, message: 'Suppression lifted', id: id.toLowerCase() });
 };
 
+/** The dashboard's list (session): newest first, tokens masked. */
+const list: Handler = async (ctx) => {
+  const limit = Math.min(ctx.query.limit as number, 100);
+  const offset = ctx.query.offset as number;
+  const { rows, total } = await listSuppressions(ctx.db, ctx.workspaceId!, limit, offset);
+  const suppressions = rows.map((r) => ({ id: r.id, device_token: maskToken(r.device_token), platform: r.platform, suppression_type: r.suppression_type, reason: r.reason, suppressed_at: iso(r.suppressed_at) }));
+  return json(200, { success: true, suppressions, total, limit, offset });
+};
+
 interface TokenEntry {
   token: string;
   platform: PushPlatform;
@@ -60,4 +70,8 @@ export const pushTokenHandlers = {
   'POST /workspaces/{workspaceId}/push/tokens/suppress': suppress,
   'DELETE /workspaces/{workspaceId}/push/tokens/suppress/{id}': lift,
   'POST /workspaces/{workspaceId}/push/tokens/validate': validate,
+  // The same suppress and lift for the dashboard (session).
+  'GET /workspaces/{workspaceId}/push/suppressions': list,
+  'POST /workspaces/{workspaceId}/push/suppressions': suppress,
+  'DELETE /workspaces/{workspaceId}/push/suppressions/{id}': lift,
 } satisfies Handlers;

@@ -4,11 +4,13 @@
 // reaches outside that directory. Vite names every file under assets/ by its content hash:
 // those are cached for a year; index.html is revalidated on every load, so a new build is
 // picked up at once. Every answer carries the headers that keep the app from being framed or
-// running injected script.
+// running injected script. With OIDC sign-in, `config.json` tells the app the issuer and its
+// client id (no inline script can carry them), and the CSP lets the app reach the issuer.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { HttpResponse } from './uws.js';
+import type { Config } from '../config.js';
 
 const PREFIX = '/dashboard/';
 /** Hashed by content (Vite's `build.assetsDir`). */
@@ -25,12 +27,31 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'X-Frame-Options': 'DENY',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
+/** The browser fetches the issuer's discovery document and token endpoint: `connect-src` names its origin. */
+function securityHeaders(oidc: DashboardOidc | null): Record<string, string> {
+  const connect = oidc ? `; connect-src 'self' ${new URL(oidc.issuer).origin}` : '';
+  return {
+    'Content-Security-Policy': `default-src 'self'${connect}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  };
+}
+
+export interface DashboardOidc {
+  issuer: string;
+  clientId: string;
+}
+
+/**
+ * The dashboard signs in by OIDC (DECISIONS §14) when sessions are verified by OIDC (a JWKS URL
+ * and no shared secret, as `resolveSessionAuth`) and the issuer and the audience (the
+ * dashboard's client id: the ID token's `aud`) are set.
+ */
+export function dashboardOidc(cfg: Pick<Config, 'authSecret' | 'authJwksUrl' | 'authIssuer' | 'authAudience'>): DashboardOidc | null {
+  if (cfg.authSecret || !cfg.authJwksUrl || !cfg.authIssuer || !cfg.authAudience) return null;
+  return { issuer: cfg.authIssuer, clientId: cfg.authAudience };
+}
 
 interface File {
   type: string;
@@ -68,13 +89,15 @@ function readTree(root: string): Map<string, File> {
  * The dashboard's request handler: answers GET and HEAD of `/`, `/dashboard` and anything
  * under `/dashboard/`, and returns true; returns false (nothing written) for any other request.
  */
-export function createDashboard(root = new URL('../../dashboard/', import.meta.url).pathname) {
+export function createDashboard(oidc: DashboardOidc | null = null, root = new URL('../../dashboard/', import.meta.url).pathname) {
   const files = readTree(root);
   const index = files.get(`${PREFIX}index.html`);
+  const security = securityHeaders(oidc);
+  const config = JSON.stringify({ oidc: oidc && { issuer: oidc.issuer, client_id: oidc.clientId } });
 
   function send(res: HttpResponse, head: boolean, status: string, headers: Record<string, string>, body: Buffer | string): void {
     res.writeStatus(status);
-    for (const h in SECURITY_HEADERS) res.writeHeader(h, SECURITY_HEADERS[h]!);
+    for (const h in security) res.writeHeader(h, security[h]!);
     for (const h in headers) res.writeHeader(h, headers[h]!);
     if (head) res.endWithoutBody(Buffer.byteLength(body));
     else res.end(body);
@@ -88,6 +111,10 @@ export function createDashboard(root = new URL('../../dashboard/', import.meta.u
       return true;
     }
     if (!url.startsWith(PREFIX)) return false;
+    if (url === `${PREFIX}config.json`) {
+      send(res, head, '200 OK', { 'Content-Type': TYPES['.json']!, 'Cache-Control': 'no-cache' }, config);
+      return true;
+    }
     // An unknown path is a page of the app (client-side routing), except under assets/, where
     // the browser wants a script or a style sheet and HTML would only hide the missing file.
     const file = files.get(url) ?? (url.startsWith(IMMUTABLE) ? undefined : index);

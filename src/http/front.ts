@@ -8,7 +8,7 @@ import type { HttpRequest, HttpResponse } from './uws.js';
 import type { Config } from '../config.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
-import { createDashboard } from './dashboard.js';
+import { createDashboard, dashboardOidc } from './dashboard.js';
 import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
@@ -85,7 +85,7 @@ export function createFront(deps: FrontDeps) {
   const trusted = cfg.trustedProxies.map(parseRange);
   const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
   const warnedAt = new Map<string, number>();
-  const dashboard = createDashboard();
+  const dashboard = createDashboard(dashboardOidc(cfg));
   let inFlight = 0;
 
   function release(inc: Incoming): void {

@@ -30,3 +30,14 @@ export async function searchEvents(q: Queryable, workspaceId: string, type: stri
   );
   return r.rows;
 }
+
+/** A workspace's events created before `before` (all when null), newest first, with the person's UUID and external id. */
+export async function latestEvents(q: Queryable, workspaceId: string, before: string | null, limit: number): Promise<EventRow[]> {
+  const r = await q.query<EventRow>(
+    `SELECT e.id, e.type, e.parameters, e.created_at, e.person_id, p.external_id FROM events e JOIN people p ON p.id = e.person_id
+     WHERE e.workspace_id = $1 AND ($2::timestamptz IS NULL OR e.created_at < $2::timestamptz)
+     ORDER BY e.created_at DESC, e.id DESC LIMIT $3`,
+    [workspaceId, before, limit],
+  );
+  return r.rows;
+}

@@ -40,6 +40,19 @@ export async function suppressToken(q: Queryable, workspaceId: string, s: Suppre
   return { row: existing.rows[0]!, created: false };
 }
 
+/** A page of the workspace's suppressions, newest first, and how many there are. */
+export async function listSuppressions(q: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: (SuppressionRow & { reason: string | null })[]; total: number }> {
+  const [page, count] = await Promise.all([
+    q.query<SuppressionRow & { reason: string | null }>(
+      `SELECT id, device_token, platform, suppression_type, reason, suppressed_at FROM token_suppressions
+       WHERE workspace_id = $1 ORDER BY suppressed_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [workspaceId, limit, offset],
+    ),
+    q.query<{ n: number }>('SELECT count(*)::int AS n FROM token_suppressions WHERE workspace_id = $1', [workspaceId]),
+  ]);
+  return { rows: page.rows, total: count.rows[0]!.n };
+}
+
 /** Lifts one suppression; false when the id is unknown in this workspace. */
 export async function liftSuppression(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
   const r = await q.query('DELETE FROM token_suppressions WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);

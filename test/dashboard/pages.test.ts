@@ -7,8 +7,7 @@
 import t, { type Test } from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { startServer, uniqueUser } from '../helpers/server.js';
-import type { Locator } from 'playwright-core';
-import { checkPage, launch, openPage } from '../helpers/browser.js';
+import { checkAtPhoneWidth, checkPage, helpersFor, launch, openPage } from '../helpers/browser.js';
 
 const browser = await launch(t);
 const s = await startServer({ HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000' });
@@ -19,24 +18,7 @@ await context.grantPermissions(['clipboard-read', 'clipboard-write']);
 page.on('dialog', (d) => void d.accept());
 t.teardown(() => context.close());
 
-const h1 = (name: string) => page.getByRole('heading', { level: 1, name }).waitFor();
-const nav = (name: string) => page.getByRole('navigation', { name: 'Workspace pages' }).getByRole('link', { name }).click();
-/**
- * How many the locator finds once it has settled on `n` (a page renders its list after its
- * fetch answers, so a count taken at once may see the loading state or the previous list), or
- * however many it finds after 5 s.
- */
-async function countOf(locator: Locator, n: number): Promise<number> {
-  const until = Date.now() + 5000;
-  let found = await locator.count();
-  while (found !== n && Date.now() < until) {
-    await page.waitForTimeout(50);
-    found = await locator.count();
-  }
-  return found;
-}
-/** Whether the locator is visible within 5 s (isVisible() answers at once, before a fetch's render). */
-const visible = (locator: Locator): Promise<boolean> => locator.first().waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
+const { h1, nav, countOf, visible } = helpersFor(page);
 /** What each page was named for its phone-width check, and where it is. */
 const visited: { name: string; url: string }[] = [];
 
@@ -303,20 +285,8 @@ t.test('keyboard: skip link first, pages reachable by Tab and Enter', async (t) 
   t.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1', 'focus moves to the new page');
 });
 
-t.test('phone width: every page fits and passes the scan', async (t) => {
-  const phone = await openPage(browser, 390);
-  t.teardown(() => phone.context.close());
-  await phone.page.goto(`${s.base}/dashboard/#token=${token}`);
-  await phone.page.getByRole('heading', { level: 1 }).waitFor();
-  for (const { name, url } of visited.filter((v) => !v.name.endsWith('-empty') && v.name !== 'keys-new')) {
-    await phone.page.goto(url);
-    await phone.page.getByRole('heading', { level: 1 }).waitFor();
-    await phone.page.waitForLoadState('networkidle');
-    t.same(await checkPage(phone.page, `${name}-phone`), [], `${name} at 390 px: no serious or critical violations`);
-    t.ok(await phone.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${name} at 390 px: no sideways scrolling`);
-  }
-  t.same(phone.problems, [], 'no console errors');
-});
+t.test('phone width: every page fits and passes the scan', (t) =>
+  checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${token}`, visited.filter((v) => !v.name.endsWith('-empty') && v.name !== 'keys-new')));
 
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.

@@ -1,6 +1,7 @@
 // How Herald serves the dashboard (DECISIONS §14): the redirect from `/`, index.html and the
 // hashed assets with their caching and security headers, client routes answered with
-// index.html, no path outside dist/dashboard, and the sign-in link `npm start` prints.
+// index.html, no path outside dist/dashboard, config.json, and the sign-in link `npm start`
+// prints.
 import t, { type Test } from 'tap';
 import { connect } from 'node:net';
 import { eventually, startServer } from '../helpers/server.js';
@@ -51,6 +52,15 @@ t.test('index.html: no cache, security headers, no inline script or style', asyn
   const head = await get('/dashboard/', { method: 'HEAD' });
   t.equal(head.status, 200, 'HEAD');
   t.equal(await head.text(), '', 'HEAD has no body');
+});
+
+t.test('config.json: no OIDC without an issuer, and the CSP names no other origin', async (t) => {
+  const r = await get('/dashboard/config.json');
+  t.equal(r.status, 200);
+  t.equal(r.headers.get('cache-control'), 'no-cache');
+  t.same(await r.json(), { oidc: null });
+  securityHeaders(t, r, 'config.json');
+  t.notMatch(r.headers.get('content-security-policy'), /connect-src/);
 });
 
 t.test('hashed assets: cached a year, gzipped when asked', async (t) => {

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 
 const CHROMIUM = process.env.HERALD_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -38,7 +38,7 @@ export async function openPage(browser: Browser, width = 1280): Promise<{ contex
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    if (m.type() === 'error') problems.push(`console: ${m.text()} at ${m.location().url}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   return { context, page, problems };
@@ -55,4 +55,47 @@ export async function checkPage(page: Page, name: string): Promise<string[]> {
   return r.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** What the page tests ask of a page, waiting for the render that follows a fetch. */
+export function helpersFor(page: Page) {
+  return {
+    h1: (name: string) => page.getByRole('heading', { level: 1, name }).waitFor(),
+    nav: (name: string) => page.getByRole('navigation', { name: 'Workspace pages' }).getByRole('link', { name }).click(),
+    /**
+     * How many the locator finds once it has settled on `n` (a page renders its list after its
+     * fetch answers, so a count taken at once may see the loading state or the previous list), or
+     * however many it finds after 5 s.
+     */
+    async countOf(locator: Locator, n: number): Promise<number> {
+      const until = Date.now() + 5000;
+      let found = await locator.count();
+      while (found !== n && Date.now() < until) {
+        await page.waitForTimeout(50);
+        found = await locator.count();
+      }
+      return found;
+    },
+    /** Whether the locator is visible within 5 s (isVisible() answers at once, before a fetch's render). */
+    visible: (locator: Locator): Promise<boolean> => locator.first().waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false),
+  };
+}
+
+/**
+ * Each page in `visited` again at phone width (390 px), signed in with `token`: the scan, a
+ * screenshot (`<name>-phone`), no sideways scrolling and no console errors.
+ */
+export async function checkAtPhoneWidth(t: Test, browser: Browser, link: string, visited: { name: string; url: string }[]): Promise<void> {
+  const phone = await openPage(browser, 390);
+  t.teardown(() => phone.context.close());
+  await phone.page.goto(link);
+  await phone.page.getByRole('heading', { level: 1 }).waitFor();
+  for (const { name, url } of visited) {
+    await phone.page.goto(url);
+    await phone.page.getByRole('heading', { level: 1 }).waitFor();
+    await phone.page.waitForLoadState('networkidle');
+    t.same(await checkPage(phone.page, `${name}-phone`), [], `${name} at 390 px: no serious or critical violations`);
+    t.ok(await phone.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${name} at 390 px: no sideways scrolling`);
+  }
+  t.same(phone.problems, [], 'no console errors');
 }

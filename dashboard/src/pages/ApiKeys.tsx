@@ -1,20 +1,27 @@
 // API keys: create (permission picker that knows which names a public key may hold), the
-// new credential shown once with a copy button, usage per day, refresh and revoke.
+// new credential shown once with a copy button, usage per day, the IP allowlist (set at
+// creation, edited later; entries that can never match are reported), refresh and revoke.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
-import { Empty, Field, FormError, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
 
 type Key = Schemas['ApiKey'];
 type KeyType = Key['key_type'];
 const PUBLIC: readonly string[] = PUBLIC_KEY_PERMISSIONS;
+/** The allowlist as typed (one entry a line, or separated by commas or spaces). */
+const entries = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+const ALLOWLIST_HINT = 'IPs or CIDR blocks (10.0.0.0/8), one a line; empty: any address';
 
 export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } } })), [workspaceId]);
   /** A credential just made (created or refreshed): shown once. */
   const [secret, setSecret] = useState<{ name: string; credential: string } | null>(null);
   const [usageOf, setUsageOf] = useState<string | null>(null);
+  const [allowlistOf, setAllowlistOf] = useState<string | null>(null);
   const [rowError, setRowError] = useState('');
+  /** Herald's warning on the last save (allowlist entries that can never match). */
+  const [warning, setWarning] = useState('');
 
   const refresh = async (k: Key) => {
     if (!confirm(`Replace the secret of “${k.name}”? The current secret stops working at once.`)) return;
@@ -44,6 +51,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
       <h1 tabIndex={-1}>API keys</h1>
       {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
       <FormError error={rowError} />
+      {warning && <p className="notice" role="status">{warning}</p>}
       <Loaded load={load} retry={retry} what="API keys">
         {(r) =>
           r.api_keys.length === 0 ? (
@@ -64,6 +72,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                         {k.name}
                         {k.description && <div>{k.description}</div>}
                         <div className="muted">{k.key_type} · {k.environment}{k.expires_at && <> · expires {when(k.expires_at)}</>}</div>
+                        {k.ip_whitelist.length > 0 && <div className="muted">from {k.ip_whitelist.join(', ')}</div>}
                       </td>
                       <td><code>{k.key_prefix}</code></td>
                       <td>{k.permissions.join(', ')}</td>
@@ -71,6 +80,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                       <td>{when(k.last_used_at)}</td>
                       <td className="actions">
                         <button type="button" aria-expanded={usageOf === k.id} onClick={() => setUsageOf(usageOf === k.id ? null : k.id)}>Usage<span className="sr-only"> of {k.name}</span></button>
+                        <button type="button" aria-expanded={allowlistOf === k.id} onClick={() => setAllowlistOf(allowlistOf === k.id ? null : k.id)}>IP allowlist<span className="sr-only"> of {k.name}</span></button>
                         <button type="button" onClick={() => void refresh(k)}>Refresh<span className="sr-only"> {k.name}</span></button>
                         <button type="button" className="danger" onClick={() => void revoke(k)}>Revoke<span className="sr-only"> {k.name}</span></button>
                       </td>
@@ -82,11 +92,24 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
           )
         }
       </Loaded>
+      {allowlistOf && load.state === 'done' && (
+        <EditAllowlist
+          key={allowlistOf}
+          workspaceId={workspaceId}
+          apiKey={load.data.api_keys.find((k) => k.id === allowlistOf)!}
+          onSaved={(w) => {
+            setWarning(w ?? '');
+            setAllowlistOf(null);
+            retry();
+          }}
+        />
+      )}
       {usageOf && load.state === 'done' && <Usage workspaceId={workspaceId} keyId={usageOf} name={load.data.api_keys.find((k) => k.id === usageOf)?.name ?? ''} />}
       <CreateKey
         workspaceId={workspaceId}
-        onCreated={(name, credential) => {
+        onCreated={(name, credential, w) => {
           setSecret({ name, credential });
+          setWarning(w);
           retry();
         }}
       />
@@ -171,7 +194,29 @@ function DayChart({ days }: { days: { date: string; requests: number }[] }) {
   );
 }
 
-function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated: (name: string, key: string) => void }) {
+function EditAllowlist({ workspaceId, apiKey, onSaved }: { workspaceId: string; apiKey: Key; onSaved: (warning?: string) => void }) {
+  const [text, setText] = useState(apiKey.ip_whitelist.join('\n'));
+  const { busy, error, fields, submit } = useSubmit();
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    void submit(async () => {
+      const r = await call(api.PUT('/workspaces/{workspaceId}/api-keys/{keyId}', { params: { path: { workspaceId, keyId: apiKey.id } }, body: { ip_whitelist: entries(text) } }));
+      onSaved(r.warning);
+    });
+  };
+  return (
+    <section aria-labelledby="allowlist">
+      <h2 id="allowlist">IP allowlist of “{apiKey.name}”</h2>
+      <form onSubmit={save}>
+        <TextField label="Allowed addresses" rows={4} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} hint={ALLOWLIST_HINT} error={fieldError(fields, 'ip_whitelist')} />
+        <FormError error={error} />
+        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save allowlist'}</button>
+      </form>
+    </section>
+  );
+}
+
+function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated: (name: string, key: string, warning: string) => void }) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   /** A `datetime-local` value (the browser's time zone), or empty: never expires. */
@@ -179,6 +224,7 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
   const [keyType, setKeyType] = useState<KeyType>('secret');
   const [environment, setEnvironment] = useState<Key['environment']>('live');
   const [permissions, setPermissions] = useState<string[]>([]);
+  const [allowlist, setAllowlist] = useState('');
   const { busy, error, fields, submit } = useSubmit();
   const allowed = keyType === 'public' ? PUBLIC : GRANTABLE_PERMISSIONS;
 
@@ -194,10 +240,13 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
         name, key_type: keyType, environment, permissions,
         ...(description ? { description } : {}),
         ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+        ...(allowlist.trim() ? { ip_whitelist: entries(allowlist) } : {}),
       };
       const r = await call(api.POST('/workspaces/{workspaceId}/api-keys', { params: { path: { workspaceId } }, body }));
-      onCreated(r.api_key.name, r.api_key.key);
+      // The warning always says to store the key (the page says so); what else it says is about the allowlist.
+      onCreated(r.api_key.name, r.api_key.key, r.warning.replace(/^Store this key now:[^.]*\.\s*/, ''));
       setName('');
+      setAllowlist('');
       setDescription('');
       setExpires('');
       setPermissions([]);
@@ -210,6 +259,7 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
         <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} error={fields.name} />
         <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={1000} error={fields.description} />
         <Field label="Expires (optional)" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} hint="Your local time; empty: never" error={fields.expires_at} />
+        <TextField label="IP allowlist (optional)" rows={3} spellCheck={false} value={allowlist} onChange={(e) => setAllowlist(e.target.value)} hint={ALLOWLIST_HINT} error={fieldError(fields, 'ip_whitelist')} />
         <fieldset>
           <legend>Kind</legend>
           <label><input type="radio" name="key_type" checked={keyType === 'secret'} onChange={() => chooseType('secret')} /> Secret (servers: any permission)</label>

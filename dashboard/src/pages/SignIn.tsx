@@ -1,13 +1,30 @@
-// Sign-in by pasting a session token (the link `npm start` prints signs in without this page).
-// The token is checked against the API before it is kept.
-import { useState, type FormEvent } from 'react';
+// Sign-in by the identity provider when Herald is set up for OIDC, or by pasting a session
+// token (the link `npm start` prints signs in without this page). A pasted token is checked
+// against the API before it is kept.
+import { useEffect, useState, type FormEvent } from 'react';
 import { signIn } from '../session';
+import { oidcConfig, startOidc, type OidcConfig } from '../oidc';
 import { FormError } from '../ui';
 
 export function SignIn({ notice }: { notice: string }) {
   const [value, setValue] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [oidc, setOidc] = useState<OidcConfig | null>(null);
+  const [oidcError, setOidcError] = useState('');
+  const [redirecting, setRedirecting] = useState(false);
+  useEffect(() => void oidcConfig().then(setOidc), []);
+
+  const provider = async (cfg: OidcConfig) => {
+    setOidcError('');
+    setRedirecting(true);
+    try {
+      await startOidc(cfg);
+    } catch (e) {
+      setOidcError(`Could not reach the identity provider: ${e instanceof Error ? e.message : String(e)}`);
+      setRedirecting(false);
+    }
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -29,6 +46,15 @@ export function SignIn({ notice }: { notice: string }) {
     <div className="card">
       <h1 tabIndex={-1}>Sign in to Herald</h1>
       {notice && <p className="notice" role="status">{notice}</p>}
+      {oidc && (
+        <div className="oidc">
+          <button type="button" disabled={redirecting} onClick={() => void provider(oidc)}>
+            {redirecting ? 'Going to the identity provider…' : `Sign in with ${new URL(oidc.issuer).host}`}
+          </button>
+          <FormError error={oidcError} />
+          <p className="muted">Or paste a session token:</p>
+        </div>
+      )}
       <p>
         On a local Herald, open the sign-in link <code>npm start</code> prints, or paste the session token printed beside it
         (<code>herald token --user &lt;id&gt;</code> makes one).

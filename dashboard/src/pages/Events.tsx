@@ -1,0 +1,100 @@
+// The live event debugger (DECISIONS §14): the workspace's latest events, newest first, asked
+// again every few seconds while live; pausing keeps what is shown still to read it. "Older"
+// pages back by `before` (kept in the address), which shows a fixed page, not a live one. The
+// filter narrows what is shown by event name or person.
+import { useEffect, useState } from 'react';
+import { api, call, type Schemas } from '../api';
+import { Link, navigate, useRoute, withQuery } from '../router';
+import { Empty, Loaded, TableBox, useLoad, when } from '../ui';
+
+const LIMIT = 50;
+/** How often the live view asks again. */
+const REFRESH_MS = 3000;
+type Event = Schemas['WorkspaceEvent'];
+
+export function Events({ workspaceId }: { workspaceId: string }) {
+  const { query } = useRoute();
+  const before = query.get('before') ?? undefined;
+  const [paused, setPaused] = useState(false);
+  const [filter, setFilter] = useState('');
+  const [asked, setAsked] = useState<Date | null>(null);
+  const [load, retry] = useLoad(async () => {
+    const r = await call(api.GET('/workspaces/{workspaceId}/events', { params: { path: { workspaceId }, query: { limit: LIMIT, before } } }));
+    setAsked(new Date());
+    return r;
+  }, [workspaceId, before]);
+  const live = !before && !paused;
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(retry, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [live, retry]);
+
+  const go = (b: string | undefined) => navigate(`/w/${workspaceId}/events${withQuery(query, { before: b })}`);
+  const f = filter.trim().toLowerCase();
+  const shown = (events: Event[]) => (f ? events.filter((e) => e.type.toLowerCase().includes(f) || e.external_id.toLowerCase().includes(f)) : events);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Events</h1>
+      <div className="filters">
+        <div className="field">
+          <label htmlFor="events-filter">Filter by event or person</label>
+          <input id="events-filter" type="search" value={filter} onChange={(e) => setFilter(e.target.value)} maxLength={255} />
+        </div>
+        {before ? (
+          <button type="button" onClick={() => go(undefined)}>Back to live</button>
+        ) : (
+          <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>{paused ? 'Resume' : 'Pause'}</button>
+        )}
+        <p className="muted">
+          {before ? `Events before ${when(before)}.` : paused ? 'Paused.' : `Live: asked every ${REFRESH_MS / 1000} s.`}
+          {asked && <> Last asked {asked.toLocaleTimeString()}.</>}
+        </p>
+      </div>
+      <Loaded load={load} retry={retry} what="events">
+        {(r) =>
+          r.events.length === 0 ? (
+            <Empty title={before ? 'No older events.' : 'No events yet.'}>
+              {before ? (
+                <p><button type="button" className="link" onClick={() => go(undefined)}>Back to the latest events</button></p>
+              ) : (
+                <p>
+                  Track one with a secret key holding <code>events:write</code>: <code>POST /api/v1/track</code> with{' '}
+                  <code>{'{"event":"signed_up","external_id":"user-1"}'}</code>. It shows here within seconds.
+                </p>
+              )}
+            </Empty>
+          ) : (
+            <>
+              <TableBox label="Events">
+                <table>
+                  <caption className="sr-only">Events, newest first</caption>
+                  <thead>
+                    <tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Person</th><th scope="col">Parameters</th></tr>
+                  </thead>
+                  <tbody>
+                    {shown(r.events).map((e) => (
+                      <tr key={e.id}>
+                        <td>{when(e.created_at)}</td>
+                        <td><code>{e.type}</code></td>
+                        <td><Link to={`/w/${workspaceId}/people/${e.person_id}`}>{e.external_id}</Link></td>
+                        <td>{Object.keys(e.parameters).length > 0 ? <code className="params">{JSON.stringify(e.parameters)}</code> : <span className="muted">none</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
+              {f && shown(r.events).length === 0 && <p>None of these {r.events.length} events matches “{filter}”.</p>}
+              {r.events.length === LIMIT && (
+                <nav className="pager" aria-label="Pages">
+                  <button type="button" onClick={() => go(r.events[r.events.length - 1]!.created_at)}>Older events</button>
+                </nav>
+              )}
+            </>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
