@@ -1,3 +1,4 @@
+import { DEVICE_PLATFORMS } from '../src/domain/tokens.js';
 import { object, type Schema, type SchemaRefusal } from './common.js';
 
 const text: Schema = { type: 'string', maxLength: 255 };
@@ -14,7 +15,7 @@ export const notASubscription = (at: string): SchemaRefusal => ({ at, keyword: '
 export const deviceRegister = object(
   {
     token: deviceToken,
-    platform: { type: 'string', enum: ['ios', 'android', 'web'] },
+    platform: { type: 'string', enum: [...DEVICE_PLATFORMS] },
     device_name: text,
     device_model: text,
     os_version: text,

@@ -1,3 +1,4 @@
+import { PERSON_STATUSES } from '../src/domain/people.js';
 import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
 
 const userId = nonEmptyString(255);
@@ -46,18 +47,18 @@ export const peopleSearch = object({
   ...pagination(50),
   q: { type: 'string', maxLength: 255 },
   search: { type: 'string', maxLength: 255 },
-  status: { type: 'string', enum: ['active', 'unsubscribed', 'bounced', 'suppressed'] },
+  status: { type: 'string', enum: [...PERSON_STATUSES] },
 });
 
 export const dashboardPeopleList = object({
   ...pagination(50),
-  status: { type: 'string', enum: ['active', 'unsubscribed', 'bounced', 'suppressed'] },
+  status: { type: 'string', enum: [...PERSON_STATUSES] },
   search: { type: 'string', maxLength: 255 },
 });
 
 export const consent = object(
   {
-    status: { type: 'string', enum: ['active', 'unsubscribed', 'bounced', 'suppressed'] },
+    status: { type: 'string', enum: [...PERSON_STATUSES] },
     unsubscribe_reason: { type: 'string', maxLength: 255 },
   },
   ['status'],

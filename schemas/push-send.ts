@@ -1,5 +1,6 @@
 // Request schemas of the push send routes (INTERFACE 4.5, DECISIONS §3, §10, §11). Which content
 // fields are templates, and how a template error is reported, is src/domain/templates.ts.
+import { DEVICE_PLATFORMS } from '../src/domain/tokens.js';
 import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
 
 const text = (maxLength: number, description?: string): Schema => ({ type: 'string', maxLength, ...(description ? { description } : {}) });
@@ -22,7 +23,7 @@ const content = {
   tags: { type: 'array', maxItems: 50, items: text(255) },
 };
 
-const platform: Schema = { type: 'string', enum: ['ios', 'android', 'web'] };
+const platform: Schema = { type: 'string', enum: [...DEVICE_PLATFORMS] };
 
 /** POST .../push/send */
 export const pushSend = object(

@@ -14,7 +14,12 @@ import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
 import { sendPolicy } from './workspaces.js';
-import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
+import { DEVICE_PLATFORMS, PUSH_PLATFORMS, SUPPRESSION_TYPES, TOKEN_PROBLEMS } from '../src/domain/tokens.js';
+import { PERSON_STATUSES } from '../src/domain/people.js';
+import { DELIVERY_STATUSES, SEND_STATUSES, SHOWN_MESSAGE_STATUSES, SKIP_REASONS } from '../src/domain/messages.js';
+import { KEY_ENVIRONMENTS, KEY_TYPES } from '../src/domain/principals.js';
+import { ROLES } from '../src/domain/roles.js';
+import { CAMPAIGN_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 
 export interface ResponseDoc {
   description: string;
@@ -52,7 +57,7 @@ function closed(properties: Record<string, Schema>, required: string[] = Object.
 // ---------------------------------------------------------------------------------------
 // Shared resources
 
-const personStatus = enumOf('active', 'unsubscribed', 'bounced', 'suppressed');
+const personStatus = enumOf(...PERSON_STATUSES);
 
 /** INTERFACE 2.1: the person on the key surface (GET, lists, full echoes, batch `data`). */
 const keyPerson = closed(
@@ -103,7 +108,7 @@ const device = closed({
   workspace_id: uuid,
   person_id: uuid,
   device_token: str,
-  platform: enumOf('ios', 'android', 'web'),
+  platform: enumOf(...DEVICE_PLATFORMS),
   device_name: nullableStr,
   device_model: nullableStr,
   os_version: nullableStr,
@@ -118,11 +123,11 @@ const device = closed({
 
 /** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
 const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
-const platform = enumOf('ios', 'android', 'web');
-const skipReason = enumOf('person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap');
+const platform = enumOf(...DEVICE_PLATFORMS);
+const skipReason = enumOf(...SKIP_REASONS);
 const pushResultFields = {
   message_id: { type: 'string', description: 'The record\'s UUID; `skipped-<unix seconds>` for an immediate skip and `failed-<unix seconds>` for a recipient that names no person (neither stored)' },
-  status: enumOf('sent', 'skipped', 'policy_suppressed', 'failed'),
+  status: enumOf(...SEND_STATUSES),
   sent_at: { ...timestamp, description: 'When the send went to the provider, or when it was decided not to send' },
   provider: { type: 'string', description: '`sandbox`, `fcm`, `apns`, or `none` when nothing reached a provider' },
   provider_id: { type: 'string', description: "The provider's message id (first accepted device)" },
@@ -135,9 +140,9 @@ const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 const pushMessage = closed(
   {
     message_id: uuid,
-    status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
+    status: enumOf(...SHOWN_MESSAGE_STATUSES),
     external_id: str,
-    platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
+    platform: { type: 'string', enum: [...DEVICE_PLATFORMS, null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: skipReason,
@@ -152,7 +157,7 @@ const pushMessage = closed(
     deliveries: {
       type: 'array',
       items: closed(
-        { device_id: uuid, device_token: maskedToken, platform, status: enumOf('sent', 'failed'), provider_id: str, error: str },
+        { device_id: uuid, device_token: maskedToken, platform, status: enumOf(...DELIVERY_STATUSES), provider_id: str, error: str },
         ['device_id', 'device_token', 'platform', 'status'],
       ),
     },
@@ -178,7 +183,7 @@ const tokenValidation = closed(
     device_token: maskedToken,
     platform: pushPlatform,
     valid: { type: 'boolean' },
-    reason: { ...enumOf('invalid_format', 'suppressed', 'not_registered', 'inactive'), description: 'Present when not valid; the first that applies, in this order' },
+    reason: { ...enumOf(...TOKEN_PROBLEMS), description: 'Present when not valid; the first that applies, in this order' },
   },
   ['index', 'device_token', 'platform', 'valid'],
 );
@@ -193,7 +198,7 @@ const dashboardEvent = closed({ ...eventFields, person_id: uuid });
 
 const keyPrefix: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}$' };
 const fullKey: Schema = { type: 'string', pattern: '^(ws|pk)_live_[0-9a-f]{8}_[0-9A-Za-z]{8}\\.[0-9a-f]{64}$', description: 'The full credential `<prefix>.<secret>`, shown only here' };
-const keyType = enumOf('secret', 'public');
+const keyType = enumOf(...KEY_TYPES);
 const apiKeyFields = {
   id: uuid,
   key_prefix: keyPrefix,
@@ -201,7 +206,7 @@ const apiKeyFields = {
   description: str,
   permissions: strings,
   key_type: keyType,
-  environment: enumOf('live', 'test'),
+  environment: enumOf(...KEY_ENVIRONMENTS),
   expires_at: nullableTimestamp,
   ip_whitelist: strings,
   created_at: timestamp,
@@ -231,7 +236,7 @@ const workspaceSettings: Schema = {
 /** DECISIONS §2. */
 const workspace = closed({ id: uuid, name: str, settings: workspaceSettings, created_at: timestamp, updated_at: timestamp });
 /** DECISIONS §2; `created_at` is when the user joined (the owner: when the workspace was created). */
-const member = closed({ workspace_id: uuid, user_id: str, role: enumOf('owner', 'admin', 'member'), created_at: timestamp });
+const member = closed({ workspace_id: uuid, user_id: str, role: enumOf(...ROLES), created_at: timestamp });
 
 /** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
 const channelState = (identifiers: Record<string, Schema>): Schema => ({
@@ -248,8 +253,8 @@ const pushChannels = closed({
   }),
   updated_at: { ...nullableTimestamp, description: 'Last change; null when no credentials were ever set' },
 });
-const campaignStatus = enumOf('draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed');
-const triggerType = enumOf('event', 'webhook', 'schedule', 'dynamic_schedule');
+const campaignStatus = enumOf(...CAMPAIGN_STATUSES);
+const triggerType = enumOf(...TRIGGER_TYPES);
 /** INTERFACE 2.7; template_id only when the campaign was created with one. */
 const campaign = closed(
   {

@@ -1,3 +1,4 @@
+import { ASSIGNABLE_ROLES } from '../src/domain/roles.js';
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 
 export const workspaceCreate = object({ name: nonEmptyString(255) }, ['name']);
@@ -39,6 +40,6 @@ export const workspaceUpdate = object({
 export const workspaceUpdateRefusals: readonly SchemaRefusal[] = [{ at: '/settings/send_policy', code: 'INVALID_SEND_POLICY' }];
 
 export const memberAdd = object(
-  { user_id: nonEmptyString(255), role: { type: 'string', enum: ['admin', 'member'] } },
+  { user_id: nonEmptyString(255), role: { type: 'string', enum: [...ASSIGNABLE_ROLES] } },
   ['user_id', 'role'],
 );

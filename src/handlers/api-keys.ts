@@ -8,7 +8,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { isUuid } from '../ids.js';
 import { checkKeyPermissions } from '../auth/permissions.js';
-import type { KeyType } from '../domain/principals.js';
+import type { KeyEnvironment, KeyType } from '../domain/principals.js';
 import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
 import { malformedEntries } from '../auth/ip-allowlist.js';
 import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from '../store/api-keys.js';
@@ -69,7 +69,7 @@ function invalidating(reply: Reply, prefix: string): Reply {
 
 const create: Handler = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: 'live' | 'test'; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
+  const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: KeyEnvironment; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
   const keyType = b.key_type ?? 'secret';
   const permissions = permissionsOrThrow(keyType, b.permissions);
   const expiresAt = futureOrThrow(b.expires_at);
@@ -95,7 +95,7 @@ const get: Handler = async (ctx) => json(200, { success: true, api_key: present(
 
 const update: Handler = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: 'live' | 'test'; expires_at?: string | null; ip_whitelist?: string[] };
+  const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: KeyEnvironment; expires_at?: string | null; ip_whitelist?: string[] };
   const expiresAt = futureOrThrow(b.expires_at);
   const key = await ctx.db.tx(async (q) => {
     const current = await loadKey(q, ctx, true);

@@ -33,8 +33,9 @@ const suppress: Handler = async (ctx) => {
 
 const lift: Handler = async (ctx) => {
   const id = ctx.params.id!;
-  if (!isUuid(id) || !(await liftSuppression(ctx.db, ctx.workspaceId!, id))) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
-  return json(200, { success: true, message: 'Suppression lifted', id: id.toLowerCase() });
+  const lifted = isUuid(id) ? await liftSuppression(ctx.db, ctx.workspaceId!, id) : undefined;
+  if (!lifted) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
+  return json(200, { success: true, message: 'Suppression lifted', id: lifted });
 };
 
 interface TokenEntry {

@@ -129,7 +129,7 @@ function present(m: StoredMessage) {
 const status: Handler = async (ctx) => {
   const id = ctx.params.messageId!;
   // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
-  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId!, id.toLowerCase()) : null;
+  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId!, id) : null;
   if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
   return json(200, { success: true, message: present(m) });
 };

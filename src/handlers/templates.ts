@@ -30,7 +30,7 @@ function present(t: TemplateRow) {
 
 async function loadTemplate(q: Queryable, ctx: Ctx, lock = false): Promise<TemplateRow> {
   const id = ctx.params.templateId!;
-  const template = isUuid(id) ? await findTemplate(q, ctx.workspaceId!, id.toLowerCase(), lock) : null;
+  const template = isUuid(id) ? await findTemplate(q, ctx.workspaceId!, id, lock) : null;
   if (!template) throw new DomainError('NOT_FOUND', 'Template not found');
   return template;
 }
