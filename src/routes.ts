@@ -155,6 +155,8 @@ type IdOf<D> = D extends { method: infer M extends string; path: infer P extends
 export type RouteId = IdOf<Def>;
 /** The routes an actor answers with a handler (not the public ones the front answers, nor the 501s). */
 export type HandledRouteId = IdOf<Exclude<Def, { notImplemented: string } | { auth: 'public' }>>;
+/** The routes that act on no workspace; every other handled route has one (the key's, or the path's or header's). */
+export type WorkspacelessRouteId = IdOf<Extract<Def, { workspace: 'none' }>>;
 
 export type Route = RouteDef & { id: RouteId };
 

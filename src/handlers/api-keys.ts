@@ -58,7 +58,7 @@ function allowlistWarning(entries: string[] | undefined): string | undefined {
 
 async function loadKey(q: Queryable, ctx: Ctx, lock = false): Promise<KeyRow> {
   const id = ctx.params.keyId!;
-  const key = isUuid(id) ? await findKey(q, ctx.workspaceId!, id, lock) : null;
+  const key = isUuid(id) ? await findKey(q, ctx.workspaceId, id, lock) : null;
   if (!key) throw new DomainError('NOT_FOUND', 'API key not found');
   return key;
 }
@@ -77,17 +77,17 @@ const create: Handler = async (ctx) => {
   const key = await insertKey(
     ctx.db,
     {
-      workspaceId: ctx.workspaceId!, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
+      workspaceId: ctx.workspaceId, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
       environment: b.environment ?? 'live', expiresAt: expiresAt ?? null, ipWhitelist: b.ip_whitelist ?? [], createdBy: ctx.user!.sub,
     },
-    () => newPrefix(ctx.workspaceId!, keyType),
+    () => newPrefix(ctx.workspaceId, keyType),
   );
   const warning = [STORE_WARNING, allowlistWarning(b.ip_whitelist)].filter(Boolean).join(' ');
   return json(201, { success: true, api_key: { ...present(key), ...withSecret(key, secret) }, warning });
 };
 
 const list: Handler = async (ctx) => {
-  const keys = (await keysOf(ctx.db, ctx.workspaceId!)).map(present);
+  const keys = (await keysOf(ctx.db, ctx.workspaceId)).map(present);
   return json(200, { success: true, api_keys: keys, total: keys.length });
 };
 

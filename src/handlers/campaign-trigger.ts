@@ -45,7 +45,7 @@ function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutco
 const trigger: Handler = async (ctx) => {
   const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
   const body = ctx.body as TriggerBody;
-  const workspaceId = ctx.workspaceId!;
+  const workspaceId = ctx.workspaceId;
   const named = isUuid(body.workspace_id) ? body.workspace_id.toLowerCase() : body.workspace_id;
   if (named !== workspaceId) throw new DomainError('FORBIDDEN', "workspace_id is not the API key's workspace");
   const id = ctx.params.campaignId!;

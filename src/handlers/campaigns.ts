@@ -37,7 +37,7 @@ function present(c: CampaignRow) {
 /** Unknown, another workspace's, or not a UUID: all the same 404. */
 async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
   const id = ctx.params.campaignId!;
-  const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId!, id, lock) : null;
+  const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId, id, lock) : null;
   if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');
   return campaign;
 }
@@ -48,7 +48,7 @@ async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<Campa
  */
 async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next: Omit<CampaignFields, 'status'>, target: SettableStatus | undefined, rulesInputsChanged: boolean): Promise<CampaignRow> {
   const spec: CampaignSpec = { trigger_type: current.trigger_type, ...next };
-  const templates = await templateContents(q, ctx.workspaceId!, templateIdsOf(next.workflow_definition));
+  const templates = await templateContents(q, ctx.workspaceId, templateIdsOf(next.workflow_definition));
   const status = settleStatus(current.status, target, spec, templates, rulesInputsChanged, Date.now());
   return saveCampaign(q, current.id, { ...next, status });
 }
@@ -67,11 +67,11 @@ const create: Handler = async (ctx) => {
   const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition), templateId);
   const campaign = await ctx.db.tx(async (q) => {
     // Held until commit, so the template cannot go between this check and the insert.
-    if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId!, templateId, true))) {
+    if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId, templateId, true))) {
       throw new InvalidInput('template_id names no message template of this workspace', [{ field: 'template_id', message: 'names no message template of this workspace' }]);
     }
     return insertCampaign(q, {
-      id: newId(), workspace_id: ctx.workspaceId!, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
+      id: newId(), workspace_id: ctx.workspaceId, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
     });
   });
@@ -81,13 +81,13 @@ const create: Handler = async (ctx) => {
 const list: Handler = async (ctx) => {
   const limit = Math.min(ctx.query.limit as number, LIST_MAX);
   const offset = ctx.query.offset as number;
-  const r = await listCampaigns(ctx.db, ctx.workspaceId!, { status: ctx.query.status as CampaignStatus | undefined, trigger_type: ctx.query.trigger_type as TriggerType | undefined, limit, offset });
+  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status as CampaignStatus | undefined, trigger_type: ctx.query.trigger_type as TriggerType | undefined, limit, offset });
   return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
 };
 
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
-  const st = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
+  const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
   const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
@@ -107,7 +107,7 @@ const update: Handler = async (ctx) => {
     const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
-  await ctx.eventTriggers.changed(ctx.workspaceId!);
+  await ctx.eventTriggers.changed(ctx.workspaceId);
   return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
 };
 
@@ -136,7 +136,7 @@ const nodeMessage: Handler = async (ctx) => {
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;
   });
-  await ctx.eventTriggers.changed(ctx.workspaceId!);
+  await ctx.eventTriggers.changed(ctx.workspaceId);
   return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) } });
 };
 

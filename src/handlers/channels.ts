@@ -74,7 +74,7 @@ async function mergedApns(q: Queryable, box: SecretBox, workspaceId: string, sen
   return merged as ApnsCredentials;
 }
 
-const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx.db, ctx.providers.secrets, ctx.workspaceId!)));
+const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx.db, ctx.providers.secrets, ctx.workspaceId)));
 
 const put: Handler = async (ctx) => {
   requireManager(ctx);
@@ -87,7 +87,7 @@ const put: Handler = async (ctx) => {
     ...(body.apns?.key_p8 !== undefined ? await keyProblem('apns.key_p8', body.apns.key_p8, 'ES256', 'the .p8 key in PEM (PKCS#8, EC P-256)') : []),
   ];
   if (problems.length > 0) throw new InvalidInput(`Request body is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
-  const workspaceId = ctx.workspaceId!;
+  const workspaceId = ctx.workspaceId;
   const box = ctx.providers.secrets;
   const saved = await ctx.db.tx(async (q) => {
     const changes: PushChannelChanges = {};

@@ -2,7 +2,7 @@
 // authenticated, limited, parsed and validated the request when it builds a Ctx.
 import type { Db } from '../store/db.js';
 import type { Log } from '../eventlog/event-log.js';
-import type { HandledRouteId } from '../routes.js';
+import type { HandledRouteId, WorkspacelessRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
@@ -21,7 +21,8 @@ interface WebhookTriggers {
   enrolled(): void;
 }
 
-export interface Ctx {
+/** `Workspace`: string on a route that has a workspace (routes.ts), null on the workspaceless ones. */
+export interface Ctx<Workspace extends string | null = string> {
   db: Db;
   /** The event Log: facts appended here are acknowledged once durable. */
   events: Log;
@@ -41,7 +42,7 @@ export interface Ctx {
   // Validated against the route's schema before the handler runs.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
-  workspaceId: string | null;
+  workspaceId: Workspace;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */
   user: SessionUser | null;
   role: Role | null;
@@ -51,7 +52,13 @@ export interface Ctx {
   defer(task: () => Promise<void>): void;
 }
 
-export type Handler = (ctx: Ctx) => Promise<Reply>;
+export type Handler<Workspace extends string | null = string> = (ctx: Ctx<Workspace>) => Promise<Reply>;
+
+/** The handler of a route: its context has the route's workspace, or null on a workspaceless route. */
+type HandlerOf<Id extends HandledRouteId> = Handler<Id extends WorkspacelessRouteId ? null : string>;
 
 /** A resource module's handlers, by route id. */
-export type Handlers = Partial<Record<HandledRouteId, Handler>>;
+export type Handlers = { [Id in HandledRouteId]?: HandlerOf<Id> };
+
+/** Every handled route's handler. */
+export type AllHandlers = { [Id in HandledRouteId]-?: HandlerOf<Id> };

@@ -19,7 +19,7 @@ const present = (d: DeviceRow) => ({
 
 const register: Handler = async (ctx) => {
   // Group-committed with the other registrations of the tick (store/device-registrar.ts).
-  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, ctx.body as DeviceInput);
+  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id!, ctx.body as DeviceInput);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,
@@ -29,7 +29,7 @@ const register: Handler = async (ctx) => {
 };
 
 const list: Handler = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!person) throw personNotFound(ctx.params.id!);
   const devices = (await devicesOf(ctx.db, person.id)).map(present);
   return json(200, { success: true, devices, count: devices.length });
@@ -45,7 +45,7 @@ const dashboardGet: Handler = async (ctx) => {
 const unregister: Handler = async (ctx) => {
   const token = (ctx.body?.token ?? ctx.query.token) as string | undefined;
   if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
-  if (!(await deactivateDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
+  if (!(await deactivateDevice(ctx.db, ctx.workspaceId, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
   return json(200, { success: true, message: 'Device unregistered' });
 };
 

@@ -47,7 +47,7 @@ function checkTrack(body: TrackBody): Checked {
 }
 
 /** The checked event, to append. */
-const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId!, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
+const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
 
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
@@ -59,7 +59,7 @@ const track: Handler = async (ctx) => {
   // Checked before the append: a refused event creates no one.
   const { record, personCreated } = (await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]))[0]!;
   // Durable: what the triggers do cannot fail the request any more.
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, [record]);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, [record]);
   return json(201, {
     success: true,
     data: {
@@ -95,7 +95,7 @@ const trackBatch: Handler = async (ctx) => {
   // One append for the whole batch: all of it is durable, or the request fails.
   const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
   const records = resolved.map((r) => r.record);
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, records);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, records);
   const results = resolved.map(({ record, personCreated }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}),
   }));
@@ -107,7 +107,7 @@ const presentEvent = (e: EventRow) => ({ ...e, created_at: iso(e.created_at) });
 const readLimit = (ctx: Ctx) => Math.min(ctx.query.limit as number, READ_MAX);
 
 const personEvents: Handler = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!person) throw personNotFound(ctx.params.id!);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), false)).map(presentEvent);
   return json(200, { success: true, person_id: person.external_id, events, total: events.length });
@@ -116,7 +116,7 @@ const personEvents: Handler = async (ctx) => {
 const search: Handler = async (ctx) => {
   const limit = readLimit(ctx);
   const since = ctx.query.since as string | undefined;
-  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
+  const events = (await searchEvents(ctx.db, ctx.workspaceId, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 

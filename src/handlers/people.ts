@@ -68,7 +68,7 @@ export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND'
 
 /** Writes a checked identify (identifyInput has applied every rule). */
 async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
-  const ws = ctx.workspaceId!;
+  const ws = ctx.workspaceId;
   if (!input.anonymousId) return (await identifyPerson(ctx.db, ws, input)).person;
   // The merge is recorded with the person in one transaction and runs after the response.
   const { person, mergeId } = await ctx.db.tx(async (q) => {
@@ -116,7 +116,7 @@ const batch: Handler = async (ctx) => {
 };
 
 const get: Handler = async (ctx) => {
-  const p = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const p = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!p) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, person: keyPerson(p) });
 };
@@ -124,7 +124,7 @@ const get: Handler = async (ctx) => {
 const update: Handler = async (ctx) => {
   const traits = ctx.body.traits as Record<string, unknown>;
   const fields = checkTraits(traits);
-  if (!(await updateTraits(ctx.db, ctx.workspaceId!, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
+  if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person updated' });
 };
 
@@ -132,9 +132,9 @@ const remove: Handler = async (ctx) => {
   // Forgotten before the delete (no track resolves to the person meanwhile from the cache)
   // and again once it committed: a lookup that began in between read the row before the
   // commit, and its fill must not bring the deleted id back.
-  personIds.forget(ctx.workspaceId!, ctx.params.id!);
-  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId!, ctx.params.id!, ctx.analyticsInStore));
-  personIds.forget(ctx.workspaceId!, ctx.params.id!);
+  personIds.forget(ctx.workspaceId, ctx.params.id!);
+  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId, ctx.params.id!, ctx.analyticsInStore));
+  personIds.forget(ctx.workspaceId, ctx.params.id!);
   if (!deleted) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
@@ -143,14 +143,14 @@ const page = (q: Record<string, unknown>, max: number) => ({ limit: Math.min(q.l
 
 const list: Handler = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
-  const r = await listPeople(ctx.db, ctx.workspaceId!, { limit, offset, searchColumns: [] });
+  const r = await listPeople(ctx.db, ctx.workspaceId, { limit, offset, searchColumns: [] });
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
 };
 
 const search: Handler = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
   const text = (ctx.query.q ?? ctx.query.search) as string | undefined;
-  const r = await listPeople(ctx.db, ctx.workspaceId!, {
+  const r = await listPeople(ctx.db, ctx.workspaceId, {
     limit, offset, status: ctx.query.status as string | undefined, search: text || undefined,
     searchColumns: ['external_id', 'email', 'phone', 'first_name', 'last_name'],
   });
@@ -161,21 +161,21 @@ const search: Handler = async (ctx) => {
 
 const dashboardList: Handler = async (ctx) => {
   const { limit, offset } = page(ctx.query, DASHBOARD_PAGE_MAX);
-  const r = await listPeople(ctx.db, ctx.workspaceId!, {
+  const r = await listPeople(ctx.db, ctx.workspaceId, {
     limit, offset, status: ctx.query.status as string | undefined, search: (ctx.query.search as string) || undefined,
     searchColumns: ['email', 'first_name', 'last_name', "coalesce(first_name, '') || ' ' || coalesce(last_name, '')"],
   });
   return json(200, { success: true, people: r.people.map(dashboardPerson), total: r.total, limit, offset });
 };
 
-const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId!)) });
+const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId)) });
 
 const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
 
 /** The dashboard's person, by UUID in the `personId` path segment. */
 export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
-  const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
+  const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId, id) : null;
   if (!p) throw dashboardPersonNotFound(id);
   return p;
 }

@@ -12,7 +12,7 @@ import { devicesByTokens } from '../store/devices.js';
 import { pushMessageExists } from '../store/push-messages.js';
 
 const suppress: Handler = async (ctx) => {
-  const ws = ctx.workspaceId!;
+  const ws = ctx.workspaceId;
   // Only these fields: a `workspace_id` in the body is ignored.
   const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body as SuppressionInput;
   if (source_push_id && !(await pushMessageExists(ctx.db, ws, source_push_id))) {
@@ -33,7 +33,7 @@ const suppress: Handler = async (ctx) => {
 
 const lift: Handler = async (ctx) => {
   const id = ctx.params.id!;
-  const lifted = isUuid(id) ? await liftSuppression(ctx.db, ctx.workspaceId!, id) : undefined;
+  const lifted = isUuid(id) ? await liftSuppression(ctx.db, ctx.workspaceId, id) : undefined;
   if (!lifted) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
   return json(200, { success: true, message: 'Suppression lifted', id: lifted });
 };
@@ -45,7 +45,7 @@ interface TokenEntry {
 
 /** Two lookups for the whole request, whatever its size: suppressions and devices of the well-formed tokens. */
 const validate: Handler = async (ctx) => {
-  const ws = ctx.workspaceId!;
+  const ws = ctx.workspaceId;
   const entries = ctx.body.tokens as TokenEntry[];
   const wellFormed = [...new Set(entries.filter((e) => tokenFormatValid(e.token, e.platform)).map((e) => e.token))];
   const [suppressed, devices] = await Promise.all([suppressedAmong(ctx.db, ws, wellFormed), devicesByTokens(ctx.db, ws, wellFormed)]);

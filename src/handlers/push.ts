@@ -32,14 +32,14 @@ function contentOf(b: ContentBody): { raw: PushContent; compiled: CompiledConten
 }
 
 function sendOf(ctx: Ctx, b: ContentBody, compiled: CompiledContent, renderErrors: Send['renderErrors']): Send {
-  return { workspaceId: ctx.workspaceId!, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
+  return { workspaceId: ctx.workspaceId, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
 }
 
 /** The person a single send names by external id; the person UUID is refused, not looked up (INTERFACE 9.4). */
 async function recipientPerson(ctx: Ctx, externalId: string): Promise<PersonRow> {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, externalId);
+  const person = await findPerson(ctx.db, ctx.workspaceId, externalId);
   if (person) return person;
-  if (isUuid(externalId) && (await findPersonById(ctx.db, ctx.workspaceId!, externalId.toLowerCase()))) {
+  if (isUuid(externalId) && (await findPersonById(ctx.db, ctx.workspaceId, externalId.toLowerCase()))) {
     throw new InvalidInput('external_id takes your own user id, not the person UUID', [{ field: 'external_id', message: "is a person UUID; send the person's external id" }]);
   }
   throw personNotFound(externalId);
@@ -56,7 +56,7 @@ const send: Handler = async (ctx) => {
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
     await saveRecords(ctx.db, [{
-      id, workspace_id: ctx.workspaceId!, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
+      id, workspace_id: ctx.workspaceId, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
       provider_id: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
       action_url: raw.action_url ?? null, custom_data: raw.custom_data ?? null, variables: b.variables ?? null, tags: b.tags ?? null,
       campaign_id: b.campaign_id ?? null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
@@ -80,7 +80,7 @@ const sendBatch: Handler = async (ctx) => {
   const b = ctx.body as ContentBody & { recipients: BatchRecipient[] };
   const { compiled } = contentOf(b);
   const ids = [...new Set(b.recipients.map((r) => r.user_id.toLowerCase()).filter(isUuid))];
-  const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId!, ids) : []).map((p) => [p.id, p]));
+  const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId, ids) : []).map((p) => [p.id, p]));
   const recipients = b.recipients.map((r): Recipient => {
     const variables = { ...b.variables, ...r.variables };
     if (!isUuid(r.user_id)) return { person: null, failure: 'user_id must be a person UUID', variables };
@@ -129,7 +129,7 @@ function present(m: StoredMessage) {
 const status: Handler = async (ctx) => {
   const id = ctx.params.messageId!;
   // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
-  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId!, id) : null;
+  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId, id) : null;
   if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
   return json(200, { success: true, message: present(m) });
 };
@@ -137,7 +137,7 @@ const status: Handler = async (ctx) => {
 const history: Handler = async (ctx) => {
   const person = await personByUuid(ctx);
   const limit = Math.min(ctx.query.limit as number, HISTORY_PAGE_MAX);
-  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId!, person.id, limit, ctx.query.offset as number);
+  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset as number);
   return json(200, { success: true, messages: messages.map(present), total });
 };
 

@@ -19,17 +19,17 @@ export function requireManager(ctx: Ctx): void {
   if (!canManage(ctx.role)) throw new DomainError('FORBIDDEN', 'Only owners and admins manage the workspace');
 }
 
-const create: Handler = async (ctx) => {
+const create: Handler<null> = async (ctx) => {
   const workspace = await ctx.db.tx((q) => createWorkspace(q, ctx.body.name, ctx.user!.sub));
   return json(201, { success: true, data: { workspace: present(workspace) } });
 };
 
-const list: Handler = async (ctx) => {
+const list: Handler<null> = async (ctx) => {
   const workspaces = (await workspacesOf(ctx.db, ctx.user!.sub)).map(present);
   return json(200, { success: true, workspaces, total: workspaces.length });
 };
 
-const get: Handler = async (ctx) => json(200, { success: true, data: { workspace: present((await loadWorkspace(ctx.db, ctx.workspaceId!))!) } });
+const get: Handler = async (ctx) => json(200, { success: true, data: { workspace: present((await loadWorkspace(ctx.db, ctx.workspaceId))!) } });
 
 const update: Handler = async (ctx) => {
   requireManager(ctx);
@@ -39,17 +39,17 @@ const update: Handler = async (ctx) => {
     if (problems.length > 0) throw fieldProblems('INVALID_SEND_POLICY', 'Invalid send policy', problems);
   }
   const workspace = await ctx.db.tx(async (q) => {
-    const current = (await loadWorkspace(q, ctx.workspaceId!, true))!;
+    const current = (await loadWorkspace(q, ctx.workspaceId, true))!;
     // Settings merge key by key; send_policy, one of those keys, is replaced whole.
-    await saveWorkspace(q, ctx.workspaceId!, name, { ...DEFAULT_SETTINGS, ...current.settings, ...(settings ?? {}) });
-    return (await loadWorkspace(q, ctx.workspaceId!))!;
+    await saveWorkspace(q, ctx.workspaceId, name, { ...DEFAULT_SETTINGS, ...current.settings, ...(settings ?? {}) });
+    return (await loadWorkspace(q, ctx.workspaceId))!;
   });
   return json(200, { success: true, data: { workspace: present(workspace) } });
 };
 
 /** Any member reads who else is in the workspace (the pipeline has checked the caller is one). */
 const listMembers: Handler = async (ctx) => {
-  const members = (await membersOf(ctx.db, ctx.workspaceId!)).map(presentMember);
+  const members = (await membersOf(ctx.db, ctx.workspaceId)).map(presentMember);
   return json(200, { success: true, members, total: members.length });
 };
 
@@ -57,9 +57,9 @@ const addMember: Handler = async (ctx) => {
   requireManager(ctx);
   const { user_id, role } = ctx.body as { user_id: string; role: Exclude<Role, 'owner'> };
   return ctx.db.tx(async (q) => {
-    const existing = await memberRole(q, ctx.workspaceId!, user_id, true);
+    const existing = await memberRole(q, ctx.workspaceId, user_id, true);
     if (existing === 'owner') throw new DomainError('VALIDATION_ERROR', "The owner's role cannot be changed");
-    const member = await putMember(q, ctx.workspaceId!, user_id, role);
+    const member = await putMember(q, ctx.workspaceId, user_id, role);
     return json(existing ? 200 : 201, { success: true, data: { member: presentMember(member) } });
   });
 };
@@ -68,10 +68,10 @@ const removeMember: Handler = async (ctx) => {
   const target = ctx.params.userId!;
   // Owners and admins remove anyone but the owner; any member may leave.
   if (target !== ctx.user!.sub) requireManager(ctx);
-  const role = await memberRole(ctx.db, ctx.workspaceId!, target);
+  const role = await memberRole(ctx.db, ctx.workspaceId, target);
   if (!role) throw new DomainError('NOT_FOUND', `User ${target} is not a member of this workspace`);
   if (role === 'owner') throw new DomainError('VALIDATION_ERROR', 'The owner cannot be removed from the workspace');
-  await deleteMember(ctx.db, ctx.workspaceId!, target);
+  await deleteMember(ctx.db, ctx.workspaceId, target);
   return json(200, { success: true, message: `Removed ${target} from the workspace` });
 };
 
