@@ -2,11 +2,11 @@ import { KEY_ENVIRONMENTS, KEY_TYPES } from '../src/domain/principals.js';
 import { nonEmptyString, object, timestamp, type Schema } from './common.js';
 import { closed, count, enumOf, isoTime, message, nullableIsoTime, ok, str, strings, uuidText, type HandlerErrors, type RouteResponses } from './response-parts.js';
 
-const permissions: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 64 };
-const ipWhitelist: Schema = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 };
-const expiresAt: Schema = { ...timestamp, nullable: true };
-const description: Schema = { type: 'string', maxLength: 1000 };
-const environment: Schema = { type: 'string', enum: [...KEY_ENVIRONMENTS] };
+const permissions = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 64 } as const;
+const ipWhitelist = { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 100 } as const;
+const expiresAt = { ...timestamp, nullable: true } as const;
+const description = { type: 'string', maxLength: 1000 } as const;
+const environment = { type: 'string', enum: [...KEY_ENVIRONMENTS] } as const;
 
 export const apiKeyCreate = object(
   {

@@ -6,9 +6,9 @@ import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } f
 import { pushContent } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
-const uuid: Schema = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' };
-const nullable = (properties: Record<string, Schema>): Record<string, Schema> =>
-  Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }]));
+const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' } as const;
+const nullable = <P extends Record<string, Schema>>(properties: P) =>
+  Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** DECISIONS §6: push and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
@@ -25,7 +25,7 @@ const node = object(
 
 const workflowDefinition = object({ nodes: { type: 'array', maxItems: 100, items: node } }, ['nodes']);
 
-const describedObject = (description: string): Schema => ({ type: 'object', description });
+const describedObject = (description: string) => ({ type: 'object', description }) as const;
 const triggerConfig = describedObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
 const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
 

@@ -6,8 +6,8 @@ import { nonEmptyString, object, type Schema, type SchemaRefusal } from './commo
 import { closed, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
 
 /** A PEM private key; the text must be the key itself (never a file path). */
-const pemKey = (description: string): Schema => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description });
-const appleId = (what: string): Schema => ({ type: 'string', pattern: '^[A-Z0-9]{10}$', description: `${what}: 10 upper-case letters and digits` });
+const pemKey = (description: string) => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description }) as const;
+const appleId = (what: string) => ({ type: 'string', pattern: '^[A-Z0-9]{10}$', description: `${what}: 10 upper-case letters and digits` }) as const;
 
 /** The service-account JSON key file as Google issues it; its other fields are accepted and not kept. */
 const serviceAccount = object(

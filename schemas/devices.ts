@@ -1,14 +1,14 @@
 import { DEVICE_PLATFORMS } from '../src/domain/tokens.js';
-import { object, type Schema, type SchemaRefusal } from './common.js';
+import { object, type SchemaRefusal } from './common.js';
 import { closed, count, enumOf, isoTime, message, nullableStr, ok, personNotFound, str, uuidText, type RouteResponses } from './response-parts.js';
 
-const text: Schema = { type: 'string', maxLength: 255 };
+const text = { type: 'string', maxLength: 255 } as const;
 
 /**
  * A push token as it is registered or suppressed (INTERFACE 8.3). A browser push subscription
  * (`{endpoint, keys}`, or that object as JSON text) is not a token.
  */
-export const deviceToken: Schema = { type: 'string', minLength: 10, maxLength: 4096, pattern: '^(?!\\s*\\{)' };
+export const deviceToken = { type: 'string', minLength: 10, maxLength: 4096, pattern: '^(?!\\s*\\{)' } as const;
 
 /** Words deviceToken's subscription refusal for the field at `at`. */
 export const notASubscription = (at: string): SchemaRefusal => ({ at, keyword: 'pattern', message: 'must be the push registration token, not a browser subscription object' });

@@ -5,7 +5,7 @@ import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, is
 
 const userId = nonEmptyString(255);
 // '' clears the stored email (INTERFACE 2.2.6), so the empty string is allowed beside an address.
-const email: Schema = { type: 'string', maxLength: 254, anyOf: [{ format: 'email' }, { maxLength: 0 }] };
+const email = { type: 'string', maxLength: 254, anyOf: [{ format: 'email' }, { maxLength: 0 }] } as const;
 
 /** identify, POST /people, /people/upsert and each entry of /people/batch. */
 export const identify = object({

@@ -5,7 +5,7 @@ import { DELIVERY_STATUSES, SEND_STATUSES, SHOWN_MESSAGE_STATUSES, SKIP_REASONS 
 import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
 import { closed, count, dashboardPersonNotFound, enumOf, isoTime, nullableIsoTime, nullableStr, ok, personNotFound, PUSH, str, uuidText, type RouteResponses } from './response-parts.js';
 
-const text = (maxLength: number, description?: string): Schema => ({ type: 'string', maxLength, ...(description ? { description } : {}) });
+const text = (maxLength: number, description?: string) => ({ type: 'string', maxLength, ...(description ? { description } : {}) }) as const;
 
 /** A push's content: what a send, a campaign's push node and a message template carry. */
 export const pushContent = {
@@ -14,7 +14,7 @@ export const pushContent = {
   image_url: text(2_048),
   action_url: text(2_048),
   custom_data: { type: 'object', description: 'Carried in the provider message (reserved provider keys stripped); string values are Liquid templates' },
-};
+} as const;
 
 /** What one send carries, shared by the single and the batch send. */
 const content = {
@@ -23,9 +23,9 @@ const content = {
   event_id: text(255, 'Attribution'),
   campaign_id: text(255, 'Attribution'),
   tags: { type: 'array', maxItems: 50, items: text(255) },
-};
+} as const;
 
-const platform: Schema = { type: 'string', enum: [...DEVICE_PLATFORMS] };
+const platform = { type: 'string', enum: [...DEVICE_PLATFORMS] } as const;
 
 /** POST .../push/send */
 export const pushSend = object(

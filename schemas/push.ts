@@ -1,5 +1,5 @@
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES, TOKEN_PROBLEMS } from '../src/domain/tokens.js';
-import { object, uuid, type Schema, type SchemaRefusal } from './common.js';
+import { object, uuid, type SchemaRefusal } from './common.js';
 import { deviceToken, notASubscription } from './devices.js';
 import { maskedToken } from './push-send.js';
 import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type RouteResponses } from './response-parts.js';
@@ -7,7 +7,7 @@ import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type 
 // ---------------------------------------------------------------------------------------
 // Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3)
 
-const platform: Schema = { type: 'string', enum: [...PUSH_PLATFORMS] };
+const platform = { type: 'string', enum: [...PUSH_PLATFORMS] } as const;
 
 export const tokenSuppress = object(
   {

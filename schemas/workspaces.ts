@@ -4,14 +4,14 @@ import { closed, enumOf, isoTime, message, ok, str, uuidText, type ResponseDoc, 
 
 export const workspaceCreate = object({ name: nonEmptyString(255) }, ['name']);
 
-const timeOfDay: Schema = { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 00:00 to 23:59' };
-const count: Schema = { type: 'integer', minimum: 0 };
+const timeOfDay = { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, 00:00 to 23:59' } as const;
+const count = { type: 'integer', minimum: 0 } as const;
 
 /**
  * The workspace send policy (INTERFACE 2.10, DECISIONS §5). What relates two fields (both
  * window fields set together, start ≠ end) is checked by domain/send-policy.ts.
  */
-export const sendPolicy: Schema = {
+export const sendPolicy = {
   type: 'object',
   nullable: true,
   additionalProperties: false,
@@ -22,7 +22,7 @@ export const sendPolicy: Schema = {
     max_pushes_per_window: { ...count, description: 'Set with window_hours: both > 0 enables the rolling cap, both 0 disables it' },
     window_hours: { type: 'integer', minimum: 0, maximum: 168 },
   },
-};
+} as const;
 
 /** Settings Herald has are the only ones accepted: any other key is refused (README, Request bodies). */
 export const workspaceUpdate = object({

@@ -8,7 +8,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { isUuid } from '../ids.js';
 import { checkKeyPermissions } from '../auth/permissions.js';
-import type { KeyEnvironment, KeyType } from '../domain/principals.js';
+import type { KeyType } from '../domain/principals.js';
 import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
 import { malformedEntries } from '../auth/ip-allowlist.js';
 import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from '../store/api-keys.js';
@@ -67,9 +67,9 @@ function invalidating(reply: Reply, prefix: string): Reply {
   return { ...reply, invalidateKeys: [prefix] };
 }
 
-const create: Handler = async (ctx) => {
+const create: Handler<'POST /workspaces/{workspaceId}/api-keys'> = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: KeyEnvironment; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
+  const b = ctx.body;
   const keyType = b.key_type ?? 'secret';
   const permissions = permissionsOrThrow(keyType, b.permissions);
   const expiresAt = futureOrThrow(b.expires_at);
@@ -93,9 +93,9 @@ const list: Handler = async (ctx) => {
 
 const get: Handler = async (ctx) => json(200, { success: true, api_key: present(await loadKey(ctx.db, ctx)) });
 
-const update: Handler = async (ctx) => {
+const update: Handler<'PUT /workspaces/{workspaceId}/api-keys/{keyId}'> = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: KeyEnvironment; expires_at?: string | null; ip_whitelist?: string[] };
+  const b = ctx.body;
   const expiresAt = futureOrThrow(b.expires_at);
   const key = await ctx.db.tx(async (q) => {
     const current = await loadKey(q, ctx, true);

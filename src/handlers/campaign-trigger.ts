@@ -14,11 +14,6 @@ import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/idemp
 import { runWebhookTrigger } from '../campaigns/webhook.js';
 import { logger } from '../logger.js';
 
-interface TriggerBody {
-  workspace_id: string;
-  trigger_data?: Record<string, unknown>;
-}
-
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
 
 /** INTERFACE 4.6: `audience_truncated`, `duplicate` and `idempotency_key` only when they say something. */
@@ -42,9 +37,9 @@ function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutco
   });
 }
 
-const trigger: Handler = async (ctx) => {
+const trigger: Handler<'POST /campaigns/{campaignId}/trigger'> = async (ctx) => {
   const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
-  const body = ctx.body as TriggerBody;
+  const body = ctx.body;
   const workspaceId = ctx.workspaceId;
   const named = isUuid(body.workspace_id) ? body.workspace_id.toLowerCase() : body.workspace_id;
   if (named !== workspaceId) throw new DomainError('FORBIDDEN', "workspace_id is not the API key's workspace");

@@ -7,7 +7,7 @@ import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
   CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf,
-  type CampaignSpec, type CampaignStatus, type NodeMessage, type PushNode, type SettableStatus, type TriggerType, type Workflow,
+  type CampaignSpec, type PushNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
@@ -53,18 +53,12 @@ async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next:
   return saveCampaign(q, current.id, { ...next, status });
 }
 
-interface CampaignBody {
-  name?: string;
-  trigger_config?: Record<string, unknown>;
-  audience_config?: Record<string, unknown>;
-  workflow_definition?: Workflow;
-}
-
-const create: Handler = async (ctx) => {
-  const b = ctx.body as CampaignBody & { name: string; trigger_type: TriggerType; trigger_config: Record<string, unknown>; template_id?: string };
+const create: Handler<'POST /campaigns'> = async (ctx) => {
+  const b = ctx.body;
   refuseKnownBadKeys(b.trigger_config);
   const templateId = b.template_id?.toLowerCase();
-  const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition), templateId);
+  // The schema lets a delay node lack minutes: normalizeWorkflow refuses that.
+  const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow), templateId);
   const campaign = await ctx.db.tx(async (q) => {
     // Held until commit, so the template cannot go between this check and the insert.
     if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId, templateId, true))) {
@@ -78,10 +72,10 @@ const create: Handler = async (ctx) => {
   return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: [] } });
 };
 
-const list: Handler = async (ctx) => {
-  const limit = Math.min(ctx.query.limit as number, LIST_MAX);
-  const offset = ctx.query.offset as number;
-  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status as CampaignStatus | undefined, trigger_type: ctx.query.trigger_type as TriggerType | undefined, limit, offset });
+const list: Handler<'GET /campaigns'> = async (ctx) => {
+  const limit = Math.min(ctx.query.limit, LIST_MAX);
+  const offset = ctx.query.offset;
+  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, limit, offset });
   return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
 };
 
@@ -92,10 +86,10 @@ const get: Handler = async (ctx) => {
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
 
-const update: Handler = async (ctx) => {
-  const b = ctx.body as CampaignBody & { status?: SettableStatus };
+const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
+  const b = ctx.body;
   if (b.trigger_config !== undefined) refuseKnownBadKeys(b.trigger_config);
-  const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition);
+  const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow);
   const campaign = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
     const next = {
@@ -128,10 +122,10 @@ function messageOf(node: PushNode) {
   return message;
 }
 
-const nodeMessage: Handler = async (ctx) => {
+const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}'> = async (ctx) => {
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
-    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body as NodeMessage);
+    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body);
     const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow };
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;

@@ -13,12 +13,6 @@ import { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCrede
 import type { Queryable } from '../store/db.js';
 import type { SecretBox } from '../util/sealing.js';
 
-interface Body {
-  /** The service account's other fields are there too, and dropped. */
-  fcm?: { service_account: FcmCredentials } | null;
-  apns?: Partial<ApnsCredentials> | null;
-}
-
 const APNS_REQUIRED = ['key_p8', 'key_id', 'team_id', 'bundle_id'] as const;
 
 /** `readable: false`: stored, but sealed under another key (or damaged); sends to it fail until it is set again. */
@@ -76,9 +70,9 @@ async function mergedApns(q: Queryable, box: SecretBox, workspaceId: string, sen
 
 const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx.db, ctx.providers.secrets, ctx.workspaceId)));
 
-const put: Handler = async (ctx) => {
+const put: Handler<'PUT /workspaces/{workspaceId}/channels/push'> = async (ctx) => {
   requireManager(ctx);
-  const body = ctx.body as Body;
+  const body = ctx.body;
   const tokenUri = body.fcm && ctx.providers.fcmTokenUriProblem(body.fcm.service_account.token_uri);
   const problems = [
     ...(body.fcm ? await keyProblem('fcm.service_account.private_key', body.fcm.service_account.private_key, 'RS256', 'a PKCS#8 RSA private key in PEM, as in the service account file') : []),

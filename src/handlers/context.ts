@@ -2,7 +2,7 @@
 // authenticated, limited, parsed and validated the request when it builds a Ctx.
 import type { Db } from '../store/db.js';
 import type { Log } from '../eventlog/event-log.js';
-import type { HandledRouteId, WorkspacelessRouteId } from '../routes.js';
+import type { BodyOf, HandledRouteId, QueryOf, WorkspacelessRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
@@ -21,8 +21,8 @@ interface WebhookTriggers {
   enrolled(): void;
 }
 
-/** `Workspace`: string on a route that has a workspace (routes.ts), null on the workspaceless ones. */
-export interface Ctx<Workspace extends string | null = string> {
+/** What the actor pipeline builds for any route (actors/pipeline.ts). */
+export interface RequestCtx {
   db: Db;
   /** The event Log: facts appended here are acknowledged once durable. */
   events: Log;
@@ -39,10 +39,8 @@ export interface Ctx<Workspace extends string | null = string> {
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
-  // Validated against the route's schema before the handler runs.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-  workspaceId: Workspace;
+  body: unknown;
+  workspaceId: string | null;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */
   user: SessionUser | null;
   role: Role | null;
@@ -52,13 +50,21 @@ export interface Ctx<Workspace extends string | null = string> {
   defer(task: () => Promise<void>): void;
 }
 
-export type Handler<Workspace extends string | null = string> = (ctx: Ctx<Workspace>) => Promise<Reply>;
+/**
+ * A route's context: its body and query as its schemas validated them, and its workspace (null
+ * on a workspaceless route). Without `Id`, what every route with a workspace has in common.
+ */
+export type Ctx<Id extends HandledRouteId | undefined = undefined> = Id extends HandledRouteId
+  ? RequestCtx & { body: BodyOf<Id>; query: QueryOf<Id>; workspaceId: Id extends WorkspacelessRouteId ? null : string }
+  : RequestCtx & { workspaceId: string };
 
-/** The handler of a route: its context has the route's workspace, or null on a workspaceless route. */
-type HandlerOf<Id extends HandledRouteId> = Handler<Id extends WorkspacelessRouteId ? null : string>;
+export type Handler<Id extends HandledRouteId | undefined = undefined> = (ctx: Ctx<Id>) => Promise<Reply>;
 
-/** A resource module's handlers, by route id. */
-export type Handlers = { [Id in HandledRouteId]?: HandlerOf<Id> };
+/**
+ * A resource module's handlers, by route id. The function type is spelt out: TypeScript would
+ * compare `Handler<Id>` by its argument and refuse a handler that reads no body (`Handler`).
+ */
+export type Handlers = { [Id in HandledRouteId]?: (ctx: Ctx<Id>) => Promise<Reply> };
 
 /** Every handled route's handler. */
-export type AllHandlers = { [Id in HandledRouteId]-?: HandlerOf<Id> };
+export type AllHandlers = { [Id in HandledRouteId]-?: (ctx: Ctx<Id>) => Promise<Reply> };

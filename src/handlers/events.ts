@@ -16,19 +16,12 @@ import { findPerson } from '../store/people.js';
 import type { NewEvent } from '../eventlog/event-log.js';
 import { eventsOf, searchEvents, type EventRow } from '../store/events.js';
 import * as schemas from '../../schemas/events.js';
+import type { FromSchema } from '../../schemas/common.js';
 
 /** `limit` above this is silently reduced (DECISIONS §8). */
 const READ_MAX = 500;
 
-interface TrackBody {
-  event: string;
-  external_id?: string;
-  userId?: string;
-  user_id?: string;
-  parameters?: Record<string, unknown>;
-  properties?: Record<string, unknown>;
-  timestamp?: string;
-}
+type TrackBody = FromSchema<typeof schemas.track>;
 
 /** A track body checked by every rule but the person's: what is left to do touches no store. */
 interface Checked {
@@ -55,7 +48,7 @@ function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
   return w ? { status: 'accepted_with_warnings', warnings: w } : { status: 'processed' };
 }
 
-const track: Handler = async (ctx) => {
+const track: Handler<'POST /track'> = async (ctx) => {
   // Checked before the append: a refused event creates no one.
   const { record, personCreated } = (await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]))[0]!;
   // Durable: what the triggers do cannot fail the request any more.
@@ -77,8 +70,8 @@ const track: Handler = async (ctx) => {
 
 const checkTrackEntry = compileBody(schemas.track);
 
-const trackBatch: Handler = async (ctx) => {
-  const entries = ctx.body.events as unknown[];
+const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
+  const entries = ctx.body.events;
   // Every entry is checked before any person is resolved: a refused entry fails alone and
   // creates no one, and only the store failing can fail the request.
   const errors: { index: number; error: string }[] = [];
@@ -104,23 +97,23 @@ const trackBatch: Handler = async (ctx) => {
 };
 
 const presentEvent = (e: EventRow) => ({ ...e, created_at: iso(e.created_at) });
-const readLimit = (ctx: Ctx) => Math.min(ctx.query.limit as number, READ_MAX);
+const readLimit = (ctx: { query: { limit: number } }) => Math.min(ctx.query.limit, READ_MAX);
 
-const personEvents: Handler = async (ctx) => {
+const personEvents: Handler<'GET /people/{id}/events'> = async (ctx) => {
   const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!person) throw personNotFound(ctx.params.id!);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), false)).map(presentEvent);
   return json(200, { success: true, person_id: person.external_id, events, total: events.length });
 };
 
-const search: Handler = async (ctx) => {
+const search: Handler<'GET /events/search'> = async (ctx) => {
   const limit = readLimit(ctx);
-  const since = ctx.query.since as string | undefined;
-  const events = (await searchEvents(ctx.db, ctx.workspaceId, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
+  const since = ctx.query.since;
+  const events = (await searchEvents(ctx.db, ctx.workspaceId, ctx.query.event, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 
-const dashboardEvents: Handler = async (ctx) => {
+const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
   const person = await personByUuid(ctx);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true)).map(presentEvent);
   return json(200, { success: true, person_id: person.id, events, total: events.length });

@@ -79,16 +79,16 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
   return person;
 }
 
-const identify: Handler = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+const identify: Handler<'POST /identify'> = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
-const upsert: Handler = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+const upsert: Handler<'POST /people' | 'POST /people/upsert'> = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
 const checkIdentifyEntry = compileBody(schemas.identify);
 
 type BatchResult = { type: 'identify'; index: number; success: true; data: ReturnType<typeof keyPerson> } | { type: 'identify'; index: number; success: false; error: string };
 
-const batch: Handler = async (ctx) => {
-  const entries = ctx.body.identify as unknown[];
+const batch: Handler<'POST /people/batch'> = async (ctx) => {
+  const entries = ctx.body.identify;
   const results: BatchResult[] = [];
   // Every entry is checked (schema, identifier and trait rules, timestamp) before any is
   // written: a refused entry fails alone, and only the store failing can fail the request.
@@ -121,8 +121,8 @@ const get: Handler = async (ctx) => {
   return json(200, { success: true, person: keyPerson(p) });
 };
 
-const update: Handler = async (ctx) => {
-  const traits = ctx.body.traits as Record<string, unknown>;
+const update: Handler<'PUT /people/{id}'> = async (ctx) => {
+  const traits = ctx.body.traits;
   const fields = checkTraits(traits);
   if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person updated' });
@@ -139,19 +139,19 @@ const remove: Handler = async (ctx) => {
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
 
-const page = (q: Record<string, unknown>, max: number) => ({ limit: Math.min(q.limit as number, max), offset: q.offset as number });
+const page = (q: { limit: number; offset: number }, max: number) => ({ limit: Math.min(q.limit, max), offset: q.offset });
 
-const list: Handler = async (ctx) => {
+const list: Handler<'GET /people'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
   const r = await listPeople(ctx.db, ctx.workspaceId, { limit, offset, searchColumns: [] });
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
 };
 
-const search: Handler = async (ctx) => {
+const search: Handler<'GET /people/search'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
-  const text = (ctx.query.q ?? ctx.query.search) as string | undefined;
+  const text = ctx.query.q ?? ctx.query.search;
   const r = await listPeople(ctx.db, ctx.workspaceId, {
-    limit, offset, status: ctx.query.status as string | undefined, search: text || undefined,
+    limit, offset, status: ctx.query.status, search: text || undefined,
     searchColumns: ['external_id', 'email', 'phone', 'first_name', 'last_name'],
   });
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
@@ -159,10 +159,10 @@ const search: Handler = async (ctx) => {
 
 // Dashboard (session) routes; people are addressed by UUID there.
 
-const dashboardList: Handler = async (ctx) => {
+const dashboardList: Handler<'GET /workspaces/{workspaceId}/people'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, DASHBOARD_PAGE_MAX);
   const r = await listPeople(ctx.db, ctx.workspaceId, {
-    limit, offset, status: ctx.query.status as string | undefined, search: (ctx.query.search as string) || undefined,
+    limit, offset, status: ctx.query.status, search: ctx.query.search || undefined,
     searchColumns: ['email', 'first_name', 'last_name', "coalesce(first_name, '') || ' ' || coalesce(last_name, '')"],
   });
   return json(200, { success: true, people: r.people.map(dashboardPerson), total: r.total, limit, offset });
@@ -180,9 +180,9 @@ export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   return p;
 }
 
-const consent: Handler = async (ctx) => {
+const consent: Handler<'PATCH /workspaces/{workspaceId}/people/{personId}'> = async (ctx) => {
   const p = await personByUuid(ctx);
-  const { status, unsubscribe_reason } = ctx.body as { status: PersonRow['status']; unsubscribe_reason?: string };
+  const { status, unsubscribe_reason } = ctx.body;
   // The person may have been deleted since: then they are not found.
   const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
   if (!updated) throw dashboardPersonNotFound(ctx.params.personId!);

@@ -5,16 +5,16 @@ import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { maskToken, tokenFormatValid, tokenProblem, type PushPlatform } from '../domain/tokens.js';
+import { maskToken, tokenFormatValid, tokenProblem } from '../domain/tokens.js';
 import { isUuid } from '../ids.js';
-import { liftSuppression, suppressedAmong, suppressToken, type SuppressionInput } from '../store/suppressions.js';
+import { liftSuppression, suppressedAmong, suppressToken } from '../store/suppressions.js';
 import { devicesByTokens } from '../store/devices.js';
 import { pushMessageExists } from '../store/push-messages.js';
 
-const suppress: Handler = async (ctx) => {
+const suppress: Handler<'POST /workspaces/{workspaceId}/push/tokens/suppress'> = async (ctx) => {
   const ws = ctx.workspaceId;
   // Only these fields: a `workspace_id` in the body is ignored.
-  const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body as SuppressionInput;
+  const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body;
   if (source_push_id && !(await pushMessageExists(ctx.db, ws, source_push_id))) {
     throw new InvalidInput('source_push_id names no push record of this workspace', [{ field: 'source_push_id', message: 'is not a push record (message_id) of this workspace' }]);
   }
@@ -38,15 +38,10 @@ const lift: Handler = async (ctx) => {
   return json(200, { success: true, message: 'Suppression lifted', id: lifted });
 };
 
-interface TokenEntry {
-  token: string;
-  platform: PushPlatform;
-}
-
 /** Two lookups for the whole request, whatever its size: suppressions and devices of the well-formed tokens. */
-const validate: Handler = async (ctx) => {
+const validate: Handler<'POST /workspaces/{workspaceId}/push/tokens/validate'> = async (ctx) => {
   const ws = ctx.workspaceId;
-  const entries = ctx.body.tokens as TokenEntry[];
+  const entries = ctx.body.tokens;
   const wellFormed = [...new Set(entries.filter((e) => tokenFormatValid(e.token, e.platform)).map((e) => e.token))];
   const [suppressed, devices] = await Promise.all([suppressedAmong(ctx.db, ws, wellFormed), devicesByTokens(ctx.db, ws, wellFormed)]);
   const results = entries.map((e, index) => {

@@ -12,7 +12,6 @@ import { isUuid, newId } from '../ids.js';
 import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
 import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
 import type { Recipient, Send } from '../delivery/engine.js';
-import type { Platform } from '../delivery/providers.js';
 
 /** `limit` of the message history above this is silently reduced (DECISIONS §3). */
 const HISTORY_PAGE_MAX = 100;
@@ -45,8 +44,8 @@ async function recipientPerson(ctx: Ctx, externalId: string): Promise<PersonRow>
   throw personNotFound(externalId);
 }
 
-const send: Handler = async (ctx) => {
-  const b = ctx.body as ContentBody & { external_id: string; scheduled_at?: string };
+const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) => {
+  const b = ctx.body;
   const { raw, compiled } = contentOf(b);
   const person = await recipientPerson(ctx, b.external_id);
   const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
@@ -69,15 +68,8 @@ const send: Handler = async (ctx) => {
   return json(200, { success: true, ...result });
 };
 
-interface BatchRecipient {
-  user_id: string;
-  device_token?: string;
-  platform?: Platform;
-  variables?: Record<string, unknown>;
-}
-
-const sendBatch: Handler = async (ctx) => {
-  const b = ctx.body as ContentBody & { recipients: BatchRecipient[] };
+const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = async (ctx) => {
+  const b = ctx.body;
   const { compiled } = contentOf(b);
   const ids = [...new Set(b.recipients.map((r) => r.user_id.toLowerCase()).filter(isUuid))];
   const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId, ids) : []).map((p) => [p.id, p]));
@@ -134,10 +126,10 @@ const status: Handler = async (ctx) => {
   return json(200, { success: true, message: present(m) });
 };
 
-const history: Handler = async (ctx) => {
+const history: Handler<'GET /workspaces/{workspaceId}/people/{personId}/messages'> = async (ctx) => {
   const person = await personByUuid(ctx);
-  const limit = Math.min(ctx.query.limit as number, HISTORY_PAGE_MAX);
-  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset as number);
+  const limit = Math.min(ctx.query.limit, HISTORY_PAGE_MAX);
+  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset);
   return json(200, { success: true, messages: messages.map(present), total });
 };
 

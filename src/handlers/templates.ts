@@ -47,8 +47,8 @@ function fieldsOf(body: Partial<TemplateFields>, base: TemplateFields): Template
 
 const EMPTY: TemplateFields = { name: '', channel: 'push', title: null, body: null, image_url: null, action_url: null, custom_data: null };
 
-const create: Handler = async (ctx) => {
-  const template = await insertTemplate(ctx.db, newId(), ctx.workspaceId, fieldsOf(ctx.body as Partial<TemplateFields>, EMPTY));
+const create: Handler<'POST /workspaces/{workspaceId}/templates'> = async (ctx) => {
+  const template = await insertTemplate(ctx.db, newId(), ctx.workspaceId, fieldsOf(ctx.body, EMPTY));
   return json(201, { success: true, data: { template: present(template) } });
 };
 
@@ -59,10 +59,10 @@ const list: Handler = async (ctx) => {
 
 const get: Handler = async (ctx) => json(200, { success: true, data: { template: present(await loadTemplate(ctx.db, ctx)) } });
 
-const update: Handler = async (ctx) => {
+const update: Handler<'PUT /workspaces/{workspaceId}/templates/{templateId}'> = async (ctx) => {
   const template = await ctx.db.tx(async (q) => {
     const current = await loadTemplate(q, ctx, true);
-    return saveTemplate(q, current.id, fieldsOf(ctx.body as Partial<TemplateFields>, current));
+    return saveTemplate(q, current.id, fieldsOf(ctx.body, current));
   });
   return json(200, { success: true, data: { template: present(template) } });
 };

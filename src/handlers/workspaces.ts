@@ -3,8 +3,8 @@
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, fieldProblems } from '../domain/errors.js';
-import { canManage, type Role } from '../domain/roles.js';
-import { sendPolicyConflicts, type SendPolicy } from '../domain/send-policy.js';
+import { canManage } from '../domain/roles.js';
+import { sendPolicyConflicts } from '../domain/send-policy.js';
 import { iso } from '../domain/time.js';
 import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
 
@@ -19,21 +19,21 @@ export function requireManager(ctx: Ctx): void {
   if (!canManage(ctx.role)) throw new DomainError('FORBIDDEN', 'Only owners and admins manage the workspace');
 }
 
-const create: Handler<null> = async (ctx) => {
+const create: Handler<'POST /workspaces'> = async (ctx) => {
   const workspace = await ctx.db.tx((q) => createWorkspace(q, ctx.body.name, ctx.user!.sub));
   return json(201, { success: true, data: { workspace: present(workspace) } });
 };
 
-const list: Handler<null> = async (ctx) => {
+const list: Handler<'GET /workspaces'> = async (ctx) => {
   const workspaces = (await workspacesOf(ctx.db, ctx.user!.sub)).map(present);
   return json(200, { success: true, workspaces, total: workspaces.length });
 };
 
 const get: Handler = async (ctx) => json(200, { success: true, data: { workspace: present((await loadWorkspace(ctx.db, ctx.workspaceId))!) } });
 
-const update: Handler = async (ctx) => {
+const update: Handler<'PUT /workspaces/{workspaceId}'> = async (ctx) => {
   requireManager(ctx);
-  const { name, settings } = ctx.body as { name?: string; settings?: { timezone?: string; send_policy?: SendPolicy | null } };
+  const { name, settings } = ctx.body;
   if (settings?.send_policy !== undefined) {
     const problems = sendPolicyConflicts(settings.send_policy);
     if (problems.length > 0) throw fieldProblems('INVALID_SEND_POLICY', 'Invalid send policy', problems);
@@ -53,9 +53,9 @@ const listMembers: Handler = async (ctx) => {
   return json(200, { success: true, members, total: members.length });
 };
 
-const addMember: Handler = async (ctx) => {
+const addMember: Handler<'POST /workspaces/{workspaceId}/members'> = async (ctx) => {
   requireManager(ctx);
-  const { user_id, role } = ctx.body as { user_id: string; role: Exclude<Role, 'owner'> };
+  const { user_id, role } = ctx.body;
   return ctx.db.tx(async (q) => {
     const existing = await memberRole(q, ctx.workspaceId, user_id, true);
     if (existing === 'owner') throw new DomainError('VALIDATION_ERROR', "The owner's role cannot be changed");
