@@ -11,8 +11,7 @@ import { checkKeyPermissions } from '../auth/permissions.js';
 import type { KeyType } from '../domain/principals.js';
 import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
 import { malformedEntries } from '../auth/ip-allowlist.js';
-import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from '../store/api-keys.js';
-import type { Queryable } from '../store/db.js';
+import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow, type Queryable } from '../store/index.js';
 
 const STORE_WARNING = 'Store this key now: only its prefix is kept readable, the secret cannot be shown again.';
 

@@ -9,7 +9,7 @@ import { DomainError } from '../domain/errors.js';
 import { checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from '../domain/webhook-trigger.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { findCampaign } from '../store/campaigns.js';
+import { findCampaign } from '../store/index.js';
 import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/idempotency.js';
 import { runWebhookTrigger } from '../campaigns/webhook.js';
 import { logger } from '../logger.js';

@@ -11,9 +11,7 @@ import {
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, saveCampaign, type CampaignFields, type CampaignRow } from '../store/campaigns.js';
-import { findTemplate, templateContents } from '../store/templates.js';
-import type { Queryable } from '../store/db.js';
+import { campaignStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;

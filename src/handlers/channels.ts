@@ -9,8 +9,7 @@ import { json } from './reply.js';
 import { requireManager } from './workspaces.js';
 import { InvalidInput, type FieldError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from '../store/push-channels.js';
-import type { Queryable } from '../store/db.js';
+import { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels, type Queryable } from '../store/index.js';
 import type { SecretBox } from '../util/sealing.js';
 
 const APNS_REQUIRED = ['key_p8', 'key_id', 'team_id', 'bundle_id'] as const;

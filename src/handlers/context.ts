@@ -1,7 +1,7 @@
 // What a handler receives and answers. The actor pipeline (actors/pipeline.ts) has already
 // authenticated, limited, parsed and validated the request when it builds a Ctx.
-import type { Db } from '../store/db.js';
-import type { Log } from '../eventlog/event-log.js';
+import type { Db } from '../store/index.js';
+import type { Log } from '../eventlog/index.js';
 import type { BodyOf, HandledRouteId, QueryOf, WorkspacelessRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';

@@ -6,9 +6,7 @@ import { json } from './reply.js';
 import { dashboardPerson, personByUuid, personNotFound } from './people.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { findPerson } from '../store/people.js';
-import { deactivateDevice, devicesOf, type DeviceRow } from '../store/devices.js';
-import { registerDevice } from '../store/device-registrar.js';
+import { deactivateDevice, devicesOf, findPerson, registerDevice, type DeviceRow } from '../store/index.js';
 
 const present = (d: DeviceRow) => ({
   ...d,

@@ -12,9 +12,8 @@ import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
-import { findPerson } from '../store/people.js';
-import type { NewEvent } from '../eventlog/event-log.js';
-import { eventsOf, searchEvents, type EventRow } from '../store/events.js';
+import { eventsOf, findPerson, searchEvents, type EventRow } from '../store/index.js';
+import type { NewEvent } from '../eventlog/index.js';
 import * as schemas from '../../schemas/events.js';
 import type { FromSchema } from '../../schemas/common.js';
 

@@ -8,10 +8,7 @@ import { checkTraits, identifyInput, type IdentifyBody, type IdentifyInput } fro
 import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
-import { identifyPerson } from '../store/identify-group.js';
-import { deletePerson, findPerson, findPersonById, listPeople, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/people.js';
-import { runMerge, scheduleMerge } from '../store/merges.js';
-import { personIds } from '../store/person-cache.js';
+import { deletePerson, findPerson, findPersonById, identifyPerson, listPeople, peopleStats, personIds, runMerge, scheduleMerge, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/index.js';
 import * as schemas from '../../schemas/people.js';
 
 /** `limit` above these is silently reduced (DECISIONS §8). */

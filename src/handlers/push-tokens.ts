@@ -7,9 +7,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { maskToken, tokenFormatValid, tokenProblem } from '../domain/tokens.js';
 import { isUuid } from '../ids.js';
-import { liftSuppression, suppressedAmong, suppressToken } from '../store/suppressions.js';
-import { devicesByTokens } from '../store/devices.js';
-import { pushMessageExists } from '../store/push-messages.js';
+import { devicesByTokens, liftSuppression, pushMessageExists, suppressedAmong, suppressToken } from '../store/index.js';
 
 const suppress: Handler<'POST /workspaces/{workspaceId}/push/tokens/suppress'> = async (ctx) => {
   const ws = ctx.workspaceId;

@@ -9,8 +9,7 @@ import { compileContent, type CompiledContent, type PushContent } from '../domai
 import { maskToken } from '../domain/tokens.js';
 import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
-import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
+import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveRecords, type PersonRow, type StoredMessage } from '../store/index.js';
 import type { Recipient, Send } from '../delivery/engine.js';
 
 /** `limit` of the message history above this is silently reduced (DECISIONS §3). */

@@ -8,9 +8,7 @@ import { CONTENT_FIELDS } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templatesOf, type TemplateFields, type TemplateRow } from '../store/templates.js';
-import { liveCampaignsUsing } from '../store/campaigns.js';
-import type { Queryable } from '../store/db.js';
+import { deleteTemplate, findTemplate, insertTemplate, liveCampaignsUsing, saveTemplate, templatesOf, type Queryable, type TemplateFields, type TemplateRow } from '../store/index.js';
 
 function present(t: TemplateRow) {
   return {

@@ -6,7 +6,7 @@ import { DomainError, fieldProblems } from '../domain/errors.js';
 import { canManage } from '../domain/roles.js';
 import { sendPolicyConflicts } from '../domain/send-policy.js';
 import { iso } from '../domain/time.js';
-import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/workspaces.js';
+import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/index.js';
 
 function present(w: WorkspaceRow) {
   return { id: w.id, name: w.name, settings: { ...DEFAULT_SETTINGS, ...w.settings }, created_at: iso(w.created_at), updated_at: iso(w.updated_at) };
