@@ -4,10 +4,11 @@
 import { CAMPAIGN_STATUSES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent } from './push-send.js';
+import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
-const uuid: Schema = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' };
-const nullable = (properties: Record<string, Schema>): Record<string, Schema> =>
-  Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }]));
+const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' } as const;
+const nullable = <P extends Record<string, Schema>>(properties: P) =>
+  Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** DECISIONS §6: push and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
@@ -24,9 +25,9 @@ const node = object(
 
 const workflowDefinition = object({ nodes: { type: 'array', maxItems: 100, items: node } }, ['nodes']);
 
-const freeObject = (description: string): Schema => ({ type: 'object', description });
-const triggerConfig = freeObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
-const audienceConfig = freeObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
+const describedObject = (description: string) => ({ type: 'object', description }) as const;
+const triggerConfig = describedObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
+const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
 
 /** POST /campaigns */
 export const campaignCreate = object(
@@ -90,3 +91,133 @@ export const campaignTrigger = object(
 export const campaignTriggerRefusals: readonly SchemaRefusal[] = [
   { at: '', keyword: 'additionalProperties', message: "is not a known field: the audience is the campaign's audience_config (user ids or filters cannot be passed); the body takes workspace_id and trigger_data" },
 ];
+
+// ---------------------------------------------------------------------------------------
+// Responses (published by schemas/responses.ts)
+
+const campaignStatus = enumOf(...CAMPAIGN_STATUSES);
+const triggerType = enumOf(...TRIGGER_TYPES);
+/** INTERFACE 2.7; template_id only when the campaign was created with one. */
+export const campaign = closed(
+  {
+    id: uuidText,
+    workspace_id: uuidText,
+    name: str,
+    status: campaignStatus,
+    trigger_type: triggerType,
+    trigger_config: freeObject,
+    audience_config: freeObject,
+    workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
+    template_id: uuidText,
+    created_at: isoTime,
+    updated_at: isoTime,
+  },
+  ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
+);
+/** DECISIONS §3. */
+export const campaignStats = closed({
+  enrolled: { ...count, description: 'Entries of people into the campaign' },
+  triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
+  sent: count,
+  skipped: count,
+  policy_suppressed: count,
+  failed: count,
+  last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
+});
+/** DECISIONS §11. */
+export const messageTemplate = closed({
+  id: uuidText,
+  workspace_id: uuidText,
+  name: str,
+  channel: enumOf('push'),
+  title: nullableStr,
+  body: nullableStr,
+  image_url: nullableStr,
+  action_url: nullableStr,
+  custom_data: { ...freeObject, nullable: true },
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+const nodeContent = closed(
+  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, template_id: uuidText },
+  [],
+  { description: "The push node's own content (and the template it uses); fields it does not set are absent" },
+);
+
+
+const TEMPLATES = '/workspaces/{workspaceId}/templates';
+const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such campaign in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such template in the workspace (unknown, another workspace's, or not a UUID)" };
+const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
+const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
+
+/** INTERFACE 4.6: a fresh trigger, and the replay of one with the same Idempotency-Key. */
+const triggerFields = {
+  campaign_id: uuidText,
+  triggered_at: { ...isoTime, description: 'When the trigger was made (on a replay, the first trigger\'s time)' },
+  people_queued: { ...count, description: 'People enrolled by the trigger; 0 when nobody matched; the ceiling when truncated' },
+  audience_truncated: { ...enumOf(true), description: 'Present when more people matched than HERALD_TRIGGER_AUDIENCE_CEILING: the others were not triggered' },
+  idempotency_key: { type: 'string', description: 'The Idempotency-Key sent, echoed; absent without one' },
+  message: { type: 'string', description: 'Human-readable; a truncation warning is appended when truncated' },
+};
+const triggerRequired = ['success', 'campaign_id', 'status', 'triggered_at', 'people_queued', 'message'];
+const triggerAccepted: ResponseDoc = {
+  description: 'Fresh (`processing`): the audience is enrolled and its pushes are sent asynchronously. Replay (`completed`, `duplicate`): the Idempotency-Key was used for this campaign within 24 hours with the same trigger_data, finished; nothing was sent again',
+  schema: {
+    anyOf: [
+      closed({ success, status: enumOf('processing'), ...triggerFields }, triggerRequired),
+      closed({ success, status: enumOf('completed'), duplicate: enumOf(true), ...triggerFields }, [...triggerRequired, 'duplicate']),
+    ],
+  },
+};
+
+export const campaignResponses: Record<string, RouteResponses> = {
+  'POST /campaigns/{campaignId}/trigger': {
+    success: { 202: triggerAccepted },
+    errors: {
+      400: { codes: [], why: 'The campaign is not a webhook campaign, or not active (the message names its status); an Idempotency-Key sent empty or twice, with a character outside printable ASCII, or over 255 bytes; a body field other than workspace_id and trigger_data' },
+      403: { codes: [], why: "workspace_id in the body is not the key's workspace" },
+      404: campaignNotFound,
+      409: { codes: ['TRIGGER_IN_PROGRESS'], why: 'A trigger with this Idempotency-Key (same trigger_data) is still in progress; nothing was sent again' },
+      422: { codes: ['IDEMPOTENCY_KEY_REUSED'], why: 'This Idempotency-Key was used for the campaign within 24 hours with different trigger_data; nothing was sent' },
+      503: { codes: [], why: 'An Idempotency-Key was sent and the store of claims (NATS KV with NATS_URL, else PostgreSQL) is unavailable; nothing was sent' },
+    },
+  },
+  'POST /campaigns': {
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, maxItems: 0 } }) }) },
+    errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
+  },
+  'GET /campaigns': {
+    success: { 200: ok('A page of campaigns, newest first; total counts every match', { campaigns: { type: 'array', items: campaign }, total: count, limit: count, offset: count }) },
+  },
+  'GET /campaigns/{campaignId}': {
+    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },
+    errors: { 404: campaignNotFound },
+  },
+  'PUT /campaigns/{campaignId}': {
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
+      404: campaignNotFound,
+    },
+  },
+  'DELETE /campaigns/{campaignId}': {
+    success: { 200: message('Deleted with its enrolments; push records stay') },
+    errors: { 404: campaignNotFound, 409: { codes: ['CAMPAIGN_ACTIVE'], why: 'The campaign is active or scheduled: pause it first' } },
+  },
+  'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': {
+    success: { 200: ok("The push node's content now", { data: closed({ node_id: str, message: nodeContent }) }) },
+    errors: {
+      400: { codes: ['ACTIVATION_FAILED'], why: `The node is not a push node (VALIDATION_ERROR), ${TEMPLATE_PARSE}; a live campaign left failing the activation rules` },
+      404: { codes: ['NOT_FOUND'], why: "No such campaign in the workspace, or no such node in its workflow" },
+    },
+  },
+  [`POST ${TEMPLATES}`]: { success: { 201: templateBody('The template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE } } },
+  [`GET ${TEMPLATES}`]: { success: { 200: ok('The templates, newest first', { templates: { type: 'array', items: messageTemplate }, total: count }) } },
+  [`GET ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The template') }, errors: { 404: templateNotFound } },
+  [`PUT ${TEMPLATES}/{templateId}`]: { success: { 200: templateBody('The updated template') }, errors: { 400: { codes: [], why: TEMPLATE_PARSE }, 404: templateNotFound } },
+  [`DELETE ${TEMPLATES}/{templateId}`]: {
+    success: { 200: message('Deleted') },
+    errors: { 404: templateNotFound, 409: { codes: ['TEMPLATE_IN_USE'], why: 'An active or scheduled campaign uses the template' } },
+  },
+};

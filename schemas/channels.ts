@@ -3,10 +3,11 @@
 // provider signs with, that APNs fields omitted are kept from the stored credentials, and where
 // the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
+import { closed, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
 
 /** A PEM private key; the text must be the key itself (never a file path). */
-const pemKey = (description: string): Schema => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description });
-const appleId = (what: string): Schema => ({ type: 'string', pattern: '^[A-Z0-9]{10}$', description: `${what}: 10 upper-case letters and digits` });
+const pemKey = (description: string) => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description }) as const;
+const appleId = (what: string) => ({ type: 'string', pattern: '^[A-Z0-9]{10}$', description: `${what}: 10 upper-case letters and digits` }) as const;
 
 /** The service-account JSON key file as Google issues it; its other fields are accepted and not kept. */
 const serviceAccount = object(
@@ -49,3 +50,35 @@ export const pushChannelsUpdate = object(
 );
 
 export const pushChannelsUpdateRefusals: readonly SchemaRefusal[] = [{ at: '', keyword: 'minProperties', message: 'must set fcm or apns (null removes one)' }];
+
+// ---------------------------------------------------------------------------------------
+// Responses (published by schemas/responses.ts)
+
+/** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
+const channelState = (identifiers: Record<string, Schema>): Schema => ({
+  anyOf: [
+    closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers }),
+    closed({ configured: enumOf(true), readable: enumOf(false) }, undefined, { description: 'Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends to it fail until it is set again' }),
+    closed({ configured: enumOf(false) }),
+  ],
+});
+export const pushChannels = closed({
+  channels: closed({
+    fcm: channelState({ project_id: str, client_email: str, private_key_id: nullableStr, token_uri: str }),
+    apns: channelState({ key_id: str, team_id: str, bundle_id: str, production: { type: 'boolean' } }),
+  }),
+  updated_at: { ...nullableIsoTime, description: 'Last change; null when no credentials were ever set' },
+});
+
+export const channelResponses: Record<string, RouteResponses> = {
+  'PUT /workspaces/{workspaceId}/channels/push': {
+    success: { 200: ok('The channels as now stored (private keys are never echoed)', { data: pushChannels }) },
+    errors: {
+      400: {
+        codes: [],
+        why: "A private key that does not import as its provider's key (FCM: PKCS#8 RSA; APNs: PKCS#8 EC P-256), APNs fields omitted with no stored credentials to keep them from (VALIDATION_ERROR, naming the field)",
+      },
+    },
+  },
+  'GET /workspaces/{workspaceId}/channels/push': { success: { 200: ok('Which channels are configured, with their non-secret identifiers', { data: pushChannels }) } },
+};

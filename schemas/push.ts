@@ -1,11 +1,13 @@
-import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../src/domain/tokens.js';
-import { object, pagination, uuid, type Schema, type SchemaRefusal } from './common.js';
+import { PUSH_PLATFORMS, SUPPRESSION_TYPES, TOKEN_PROBLEMS } from '../src/domain/tokens.js';
+import { object, pagination, uuid, type SchemaRefusal } from './common.js';
 import { deviceToken, notASubscription } from './devices.js';
+import { maskedToken } from './push-send.js';
+import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type RouteResponses } from './response-parts.js';
 
 // ---------------------------------------------------------------------------------------
 // Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3)
 
-const platform: Schema = { type: 'string', enum: [...PUSH_PLATFORMS] };
+const platform = { type: 'string', enum: [...PUSH_PLATFORMS] } as const;
 
 /** GET /workspaces/{id}/push/suppressions (dashboard). */
 export const suppressionList = object(pagination(50));
@@ -51,3 +53,71 @@ export const tokenValidate = object(
 
 // End of token suppression and validation
 // ---------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------
+// Responses (published by schemas/responses.ts)
+
+const pushPlatform = enumOf(...PUSH_PLATFORMS);
+/** INTERFACE 2.9; the answer's body is the record at the top level (DECISIONS §12). */
+export const tokenSuppression = closed({
+  success,
+  id: { ...uuidText, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  suppressed_at: isoTime,
+  already_suppressed: { type: 'boolean' },
+});
+/** A suppression as the dashboard's list shows it. */
+export const listedSuppression = closed({
+  id: uuidText,
+  device_token: maskedToken,
+  platform: pushPlatform,
+  suppression_type: enumOf(...SUPPRESSION_TYPES),
+  reason: { type: 'string', nullable: true },
+  suppressed_at: isoTime,
+});
+/** DECISIONS §3: one validated token, in request order. */
+export const tokenValidation = closed(
+  {
+    index: count,
+    device_token: maskedToken,
+    platform: pushPlatform,
+    valid: { type: 'boolean' },
+    reason: { ...enumOf(...TOKEN_PROBLEMS), description: 'Present when not valid; the first that applies, in this order' },
+  },
+  ['index', 'device_token', 'platform', 'valid'],
+);
+
+/** Token suppression by key and by session (the dashboard): the same handler, the same answers. */
+const tokenSuppressDoc: RouteResponses = {
+  success: {
+    201: { description: 'A new suppression: later sends to the token are skipped (`device_token_suppressed`)', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(false) } }] } },
+    200: { description: 'The token was suppressed under this type already: that suppression', schema: { allOf: [tokenSuppression, { properties: { already_suppressed: enumOf(true) } }] } },
+  },
+  errors: { 400: { codes: ['INVALID_SUPPRESSION_TYPE'], why: 'A `suppression_type` other than the four (the message lists them)' } },
+  badRequest: 'a browser subscription object as the token, a `source_push_id` naming no push record of this workspace',
+};
+const tokenLiftDoc: RouteResponses = {
+  success: { 200: ok('The suppression is lifted', { message: str, id: uuidText }) },
+  errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in this workspace (unknown, another workspace\'s, or not a UUID)' } },
+};
+
+export const pushTokenResponses: Record<string, RouteResponses> = {
+  [`POST ${PUSH}/tokens/validate`]: {
+    success: {
+      200: ok('One result per token, in request order', {
+        results: { type: 'array', items: tokenValidation },
+        summary: closed({ total: count, valid: count, invalid: count }),
+      }),
+    },
+    errors: { 400: { codes: ['BATCH_TOO_LARGE'], why: 'More than 1,000 tokens' } },
+  },
+  [`GET ${PUSH}/suppressions`]: {
+    success: { 200: ok('A page of token suppressions, newest first', { suppressions: { type: 'array', items: listedSuppression }, total: count, limit: count, offset: count }) },
+  },
+  [`POST ${PUSH}/tokens/suppress`]: tokenSuppressDoc,
+  [`POST ${PUSH}/suppressions`]: tokenSuppressDoc,
+  [`DELETE ${PUSH}/tokens/suppress/{id}`]: tokenLiftDoc,
+  [`DELETE ${PUSH}/suppressions/{id}`]: tokenLiftDoc,
+};

@@ -3,7 +3,7 @@
 // typed id (a served route without a handler does not compile), and the OpenAPI document is
 // built from it.
 import type { Scope } from './ratelimit/limits.js';
-import type { Schema, SchemaRefusal } from '../schemas/common.js';
+import type { FromSchema, Schema, SchemaRefusal } from '../schemas/common.js';
 import * as ws from '../schemas/workspaces.js';
 import * as keys from '../schemas/api-keys.js';
 import * as people from '../schemas/people.js';
@@ -159,6 +159,14 @@ type IdOf<D> = D extends { method: infer M extends string; path: infer P extends
 export type RouteId = IdOf<Def>;
 /** The routes an actor answers with a handler (not the public ones the front answers, nor the 501s). */
 export type HandledRouteId = IdOf<Exclude<Def, { notImplemented: string } | { auth: 'public' }>>;
+/** The routes that act on no workspace; every other handled route has one (the key's, or the path's or header's). */
+export type WorkspacelessRouteId = IdOf<Extract<Def, { workspace: 'none' }>>;
+
+type DefOf<Id extends RouteId, D = Def> = D extends unknown ? (IdOf<D> extends Id ? D : never) : never;
+/** The body a route's handler gets, validated against its schema (undefined where it has none). */
+export type BodyOf<Id extends RouteId> = DefOf<Id> extends { body: infer S } ? FromSchema<S> : undefined;
+/** The query a route's handler gets, validated against its schema. */
+export type QueryOf<Id extends RouteId> = DefOf<Id> extends { query: infer S } ? FromSchema<S> : Record<string, unknown>;
 
 export type Route = RouteDef & { id: RouteId };
 

@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ROUTES, errorShapeOf, type ErrorShape, type HandledRouteId, type RouteId, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, toReply, type Reply } from '../handlers/reply.js';
-import type { Ctx, Handler } from '../handlers/context.js';
+import type { AllHandlers, RequestCtx } from '../handlers/context.js';
 import { check, compileBody, compileStrings } from '../handlers/validation.js';
 import { DomainError, Unavailable } from '../domain/errors.js';
 import type { Role } from '../domain/roles.js';
@@ -29,7 +29,7 @@ interface InFlight {
   req: ActorRequest;
   route: Route;
   shape: ErrorShape;
-  ctx: Ctx;
+  ctx: RequestCtx;
 }
 
 type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
@@ -37,7 +37,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** What every request's context carries from its actor (the rest is the request's own). */
-export type ActorServices = Pick<Ctx, 'db' | 'events' | 'push' | 'providers' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
+export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
 
 /** A user's role in a workspace, null when they are not a member (the actor asks its store). */
 export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;
@@ -46,7 +46,7 @@ export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>
 export function createPipeline(
   services: ActorServices,
   buckets: Buckets,
-  handlers: Record<HandledRouteId, Handler>,
+  handlers: AllHandlers,
   roleOf: RoleOf,
 ): (req: ActorRequest) => Promise<Reply> {
   const routes = new Map<RouteId, Route>(ROUTES.map((r) => [r.id, r]));
@@ -112,7 +112,9 @@ export function createPipeline(
   };
 
   // Public routes never reach an actor, and 501 routes were answered above.
-  const handle: Step = ({ route, ctx }) => handlers[route.id as HandledRouteId](ctx);
+  // The validate step made body and query what the route's schemas say, and the front gives
+  // every route but the workspaceless ones its workspace: the Ctx of handlers/context.ts.
+  const handle: Step = ({ route, ctx }) => (handlers[route.id as HandledRouteId] as (ctx: RequestCtx) => Promise<Reply>)(ctx);
 
   const steps: Step[] = [workspaceBudget, membership, notImplemented, parse, validate, handle];
 
@@ -120,7 +122,7 @@ export function createPipeline(
     const route = routes.get(req.route)!;
     const shape = errorShapeOf(route);
     const p = req.principal;
-    const ctx: Ctx = {
+    const ctx: RequestCtx = {
       ...services, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };

@@ -8,7 +8,7 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
-import { COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
+import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -24,9 +24,11 @@ export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly CampaignStatus[];
 const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
 
-const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
-/** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
-const OPERATORS: readonly string[] = [...VALUE_OPERATORS, ...COUNT_OPERATORS];
+/** A schedule run's state (campaign_runs.state): enrolling its audience, then enrolled or failed. */
+export const CAMPAIGN_RUN_STATES = ['enrolling', 'enrolled', 'failed'] as const;
+
+/** Where an enrolment is in its workflow (campaign_enrolments.state): due, claimed by an executor, finished, or cut short. */
+export const ENROLMENT_STATES = ['waiting', 'running', 'done', 'stopped'] as const;
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
@@ -295,7 +297,7 @@ function conditionProblems(conditions: unknown, at: string, eventFields: boolean
     const problem = (key: string, message: string) => problems.push({ field: `${here}.${key}`, message });
     if (!isObject(c)) return problems.push({ field: here, message: 'must be an object {field, operator, value}' });
     const { field, operator, value } = c;
-    if (typeof operator !== 'string' || !OPERATORS.includes(operator)) return problem('operator', `is not a known operator; known: ${OPERATORS.join(', ')}`);
+    if (typeof operator !== 'string' || !(CONDITION_OPERATORS as readonly string[]).includes(operator)) return problem('operator', `is not a known operator; known: ${CONDITION_OPERATORS.join(', ')}`);
     if ((COUNT_OPERATORS as readonly string[]).includes(operator)) {
       if (!nonEmptyString(field)) problem('field', 'must be the event name whose occurrences are counted');
       const count = isObject(value) ? value.count : undefined;

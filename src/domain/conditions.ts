@@ -37,7 +37,10 @@ export interface ConditionSubject {
 /** The person fields a condition may read (`person.<field>`). */
 export const PERSON_FIELDS: readonly string[] = ['email', 'phone', 'status', 'timezone', 'locale'];
 
+const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
 export const COUNT_OPERATORS = ['performed_count_gte', 'performed_count_lte', 'performed_count_eq', 'performed_count_between'] as const;
+/** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
+export const CONDITION_OPERATORS = [...VALUE_OPERATORS, ...COUNT_OPERATORS] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';

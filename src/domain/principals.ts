@@ -3,7 +3,12 @@
 // below all of them, so none takes the type from a floor above its own.
 
 /** A key's kind (INTERFACE 5.1): `sk_` keys are secret, `pk_` keys public. */
-export type KeyType = 'secret' | 'public';
+export const KEY_TYPES = ['secret', 'public'] as const;
+export type KeyType = (typeof KEY_TYPES)[number];
+
+/** A key's environment (INTERFACE 2.6). */
+export const KEY_ENVIRONMENTS = ['live', 'test'] as const;
+export type KeyEnvironment = (typeof KEY_ENVIRONMENTS)[number];
 
 export interface KeyPrincipal {
   kind: 'key';

@@ -24,7 +24,8 @@ export interface SendPolicy {
   window_hours?: number;
 }
 
-export type PolicySkip = 'quiet_hours' | 'frequency_cap' | 'rolling_cap';
+export const POLICY_SKIPS = ['quiet_hours', 'frequency_cap', 'rolling_cap'] as const;
+export type PolicySkip = (typeof POLICY_SKIPS)[number];
 
 /** Why a send is `policy_suppressed`: the reason to branch on and prose for the result's `error`. */
 export interface PolicyBlock {

@@ -2,8 +2,12 @@
 // and suppression types they name, how a token is shown back (masked: the raw token is never
 // echoed), and the format rules of token validation.
 
-/** Platforms a suppression or a validated token may name (INTERFACE 2.9); devices register only the first three. */
-export const PUSH_PLATFORMS = ['ios', 'android', 'web', 'huawei'] as const;
+/** Platforms a device registers under (INTERFACE 2.5), and a push is sent to. */
+export const DEVICE_PLATFORMS = ['ios', 'android', 'web'] as const;
+export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
+
+/** Platforms a suppression or a validated token may name (INTERFACE 2.9). */
+export const PUSH_PLATFORMS = [...DEVICE_PLATFORMS, 'huawei'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 
 /** INTERFACE 2.9. */
@@ -35,8 +39,9 @@ export function tokenFormatValid(token: string, platform: PushPlatform): boolean
   return OPAQUE_TOKEN.test(token);
 }
 
-/** Why a token fails validation (DECISIONS §3). */
-export type TokenProblem = 'invalid_format' | 'suppressed' | 'not_registered' | 'inactive';
+/** Why a token fails validation (DECISIONS §3), in the order they are checked. */
+export const TOKEN_PROBLEMS = ['invalid_format', 'suppressed', 'not_registered', 'inactive'] as const;
+export type TokenProblem = (typeof TOKEN_PROBLEMS)[number];
 
 /** What the workspace knows of the well-formed tokens of one validation request. */
 export interface KnownTokens {

@@ -11,8 +11,7 @@ import { checkKeyPermissions } from '../auth/permissions.js';
 import type { KeyType } from '../domain/principals.js';
 import { hashSecret, newPrefix, newSecret } from '../auth/key-format.js';
 import { malformedEntries } from '../auth/ip-allowlist.js';
-import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from '../store/api-keys.js';
-import type { Queryable } from '../store/db.js';
+import { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow, type Queryable } from '../store/index.js';
 
 const STORE_WARNING = 'Store this key now: only its prefix is kept readable, the secret cannot be shown again.';
 
@@ -58,7 +57,7 @@ function allowlistWarning(entries: string[] | undefined): string | undefined {
 
 async function loadKey(q: Queryable, ctx: Ctx, lock = false): Promise<KeyRow> {
   const id = ctx.params.keyId!;
-  const key = isUuid(id) ? await findKey(q, ctx.workspaceId!, id, lock) : null;
+  const key = isUuid(id) ? await findKey(q, ctx.workspaceId, id, lock) : null;
   if (!key) throw new DomainError('NOT_FOUND', 'API key not found');
   return key;
 }
@@ -67,9 +66,9 @@ function invalidating(reply: Reply, prefix: string): Reply {
   return { ...reply, invalidateKeys: [prefix] };
 }
 
-const create: Handler = async (ctx) => {
+const create: Handler<'POST /workspaces/{workspaceId}/api-keys'> = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name: string; permissions?: string[]; key_type?: KeyType; environment?: 'live' | 'test'; expires_at?: string | null; description?: string; ip_whitelist?: string[] };
+  const b = ctx.body;
   const keyType = b.key_type ?? 'secret';
   const permissions = permissionsOrThrow(keyType, b.permissions);
   const expiresAt = futureOrThrow(b.expires_at);
@@ -77,25 +76,25 @@ const create: Handler = async (ctx) => {
   const key = await insertKey(
     ctx.db,
     {
-      workspaceId: ctx.workspaceId!, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
+      workspaceId: ctx.workspaceId, secretHash: hashSecret(secret), name: b.name, description: b.description ?? '', permissions, keyType,
       environment: b.environment ?? 'live', expiresAt: expiresAt ?? null, ipWhitelist: b.ip_whitelist ?? [], createdBy: ctx.user!.sub,
     },
-    () => newPrefix(ctx.workspaceId!, keyType),
+    () => newPrefix(ctx.workspaceId, keyType),
   );
   const warning = [STORE_WARNING, allowlistWarning(b.ip_whitelist)].filter(Boolean).join(' ');
   return json(201, { success: true, api_key: { ...present(key), ...withSecret(key, secret) }, warning });
 };
 
 const list: Handler = async (ctx) => {
-  const keys = (await keysOf(ctx.db, ctx.workspaceId!)).map(present);
+  const keys = (await keysOf(ctx.db, ctx.workspaceId)).map(present);
   return json(200, { success: true, api_keys: keys, total: keys.length });
 };
 
 const get: Handler = async (ctx) => json(200, { success: true, api_key: present(await loadKey(ctx.db, ctx)) });
 
-const update: Handler = async (ctx) => {
+const update: Handler<'PUT /workspaces/{workspaceId}/api-keys/{keyId}'> = async (ctx) => {
   requireManager(ctx);
-  const b = ctx.body as { name?: string; description?: string; permissions?: string[]; environment?: 'live' | 'test'; expires_at?: string | null; ip_whitelist?: string[] };
+  const b = ctx.body;
   const expiresAt = futureOrThrow(b.expires_at);
   const key = await ctx.db.tx(async (q) => {
     const current = await loadKey(q, ctx, true);

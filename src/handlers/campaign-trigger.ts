@@ -9,15 +9,10 @@ import { DomainError } from '../domain/errors.js';
 import { checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from '../domain/webhook-trigger.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { findCampaign } from '../store/campaigns.js';
+import { findCampaign } from '../store/index.js';
 import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/webhook-claims.js';
 import { runWebhookTrigger } from '../campaigns/webhook.js';
 import { logger } from '../logger.js';
-
-interface TriggerBody {
-  workspace_id: string;
-  trigger_data?: Record<string, unknown>;
-}
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
 
@@ -42,14 +37,14 @@ function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutco
   });
 }
 
-const trigger: Handler = async (ctx) => {
+const trigger: Handler<'POST /campaigns/{campaignId}/trigger'> = async (ctx) => {
   const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
-  const body = ctx.body as TriggerBody;
-  const workspaceId = ctx.workspaceId!;
+  const body = ctx.body;
+  const workspaceId = ctx.workspaceId;
   const named = isUuid(body.workspace_id) ? body.workspace_id.toLowerCase() : body.workspace_id;
   if (named !== workspaceId) throw new DomainError('FORBIDDEN', "workspace_id is not the API key's workspace");
   const id = ctx.params.campaignId!;
-  const campaign = isUuid(id) ? await findCampaign(ctx.db, workspaceId, id.toLowerCase()) : null;
+  const campaign = isUuid(id) ? await findCampaign(ctx.db, workspaceId, id) : null;
   checkTriggerable(campaign);
   const campaignId = campaign!.id;
 

@@ -7,13 +7,11 @@ import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
   CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf,
-  type CampaignSpec, type CampaignStatus, type NodeMessage, type PushNode, type SettableStatus, type TriggerType, type Workflow,
+  type CampaignSpec, type PushNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, saveCampaign, type CampaignFields, type CampaignRow } from '../store/campaigns.js';
-import { findTemplate, templateContents } from '../store/templates.js';
-import type { Queryable } from '../store/db.js';
+import { campaignStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
@@ -37,7 +35,7 @@ function present(c: CampaignRow) {
 /** Unknown, another workspace's, or not a UUID: all the same 404. */
 async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
   const id = ctx.params.campaignId!;
-  const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId!, id.toLowerCase(), lock) : null;
+  const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId, id, lock) : null;
   if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');
   return campaign;
 }
@@ -48,54 +46,48 @@ async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<Campa
  */
 async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next: Omit<CampaignFields, 'status'>, target: SettableStatus | undefined, rulesInputsChanged: boolean): Promise<CampaignRow> {
   const spec: CampaignSpec = { trigger_type: current.trigger_type, ...next };
-  const templates = await templateContents(q, ctx.workspaceId!, templateIdsOf(next.workflow_definition));
+  const templates = await templateContents(q, ctx.workspaceId, templateIdsOf(next.workflow_definition));
   const status = settleStatus(current.status, target, spec, templates, rulesInputsChanged, Date.now());
   return saveCampaign(q, current.id, { ...next, status });
 }
 
-interface CampaignBody {
-  name?: string;
-  trigger_config?: Record<string, unknown>;
-  audience_config?: Record<string, unknown>;
-  workflow_definition?: Workflow;
-}
-
-const create: Handler = async (ctx) => {
-  const b = ctx.body as CampaignBody & { name: string; trigger_type: TriggerType; trigger_config: Record<string, unknown>; template_id?: string };
+const create: Handler<'POST /campaigns'> = async (ctx) => {
+  const b = ctx.body;
   refuseKnownBadKeys(b.trigger_config);
   const templateId = b.template_id?.toLowerCase();
-  const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition), templateId);
+  // The schema lets a delay node lack minutes: normalizeWorkflow refuses that.
+  const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow), templateId);
   const campaign = await ctx.db.tx(async (q) => {
     // Held until commit, so the template cannot go between this check and the insert.
-    if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId!, templateId, true))) {
+    if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId, templateId, true))) {
       throw new InvalidInput('template_id names no message template of this workspace', [{ field: 'template_id', message: 'names no message template of this workspace' }]);
     }
     return insertCampaign(q, {
-      id: newId(), workspace_id: ctx.workspaceId!, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
+      id: newId(), workspace_id: ctx.workspaceId, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
     });
   });
   return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: [] } });
 };
 
-const list: Handler = async (ctx) => {
-  const limit = Math.min(ctx.query.limit as number, LIST_MAX);
-  const offset = ctx.query.offset as number;
-  const r = await listCampaigns(ctx.db, ctx.workspaceId!, { status: ctx.query.status as CampaignStatus | undefined, trigger_type: ctx.query.trigger_type as TriggerType | undefined, limit, offset });
+const list: Handler<'GET /campaigns'> = async (ctx) => {
+  const limit = Math.min(ctx.query.limit, LIST_MAX);
+  const offset = ctx.query.offset;
+  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, limit, offset });
   return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
 };
 
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
-  const st = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
+  const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
   const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
 
-const update: Handler = async (ctx) => {
-  const b = ctx.body as CampaignBody & { status?: SettableStatus };
+const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
+  const b = ctx.body;
   if (b.trigger_config !== undefined) refuseKnownBadKeys(b.trigger_config);
-  const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition);
+  const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow);
   const campaign = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
     const next = {
@@ -107,7 +99,7 @@ const update: Handler = async (ctx) => {
     const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
-  await ctx.eventTriggers.changed(ctx.workspaceId!);
+  await ctx.eventTriggers.changed(ctx.workspaceId);
   return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
 };
 
@@ -128,15 +120,15 @@ function messageOf(node: PushNode) {
   return message;
 }
 
-const nodeMessage: Handler = async (ctx) => {
+const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}'> = async (ctx) => {
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
-    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body as NodeMessage);
+    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body);
     const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow };
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;
   });
-  await ctx.eventTriggers.changed(ctx.workspaceId!);
+  await ctx.eventTriggers.changed(ctx.workspaceId);
   return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) } });
 };
 

@@ -9,15 +9,8 @@ import { json } from './reply.js';
 import { requireManager } from './workspaces.js';
 import { InvalidInput, type FieldError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from '../store/push-channels.js';
-import type { Queryable } from '../store/db.js';
+import { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels, type Queryable } from '../store/index.js';
 import type { SecretBox } from '../util/sealing.js';
-
-interface Body {
-  /** The service account's other fields are there too, and dropped. */
-  fcm?: { service_account: FcmCredentials } | null;
-  apns?: Partial<ApnsCredentials> | null;
-}
 
 const APNS_REQUIRED = ['key_p8', 'key_id', 'team_id', 'bundle_id'] as const;
 
@@ -74,11 +67,11 @@ async function mergedApns(q: Queryable, box: SecretBox, workspaceId: string, sen
   return merged as ApnsCredentials;
 }
 
-const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx.db, ctx.providers.secrets, ctx.workspaceId!)));
+const get: Handler = async (ctx) => json(200, present(await loadPushChannels(ctx.db, ctx.providers.secrets, ctx.workspaceId)));
 
-const put: Handler = async (ctx) => {
+const put: Handler<'PUT /workspaces/{workspaceId}/channels/push'> = async (ctx) => {
   requireManager(ctx);
-  const body = ctx.body as Body;
+  const body = ctx.body;
   const tokenUri = body.fcm && ctx.providers.fcmTokenUriProblem(body.fcm.service_account.token_uri);
   const problems = [
     ...(body.fcm ? await keyProblem('fcm.service_account.private_key', body.fcm.service_account.private_key, 'RS256', 'a PKCS#8 RSA private key in PEM, as in the service account file') : []),
@@ -87,7 +80,7 @@ const put: Handler = async (ctx) => {
     ...(body.apns?.key_p8 !== undefined ? await keyProblem('apns.key_p8', body.apns.key_p8, 'ES256', 'the .p8 key in PEM (PKCS#8, EC P-256)') : []),
   ];
   if (problems.length > 0) throw new InvalidInput(`Request body is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
-  const workspaceId = ctx.workspaceId!;
+  const workspaceId = ctx.workspaceId;
   const box = ctx.providers.secrets;
   const saved = await ctx.db.tx(async (q) => {
     const changes: PushChannelChanges = {};

@@ -1,8 +1,8 @@
 // What a handler receives and answers. The actor pipeline (actors/pipeline.ts) has already
 // authenticated, limited, parsed and validated the request when it builds a Ctx.
-import type { Db } from '../store/db.js';
-import type { Log } from '../eventlog/event-log.js';
-import type { HandledRouteId } from '../routes.js';
+import type { Db } from '../store/index.js';
+import type { Log } from '../eventlog/index.js';
+import type { BodyOf, HandledRouteId, QueryOf, WorkspacelessRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
@@ -21,7 +21,8 @@ interface WebhookTriggers {
   enrolled(): void;
 }
 
-export interface Ctx {
+/** What the actor pipeline builds for any route (actors/pipeline.ts). */
+export interface RequestCtx {
   db: Db;
   /** The event Log: facts appended here are acknowledged once durable. */
   events: Log;
@@ -38,9 +39,7 @@ export interface Ctx {
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
-  // Validated against the route's schema before the handler runs.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+  body: unknown;
   workspaceId: string | null;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */
   user: SessionUser | null;
@@ -51,7 +50,21 @@ export interface Ctx {
   defer(task: () => Promise<void>): void;
 }
 
-export type Handler = (ctx: Ctx) => Promise<Reply>;
+/**
+ * A route's context: its body and query as its schemas validated them, and its workspace (null
+ * on a workspaceless route). Without `Id`, what every route with a workspace has in common.
+ */
+export type Ctx<Id extends HandledRouteId | undefined = undefined> = Id extends HandledRouteId
+  ? RequestCtx & { body: BodyOf<Id>; query: QueryOf<Id>; workspaceId: Id extends WorkspacelessRouteId ? null : string }
+  : RequestCtx & { workspaceId: string };
 
-/** A resource module's handlers, by route id. */
-export type Handlers = Partial<Record<HandledRouteId, Handler>>;
+export type Handler<Id extends HandledRouteId | undefined = undefined> = (ctx: Ctx<Id>) => Promise<Reply>;
+
+/**
+ * A resource module's handlers, by route id. The function type is spelt out: TypeScript would
+ * compare `Handler<Id>` by its argument and refuse a handler that reads no body (`Handler`).
+ */
+export type Handlers = { [Id in HandledRouteId]?: (ctx: Ctx<Id>) => Promise<Reply> };
+
+/** Every handled route's handler. */
+export type AllHandlers = { [Id in HandledRouteId]-?: (ctx: Ctx<Id>) => Promise<Reply> };

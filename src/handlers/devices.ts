@@ -6,9 +6,7 @@ import { json } from './reply.js';
 import { dashboardPerson, personByUuid, personNotFound } from './people.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { findPerson } from '../store/people.js';
-import { deactivateDevice, devicesOf, type DeviceInput, type DeviceRow } from '../store/devices.js';
-import { registerDevice } from '../store/device-registrar.js';
+import { deactivateDevice, devicesOf, findPerson, registerDevice, type DeviceRow } from '../store/index.js';
 
 const present = (d: DeviceRow) => ({
   ...d,
@@ -17,9 +15,9 @@ const present = (d: DeviceRow) => ({
   updated_at: iso(d.updated_at),
 });
 
-const register: Handler = async (ctx) => {
+const register: Handler<'POST /people/{id}/devices'> = async (ctx) => {
   // Group-committed with the other registrations of the tick (store/device-registrar.ts).
-  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, ctx.body as DeviceInput);
+  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id!, ctx.body);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,
@@ -29,7 +27,7 @@ const register: Handler = async (ctx) => {
 };
 
 const list: Handler = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!person) throw personNotFound(ctx.params.id!);
   const devices = (await devicesOf(ctx.db, person.id)).map(present);
   return json(200, { success: true, devices, count: devices.length });
@@ -42,10 +40,10 @@ const dashboardGet: Handler = async (ctx) => {
   return json(200, { success: true, data: { person: dashboardPerson(person), devices } });
 };
 
-const unregister: Handler = async (ctx) => {
-  const token = (ctx.body?.token ?? ctx.query.token) as string | undefined;
+const unregister: Handler<'DELETE /people/{id}/devices'> = async (ctx) => {
+  const token = ctx.body.token ?? ctx.query.token;
   if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
-  if (!(await deactivateDevice(ctx.db, ctx.workspaceId!, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
+  if (!(await deactivateDevice(ctx.db, ctx.workspaceId, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
   return json(200, { success: true, message: 'Device unregistered' });
 };
 

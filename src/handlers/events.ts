@@ -12,23 +12,15 @@ import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
-import { findPerson } from '../store/people.js';
-import type { NewEvent } from '../eventlog/event-log.js';
-import { eventsOf, latestEvents, searchEvents, type EventRow } from '../store/events.js';
+import { eventsOf, findPerson, latestEvents, searchEvents, type EventRow } from '../store/index.js';
+import type { NewEvent } from '../eventlog/index.js';
 import * as schemas from '../../schemas/events.js';
+import type { FromSchema } from '../../schemas/common.js';
 
 /** `limit` above this is silently reduced (DECISIONS §8). */
 const READ_MAX = 500;
 
-interface TrackBody {
-  event: string;
-  external_id?: string;
-  userId?: string;
-  user_id?: string;
-  parameters?: Record<string, unknown>;
-  properties?: Record<string, unknown>;
-  timestamp?: string;
-}
+type TrackBody = FromSchema<typeof schemas.track>;
 
 /** A track body checked by every rule but the person's: what is left to do touches no store. */
 interface Checked {
@@ -47,7 +39,7 @@ function checkTrack(body: TrackBody): Checked {
 }
 
 /** The checked event, to append. */
-const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId!, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
+const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
 
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
@@ -55,11 +47,11 @@ function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
   return w ? { status: 'accepted_with_warnings', warnings: w } : { status: 'processed' };
 }
 
-const track: Handler = async (ctx) => {
+const track: Handler<'POST /track'> = async (ctx) => {
   // Checked before the append: a refused event creates no one.
   const { record, personCreated } = (await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]))[0]!;
   // Durable: what the triggers do cannot fail the request any more.
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, [record]);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, [record]);
   return json(201, {
     success: true,
     data: {
@@ -77,8 +69,8 @@ const track: Handler = async (ctx) => {
 
 const checkTrackEntry = compileBody(schemas.track);
 
-const trackBatch: Handler = async (ctx) => {
-  const entries = ctx.body.events as unknown[];
+const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
+  const entries = ctx.body.events;
   // Every entry is checked before any person is resolved: a refused entry fails alone and
   // creates no one, and only the store failing can fail the request.
   const errors: { index: number; error: string }[] = [];
@@ -95,7 +87,7 @@ const trackBatch: Handler = async (ctx) => {
   // One append for the whole batch: all of it is durable, or the request fails.
   const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
   const records = resolved.map((r) => r.record);
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId!, records);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, records);
   const results = resolved.map(({ record, personCreated }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}),
   }));
@@ -104,33 +96,33 @@ const trackBatch: Handler = async (ctx) => {
 };
 
 const presentEvent = (e: EventRow) => ({ ...e, created_at: iso(e.created_at) });
-const readLimit = (ctx: Ctx) => Math.min(ctx.query.limit as number, READ_MAX);
+const readLimit = (ctx: { query: { limit: number } }) => Math.min(ctx.query.limit, READ_MAX);
 
-const personEvents: Handler = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+const personEvents: Handler<'GET /people/{id}/events'> = async (ctx) => {
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!person) throw personNotFound(ctx.params.id!);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), false)).map(presentEvent);
   return json(200, { success: true, person_id: person.external_id, events, total: events.length });
 };
 
-const search: Handler = async (ctx) => {
+const search: Handler<'GET /events/search'> = async (ctx) => {
   const limit = readLimit(ctx);
-  const since = ctx.query.since as string | undefined;
-  const events = (await searchEvents(ctx.db, ctx.workspaceId!, ctx.query.event as string, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
+  const since = ctx.query.since;
+  const events = (await searchEvents(ctx.db, ctx.workspaceId, ctx.query.event, since === undefined ? null : normalizeTimestamp(since, 'since'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 
-const dashboardEvents: Handler = async (ctx) => {
+const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
   const person = await personByUuid(ctx);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true)).map(presentEvent);
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };
 
 /** The event debugger (DECISIONS §14): the workspace's latest events; `before` pages back. */
-const workspaceEvents: Handler = async (ctx) => {
+const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (ctx) => {
   const limit = readLimit(ctx);
-  const before = ctx.query.before as string | undefined;
-  const events = (await latestEvents(ctx.db, ctx.workspaceId!, before === undefined ? null : normalizeTimestamp(before, 'before'), limit)).map(presentEvent);
+  const before = ctx.query.before;
+  const events = (await latestEvents(ctx.db, ctx.workspaceId, before === undefined ? null : normalizeTimestamp(before, 'before'), limit)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 

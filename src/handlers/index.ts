@@ -1,7 +1,6 @@
 // Route id → handler, for every route an actor answers. Typed against the route table: a
 // served route without a handler, or a handler for no route, does not compile.
-import type { HandledRouteId } from '../routes.js';
-import type { Handler } from './context.js';
+import type { AllHandlers } from './context.js';
 import { workspaceHandlers } from './workspaces.js';
 import { apiKeyHandlers } from './api-keys.js';
 import { peopleHandlers } from './people.js';
@@ -14,7 +13,7 @@ import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
 
-export const handlers: Record<HandledRouteId, Handler> = {
+export const handlers: AllHandlers = {
   ...workspaceHandlers,
   ...apiKeyHandlers,
   ...peopleHandlers,

@@ -8,10 +8,7 @@ import { checkTraits, identifyInput, type IdentifyBody, type IdentifyInput } fro
 import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
-import { identifyPerson } from '../store/identify-group.js';
-import { deletePerson, findPerson, findPersonById, listPeople, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/people.js';
-import { runMerge, scheduleMerge } from '../store/merges.js';
-import { personIds } from '../store/person-cache.js';
+import { deletePerson, findPerson, findPersonById, identifyPerson, listPeople, peopleStats, personIds, runMerge, scheduleMerge, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/index.js';
 import * as schemas from '../../schemas/people.js';
 
 /** `limit` above these is silently reduced (DECISIONS §8). */
@@ -68,7 +65,7 @@ export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND'
 
 /** Writes a checked identify (identifyInput has applied every rule). */
 async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
-  const ws = ctx.workspaceId!;
+  const ws = ctx.workspaceId;
   if (!input.anonymousId) return (await identifyPerson(ctx.db, ws, input)).person;
   // The merge is recorded with the person in one transaction and runs after the response.
   const { person, mergeId } = await ctx.db.tx(async (q) => {
@@ -79,16 +76,16 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
   return person;
 }
 
-const identify: Handler = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+const identify: Handler<'POST /identify'> = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
-const upsert: Handler = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+const upsert: Handler<'POST /people' | 'POST /people/upsert'> = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
 
 const checkIdentifyEntry = compileBody(schemas.identify);
 
 type BatchResult = { type: 'identify'; index: number; success: true; data: ReturnType<typeof keyPerson> } | { type: 'identify'; index: number; success: false; error: string };
 
-const batch: Handler = async (ctx) => {
-  const entries = ctx.body.identify as unknown[];
+const batch: Handler<'POST /people/batch'> = async (ctx) => {
+  const entries = ctx.body.identify;
   const results: BatchResult[] = [];
   // Every entry is checked (schema, identifier and trait rules, timestamp) before any is
   // written: a refused entry fails alone, and only the store failing can fail the request.
@@ -116,15 +113,15 @@ const batch: Handler = async (ctx) => {
 };
 
 const get: Handler = async (ctx) => {
-  const p = await findPerson(ctx.db, ctx.workspaceId!, ctx.params.id!);
+  const p = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
   if (!p) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, person: keyPerson(p) });
 };
 
-const update: Handler = async (ctx) => {
-  const traits = ctx.body.traits as Record<string, unknown>;
+const update: Handler<'PUT /people/{id}'> = async (ctx) => {
+  const traits = ctx.body.traits;
   const fields = checkTraits(traits);
-  if (!(await updateTraits(ctx.db, ctx.workspaceId!, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
+  if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person updated' });
 };
 
@@ -132,26 +129,26 @@ const remove: Handler = async (ctx) => {
   // Forgotten before the delete (no track resolves to the person meanwhile from the cache)
   // and again once it committed: a lookup that began in between read the row before the
   // commit, and its fill must not bring the deleted id back.
-  personIds.forget(ctx.workspaceId!, ctx.params.id!);
-  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId!, ctx.params.id!, ctx.analyticsInStore));
-  personIds.forget(ctx.workspaceId!, ctx.params.id!);
+  personIds.forget(ctx.workspaceId, ctx.params.id!);
+  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId, ctx.params.id!, ctx.analyticsInStore));
+  personIds.forget(ctx.workspaceId, ctx.params.id!);
   if (!deleted) throw personNotFound(ctx.params.id!);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
 
-const page = (q: Record<string, unknown>, max: number) => ({ limit: Math.min(q.limit as number, max), offset: q.offset as number });
+const page = (q: { limit: number; offset: number }, max: number) => ({ limit: Math.min(q.limit, max), offset: q.offset });
 
-const list: Handler = async (ctx) => {
+const list: Handler<'GET /people'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
-  const r = await listPeople(ctx.db, ctx.workspaceId!, { limit, offset, searchColumns: [] });
+  const r = await listPeople(ctx.db, ctx.workspaceId, { limit, offset, searchColumns: [] });
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
 };
 
-const search: Handler = async (ctx) => {
+const search: Handler<'GET /people/search'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, KEY_PAGE_MAX);
-  const text = (ctx.query.q ?? ctx.query.search) as string | undefined;
-  const r = await listPeople(ctx.db, ctx.workspaceId!, {
-    limit, offset, status: ctx.query.status as string | undefined, search: text || undefined,
+  const text = ctx.query.q ?? ctx.query.search;
+  const r = await listPeople(ctx.db, ctx.workspaceId, {
+    limit, offset, status: ctx.query.status, search: text || undefined,
     searchColumns: ['external_id', 'email', 'phone', 'first_name', 'last_name'],
   });
   return json(200, { success: true, people: r.people.map(keyPerson), total: r.total, limit, offset });
@@ -159,30 +156,30 @@ const search: Handler = async (ctx) => {
 
 // Dashboard (session) routes; people are addressed by UUID there.
 
-const dashboardList: Handler = async (ctx) => {
+const dashboardList: Handler<'GET /workspaces/{workspaceId}/people'> = async (ctx) => {
   const { limit, offset } = page(ctx.query, DASHBOARD_PAGE_MAX);
-  const r = await listPeople(ctx.db, ctx.workspaceId!, {
-    limit, offset, status: ctx.query.status as string | undefined, search: (ctx.query.search as string) || undefined,
+  const r = await listPeople(ctx.db, ctx.workspaceId, {
+    limit, offset, status: ctx.query.status, search: ctx.query.search || undefined,
     searchColumns: ['email', 'first_name', 'last_name', "coalesce(first_name, '') || ' ' || coalesce(last_name, '')"],
   });
   return json(200, { success: true, people: r.people.map(dashboardPerson), total: r.total, limit, offset });
 };
 
-const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId!)) });
+const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopleStats(ctx.db, ctx.workspaceId)) });
 
 const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
 
 /** The dashboard's person, by UUID in the `personId` path segment. */
 export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
   const id = ctx.params.personId!;
-  const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId!, id) : null;
+  const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId, id) : null;
   if (!p) throw dashboardPersonNotFound(id);
   return p;
 }
 
-const consent: Handler = async (ctx) => {
+const consent: Handler<'PATCH /workspaces/{workspaceId}/people/{personId}'> = async (ctx) => {
   const p = await personByUuid(ctx);
-  const { status, unsubscribe_reason } = ctx.body as { status: PersonRow['status']; unsubscribe_reason?: string };
+  const { status, unsubscribe_reason } = ctx.body;
   // The person may have been deleted since: then they are not found.
   const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
   if (!updated) throw dashboardPersonNotFound(ctx.params.personId!);

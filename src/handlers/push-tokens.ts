@@ -6,16 +6,14 @@ import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
-import { maskToken, tokenFormatValid, tokenProblem, type PushPlatform } from '../domain/tokens.js';
+import { maskToken, tokenFormatValid, tokenProblem } from '../domain/tokens.js';
 import { isUuid } from '../ids.js';
-import { liftSuppression, listSuppressions, suppressedAmong, suppressToken, type SuppressionInput } from '../store/suppressions.js';
-import { devicesByTokens } from '../store/devices.js';
-import { pushMessageExists } from '../store/push-messages.js';
+import { devicesByTokens, liftSuppression, listSuppressions, pushMessageExists, suppressedAmong, suppressToken } from '../store/index.js';
 
-const suppress: Handler = async (ctx) => {
-  const ws = ctx.workspaceId!;
+const suppress: Handler<'POST /workspaces/{workspaceId}/push/tokens/suppress'> = async (ctx) => {
+  const ws = ctx.workspaceId;
   // Only these fields: a `workspace_id` in the body is ignored.
-  const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body as SuppressionInput;
+  const { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id } = ctx.body;
   if (source_push_id && !(await pushMessageExists(ctx.db, ws, source_push_id))) {
     throw new InvalidInput('source_push_id names no push record of this workspace', [{ field: 'source_push_id', message: 'is not a push record (message_id) of this workspace' }]);
   }
@@ -34,28 +32,24 @@ const suppress: Handler = async (ctx) => {
 
 const lift: Handler = async (ctx) => {
   const id = ctx.params.id!;
-  if (!isUuid(id) || !(await liftSuppression(ctx.db, ctx.workspaceId!, id))) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
-  return json(200, { success: true, message: 'Suppression lifted', id: id.toLowerCase() });
+  const lifted = isUuid(id) ? await liftSuppression(ctx.db, ctx.workspaceId, id) : undefined;
+  if (!lifted) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
+  return json(200, { success: true, message: 'Suppression lifted', id: lifted });
 };
 
 /** The dashboard's list (session): newest first, tokens masked. */
-const list: Handler = async (ctx) => {
+const list: Handler<'GET /workspaces/{workspaceId}/push/suppressions'> = async (ctx) => {
   const limit = Math.min(ctx.query.limit as number, 100);
   const offset = ctx.query.offset as number;
-  const { rows, total } = await listSuppressions(ctx.db, ctx.workspaceId!, limit, offset);
+  const { rows, total } = await listSuppressions(ctx.db, ctx.workspaceId, limit, offset);
   const suppressions = rows.map((r) => ({ id: r.id, device_token: maskToken(r.device_token), platform: r.platform, suppression_type: r.suppression_type, reason: r.reason, suppressed_at: iso(r.suppressed_at) }));
   return json(200, { success: true, suppressions, total, limit, offset });
 };
 
-interface TokenEntry {
-  token: string;
-  platform: PushPlatform;
-}
-
 /** Two lookups for the whole request, whatever its size: suppressions and devices of the well-formed tokens. */
-const validate: Handler = async (ctx) => {
-  const ws = ctx.workspaceId!;
-  const entries = ctx.body.tokens as TokenEntry[];
+const validate: Handler<'POST /workspaces/{workspaceId}/push/tokens/validate'> = async (ctx) => {
+  const ws = ctx.workspaceId;
+  const entries = ctx.body.tokens;
   const wellFormed = [...new Set(entries.filter((e) => tokenFormatValid(e.token, e.platform)).map((e) => e.token))];
   const [suppressed, devices] = await Promise.all([suppressedAmong(ctx.db, ws, wellFormed), devicesByTokens(ctx.db, ws, wellFormed)]);
   const results = entries.map((e, index) => {

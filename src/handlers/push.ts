@@ -9,10 +9,8 @@ import { compileContent, type CompiledContent, type PushContent } from '../domai
 import { maskToken } from '../domain/tokens.js';
 import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { findPerson, findPersonById, peopleByIds, type PersonRow } from '../store/people.js';
-import { loadMessage, messagesOf, saveRecords, type StoredMessage } from '../store/push-messages.js';
+import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveRecords, type PersonRow, type StoredMessage } from '../store/index.js';
 import type { Recipient, Send, SendOutcome } from '../delivery/engine.js';
-import type { Platform } from '../delivery/providers.js';
 
 /** One recipient's answer (INTERFACE 2.8). */
 interface SendResult {
@@ -51,21 +49,21 @@ function contentOf(b: ContentBody): { raw: PushContent; compiled: CompiledConten
 }
 
 function sendOf(ctx: Ctx, b: ContentBody, compiled: CompiledContent, renderErrors: Send['renderErrors']): Send {
-  return { workspaceId: ctx.workspaceId!, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
+  return { workspaceId: ctx.workspaceId, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
 }
 
 /** The person a single send names by external id; the person UUID is refused, not looked up (INTERFACE 9.4). */
 async function recipientPerson(ctx: Ctx, externalId: string): Promise<PersonRow> {
-  const person = await findPerson(ctx.db, ctx.workspaceId!, externalId);
+  const person = await findPerson(ctx.db, ctx.workspaceId, externalId);
   if (person) return person;
-  if (isUuid(externalId) && (await findPersonById(ctx.db, ctx.workspaceId!, externalId.toLowerCase()))) {
+  if (isUuid(externalId) && (await findPersonById(ctx.db, ctx.workspaceId, externalId.toLowerCase()))) {
     throw new InvalidInput('external_id takes your own user id, not the person UUID', [{ field: 'external_id', message: "is a person UUID; send the person's external id" }]);
   }
   throw personNotFound(externalId);
 }
 
-const send: Handler = async (ctx) => {
-  const b = ctx.body as ContentBody & { external_id: string; scheduled_at?: string };
+const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) => {
+  const b = ctx.body;
   const { raw, compiled } = contentOf(b);
   const person = await recipientPerson(ctx, b.external_id);
   const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
@@ -75,7 +73,7 @@ const send: Handler = async (ctx) => {
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
     await saveRecords(ctx.db, [{
-      id, workspace_id: ctx.workspaceId!, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
+      id, workspace_id: ctx.workspaceId, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
       provider_id: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
       action_url: raw.action_url ?? null, custom_data: raw.custom_data ?? null, variables: b.variables ?? null, tags: b.tags ?? null,
       campaign_id: b.campaign_id ?? null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
@@ -89,18 +87,11 @@ const send: Handler = async (ctx) => {
   return json(200, { success: true, ...result });
 };
 
-interface BatchRecipient {
-  user_id: string;
-  device_token?: string;
-  platform?: Platform;
-  variables?: Record<string, unknown>;
-}
-
-const sendBatch: Handler = async (ctx) => {
-  const b = ctx.body as ContentBody & { recipients: BatchRecipient[] };
+const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = async (ctx) => {
+  const b = ctx.body;
   const { compiled } = contentOf(b);
   const ids = [...new Set(b.recipients.map((r) => r.user_id.toLowerCase()).filter(isUuid))];
-  const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId!, ids) : []).map((p) => [p.id, p]));
+  const people = new Map((ids.length ? await peopleByIds(ctx.db, ctx.workspaceId, ids) : []).map((p) => [p.id, p]));
   const recipients = b.recipients.map((r): Recipient => {
     const variables = { ...b.variables, ...r.variables };
     if (!isUuid(r.user_id)) return { person: null, failure: 'user_id must be a person UUID', variables };
@@ -149,15 +140,15 @@ function present(m: StoredMessage) {
 const status: Handler = async (ctx) => {
   const id = ctx.params.messageId!;
   // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
-  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId!, id.toLowerCase()) : null;
+  const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId, id) : null;
   if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
   return json(200, { success: true, message: present(m) });
 };
 
-const history: Handler = async (ctx) => {
+const history: Handler<'GET /workspaces/{workspaceId}/people/{personId}/messages'> = async (ctx) => {
   const person = await personByUuid(ctx);
-  const limit = Math.min(ctx.query.limit as number, HISTORY_PAGE_MAX);
-  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId!, person.id, limit, ctx.query.offset as number);
+  const limit = Math.min(ctx.query.limit, HISTORY_PAGE_MAX);
+  const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset);
   return json(200, { success: true, messages: messages.map(present), total });
 };
 

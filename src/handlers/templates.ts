@@ -8,9 +8,7 @@ import { CONTENT_FIELDS } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templatesOf, type TemplateFields, type TemplateRow } from '../store/templates.js';
-import { liveCampaignsUsing } from '../store/campaigns.js';
-import type { Queryable } from '../store/db.js';
+import { deleteTemplate, findTemplate, insertTemplate, liveCampaignsUsing, saveTemplate, templatesOf, type Queryable, type TemplateFields, type TemplateRow } from '../store/index.js';
 
 function present(t: TemplateRow) {
   return {
@@ -30,7 +28,7 @@ function present(t: TemplateRow) {
 
 async function loadTemplate(q: Queryable, ctx: Ctx, lock = false): Promise<TemplateRow> {
   const id = ctx.params.templateId!;
-  const template = isUuid(id) ? await findTemplate(q, ctx.workspaceId!, id.toLowerCase(), lock) : null;
+  const template = isUuid(id) ? await findTemplate(q, ctx.workspaceId, id, lock) : null;
   if (!template) throw new DomainError('NOT_FOUND', 'Template not found');
   return template;
 }
@@ -47,22 +45,22 @@ function fieldsOf(body: Partial<TemplateFields>, base: TemplateFields): Template
 
 const EMPTY: TemplateFields = { name: '', channel: 'push', title: null, body: null, image_url: null, action_url: null, custom_data: null };
 
-const create: Handler = async (ctx) => {
-  const template = await insertTemplate(ctx.db, newId(), ctx.workspaceId!, fieldsOf(ctx.body as Partial<TemplateFields>, EMPTY));
+const create: Handler<'POST /workspaces/{workspaceId}/templates'> = async (ctx) => {
+  const template = await insertTemplate(ctx.db, newId(), ctx.workspaceId, fieldsOf(ctx.body, EMPTY));
   return json(201, { success: true, data: { template: present(template) } });
 };
 
 const list: Handler = async (ctx) => {
-  const templates = (await templatesOf(ctx.db, ctx.workspaceId!)).map(present);
+  const templates = (await templatesOf(ctx.db, ctx.workspaceId)).map(present);
   return json(200, { success: true, templates, total: templates.length });
 };
 
 const get: Handler = async (ctx) => json(200, { success: true, data: { template: present(await loadTemplate(ctx.db, ctx)) } });
 
-const update: Handler = async (ctx) => {
+const update: Handler<'PUT /workspaces/{workspaceId}/templates/{templateId}'> = async (ctx) => {
   const template = await ctx.db.tx(async (q) => {
     const current = await loadTemplate(q, ctx, true);
-    return saveTemplate(q, current.id, fieldsOf(ctx.body as Partial<TemplateFields>, current));
+    return saveTemplate(q, current.id, fieldsOf(ctx.body, current));
   });
   return json(200, { success: true, data: { template: present(template) } });
 };
@@ -73,7 +71,7 @@ const remove: Handler = async (ctx) => {
     // committed before (and is found below) or reads the template after it is gone (and fails
     // activation), never both.
     const template = await loadTemplate(q, ctx, true);
-    const using = await liveCampaignsUsing(q, ctx.workspaceId!, template.id);
+    const using = await liveCampaignsUsing(q, ctx.workspaceId, template.id);
     if (using.length > 0) throw new DomainError('TEMPLATE_IN_USE', `The template is used by live campaigns (${using.join(', ')}): pause them or change their workflows first`);
     await deleteTemplate(q, template.id);
     return template.name;

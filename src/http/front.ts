@@ -333,7 +333,7 @@ export function createFront(deps: FrontDeps) {
 const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
 
 /** Path parameters naming Herald's UUIDs. Herald writes UUIDs in lower case; one sent in upper (or mixed) case names the same thing. */
-const UUID_PARAMS = ['workspaceId', 'keyId', 'personId'] as const;
+const UUID_PARAMS = ['workspaceId', 'keyId', 'personId', 'campaignId', 'templateId', 'messageId'] as const;
 
 /**
  * UUIDs in paths compare case-insensitively: each of UUID_PARAMS that is a UUID is lower-cased

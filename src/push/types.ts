@@ -2,8 +2,7 @@
 // devices to send it to, and answers one classified outcome per device, in order. Providers never
 // throw for a provider's answer or a lost connection: that is an outcome.
 import type { PushOutcome } from '../domain/push-outcome.js';
-
-type PushPlatform = 'ios' | 'android' | 'web';
+import type { DevicePlatform } from '../domain/tokens.js';
 
 /** What is sent, already rendered (templates are the caller's). */
 export interface PushMessage {
@@ -17,7 +16,7 @@ export interface PushMessage {
 
 export interface PushDevice {
   token: string;
-  platform: PushPlatform;
+  platform: DevicePlatform;
 }
 
 export interface PushProvider {

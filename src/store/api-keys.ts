@@ -3,7 +3,7 @@
 import { isUniqueViolation, type Queryable } from './db.js';
 import { newId } from '../ids.js';
 import { retry } from '../util/backoff.js';
-import type { KeyType } from '../domain/principals.js';
+import type { KeyEnvironment, KeyType } from '../domain/principals.js';
 
 export interface KeyRow {
   id: string;
@@ -14,7 +14,7 @@ export interface KeyRow {
   description: string;
   permissions: string[];
   key_type: KeyType;
-  environment: 'live' | 'test';
+  environment: KeyEnvironment;
   expires_at: Date | null;
   ip_whitelist: string[];
   created_at: Date;
@@ -30,7 +30,7 @@ export interface NewKey {
   description: string;
   permissions: string[];
   keyType: KeyType;
-  environment: 'live' | 'test';
+  environment: KeyEnvironment;
   expiresAt: string | null;
   ipWhitelist: string[];
   createdBy: string;

@@ -1,6 +1,7 @@
 // Device push tokens; a token is unique in a workspace (by its md5: migration 5).
 import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
+import type { DevicePlatform } from '../domain/tokens.js';
 
 export interface DeviceRow {
   id: string;
@@ -80,7 +81,7 @@ export interface SendableDevice {
   id: string;
   person_id: string;
   device_token: string;
-  platform: 'ios' | 'android' | 'web';
+  platform: DevicePlatform;
 }
 
 /** A provider said these tokens are gone (DECISIONS §9): later sends leave them out. */

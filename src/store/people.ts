@@ -3,6 +3,7 @@ import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
 import { DEDICATED_FIELDS } from '../domain/traits.js';
 import type { IdentifyInput } from '../domain/identify.js';
+import type { PersonStatus } from '../domain/people.js';
 
 export interface PersonRow {
   id: string;
@@ -15,7 +16,7 @@ export interface PersonRow {
   avatar_url: string | null;
   timezone: string | null;
   locale: string | null;
-  status: 'active' | 'unsubscribed' | 'bounced' | 'suppressed';
+  status: PersonStatus;
   unsubscribed_at: Date | null;
   unsubscribe_reason: string | null;
   traits: Record<string, unknown>;

@@ -53,10 +53,10 @@ export async function listSuppressions(q: Queryable, workspaceId: string, limit:
   return { rows: page.rows, total: count.rows[0]!.n };
 }
 
-/** Lifts one suppression; false when the id is unknown in this workspace. */
-export async function liftSuppression(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const r = await q.query('DELETE FROM token_suppressions WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
-  return r.rowCount > 0;
+/** Lifts one suppression: its id, or undefined when the id is unknown in this workspace. */
+export async function liftSuppression(q: Queryable, workspaceId: string, id: string): Promise<string | undefined> {
+  const r = await q.query<{ id: string }>('DELETE FROM token_suppressions WHERE workspace_id = $1 AND id = $2 RETURNING id', [workspaceId, id]);
+  return r.rows[0]?.id;
 }
 
 /** Which of these tokens are suppressed (under any type) in the workspace. */

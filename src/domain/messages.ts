@@ -1,0 +1,18 @@
+// A push message's statuses and skip reasons (INTERFACE 2.8; DECISIONS §3, §10, §11): what a
+// send answers per recipient, what a stored push record and its deliveries hold.
+import { POLICY_SKIPS } from './send-policy.js';
+
+/** A send's result per recipient. */
+export const SEND_STATUSES = ['sent', 'skipped', 'policy_suppressed', 'failed'] as const;
+
+/** A push record as the status route and the message history show it: a claimed scheduled send still reads `scheduled`. */
+export const SHOWN_MESSAGE_STATUSES = ['scheduled', ...SEND_STATUSES] as const;
+
+/** A push record as stored (push_messages.status): `sending` marks a scheduled send one actor claimed. */
+export const MESSAGE_STATUSES = ['scheduled', 'sending', ...SEND_STATUSES] as const;
+
+/** One device's delivery of a push record (push_deliveries.status). */
+export const DELIVERY_STATUSES = ['sent', 'failed'] as const;
+
+/** Why nothing reached the provider: the person or device rules, then the send policy's. */
+export const SKIP_REASONS = ['person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', ...POLICY_SKIPS] as const;

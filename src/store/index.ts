@@ -1,0 +1,19 @@
+// The store's public surface: what the floors above it (the handlers) use. Its modules are one
+// per table or concern (SQL access, PostgreSQL only); import them through here, as nats.js's
+// core/src/mod.ts is its package's surface.
+
+export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
+export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
+export type { Db, Queryable } from './db.js';
+export { registerDevice } from './device-registrar.js';
+export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
+export { eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
+export { identifyPerson } from './identify-group.js';
+export { runMerge, scheduleMerge } from './merges.js';
+export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
+export { personIds } from './person-cache.js';
+export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
+export { loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
+export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';
+export { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templateContents, templatesOf, type TemplateFields, type TemplateRow } from './templates.js';
+export { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from './workspaces.js';

@@ -1,0 +1,44 @@
+// Each enumeration is one tuple in src/domain/; the migrations written before it spell its SQL
+// CHECK by hand, so these hold that each CHECK lists exactly the tuple's values.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { DEVICE_PLATFORMS, SUPPRESSION_TYPES } from '../../src/domain/tokens.js';
+import { CAMPAIGN_RUN_STATES, CAMPAIGN_STATUSES, ENROLMENT_STATES, TRIGGER_TYPES } from '../../src/domain/campaigns.js';
+import { DELIVERY_STATUSES, MESSAGE_STATUSES } from '../../src/domain/messages.js';
+import { PERSON_STATUSES } from '../../src/domain/people.js';
+import { KEY_ENVIRONMENTS, KEY_TYPES } from '../../src/domain/principals.js';
+import { ROLES } from '../../src/domain/roles.js';
+
+const MIGRATIONS = readFileSync(new URL('../../src/store/migrations.ts', import.meta.url), 'utf8');
+
+/** The values of every `CHECK (<column> IN (...))` the migrations write for `column`, one list per CHECK. */
+function checksOf(column: string): string[][] {
+  const re = new RegExp(`CHECK \\(${column} IN \\(([^)]*)\\)\\)`, 'g');
+  return [...MIGRATIONS.matchAll(re)].map((m) => [...m[1]!.matchAll(/'([^']*)'/g)].map((v) => v[1]!));
+}
+
+const sorted = (values: readonly string[]): string[] => [...values].sort();
+
+const CASES: [string, string, readonly string[], number][] = [
+  ['role', 'ROLES', ROLES, 1],
+  ['key_type', 'KEY_TYPES', KEY_TYPES, 1],
+  ['environment', 'KEY_ENVIRONMENTS', KEY_ENVIRONMENTS, 1],
+  ['platform', 'DEVICE_PLATFORMS', DEVICE_PLATFORMS, 1],
+  ['suppression_type', 'SUPPRESSION_TYPES', SUPPRESSION_TYPES, 1],
+  ['trigger_type', 'TRIGGER_TYPES', TRIGGER_TYPES, 1],
+];
+
+for (const [column, name, tuple, n] of CASES) {
+  t.test(`${column}: ${name}`, async (t) => {
+    const checks = checksOf(column);
+    t.equal(checks.length, n);
+    for (const check of checks) t.same(sorted(check), sorted(tuple));
+  });
+}
+
+// `status` and `state` name several columns: each CHECK matches exactly one tuple.
+t.test('status and state columns', async (t) => {
+  const tuples = [PERSON_STATUSES, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, CAMPAIGN_RUN_STATES].map(sorted);
+  const checks = [...checksOf('status'), ...checksOf('state')].map(sorted);
+  t.same(checks.sort(), [...tuples].sort());
+});
