@@ -13,6 +13,7 @@ import * as pushSend from '../schemas/push-send.js';
 import * as push from '../schemas/push.js';
 import * as channels from '../schemas/channels.js';
 import * as campaigns from '../schemas/campaigns.js';
+import * as messageChannels from '../schemas/message-channels.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -116,6 +117,10 @@ const defs = [
   // Push provider credentials (session), never echoed back.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
+  // Email and SMS channels (session, DECISIONS §13), secrets never echoed.
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/email', auth: 'session', workspace: 'path', body: messageChannels.emailChannelUpdate, summary: 'Set, change or remove the email channel (SMTP relay, sender, callback verification)' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/sms', auth: 'session', workspace: 'path', body: messageChannels.smsChannelUpdate, summary: 'Set, change or remove the SMS channel (Twilio)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/channels', auth: 'session', workspace: 'path', summary: 'Every channel: push, email, SMS, with the callback URLs to paste into the providers' },
 
   // API keys (session).
   { method: 'POST', path: KEYS, auth: 'session', workspace: 'path', body: keys.apiKeyCreate, summary: 'Create an API key' },

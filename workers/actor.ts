@@ -24,6 +24,7 @@ import { Schedules } from '../src/campaigns/schedules.js';
 import { EventTriggers } from '../src/campaigns/event-triggers.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
+import { messagingSettings } from '../src/messaging/settings.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -68,7 +69,8 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const messaging = messagingSettings(cfg, providers.secrets);
+  const services = { db, events: eventLog, push, providers, messaging, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);

@@ -10,6 +10,7 @@ import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
 import type { TriggerClaims } from '../campaigns/idempotency.js';
 import type { EventTriggers } from '../campaigns/event-triggers.js';
+import type { MessagingSettings } from '../messaging/settings.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -29,6 +30,8 @@ export interface Ctx {
   push: PushEngine;
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
+  /** The email and SMS channels' server settings (DECISIONS §13). */
+  messaging: MessagingSettings;
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;

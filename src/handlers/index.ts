@@ -10,6 +10,7 @@ import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
 import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
+import { messageChannelHandlers } from './message-channels.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
@@ -23,6 +24,7 @@ export const handlers: Record<HandledRouteId, Handler> = {
   ...pushHandlers,
   ...pushTokenHandlers,
   ...channelHandlers,
+  ...messageChannelHandlers,
   ...campaignHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,
