@@ -13,7 +13,11 @@ const nullable = (properties: Record<string, Schema>): Record<string, Schema> =>
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
-    type: { type: 'string', enum: ['push', 'delay'] },
+    type: { type: 'string', enum: ['push', 'delay', 'email', 'sms'] },
+    subject: { type: 'string', maxLength: 998, description: 'email (required at activation): the subject, Liquid' },
+    html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid; `{{ unsubscribe_url }}` is the one-click link' },
+    text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part, Liquid; derived from html when absent' },
+    preheader: { type: 'string', maxLength: 255, description: 'email: the preview text shown after the subject' },
     ...pushContent,
     template_id: { ...uuid, description: 'push: a message template of the workspace; its fields apply where the node has none of its own' },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },

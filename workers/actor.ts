@@ -25,6 +25,8 @@ import { EventTriggers } from '../src/campaigns/event-triggers.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/messaging/settings.js';
+import { EmailTransports } from '../src/email/transport.js';
+import { unsubscribeKey } from '../src/email/unsubscribe.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -58,7 +60,9 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const scheduler = new Scheduler(db, push, owns);
   scheduler.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const executor = new Executor(db, push, owns);
+  const messaging = messagingSettings(cfg, providers.secrets);
+  const smtp = new EmailTransports(messaging.outbound);
+  const executor = new Executor(db, push, owns, { db, settings: messaging, smtp, unsubscribeKey: unsubscribeKey(Buffer.from(secretsKey, 'hex')) });
   executor.start();
   const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
   schedules.start();
@@ -69,7 +73,6 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const messaging = messagingSettings(cfg, providers.secrets);
   const services = { db, events: eventLog, push, providers, messaging, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
@@ -79,6 +82,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
     async stop() {
       await Promise.all([scheduler.stop(), schedules.stop(), eventTriggers.stop(), executor.stop()]);
       await Promise.all([providers.close(), renders.close()]);
+      smtp.close();
       await eventLog.close();
       await shared?.close();
       await parts.close();

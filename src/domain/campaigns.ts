@@ -42,7 +42,21 @@ interface DelayNode {
   type: 'delay';
   minutes: number;
 }
-type WorkflowNode = PushNode | DelayNode;
+/** DECISIONS §13: activation needs `subject` and one of `html`, `text`. */
+export interface EmailNode {
+  id: string;
+  type: 'email';
+  subject?: string;
+  html?: string;
+  text?: string;
+  preheader?: string;
+}
+export interface SmsNode {
+  id: string;
+  type: 'sms';
+  body?: string;
+}
+type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode;
 export interface Workflow {
   nodes: WorkflowNode[];
 }
@@ -356,7 +370,8 @@ function conditionValueProblem(operator: string, c: Record<string, unknown>): st
 function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
   const problems: FieldError[] = [];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
-  if (push.length === 0) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
+  problems.push(...channelNodeProblems(workflow));
+  if (push.length === 0 && !workflow.nodes.some((n) => n.type === 'email' || n.type === 'sms')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
   for (const { node, at } of push) {
     if (node.template_id !== undefined && !templates.has(node.template_id)) {
       problems.push({ field: `${at}.template_id`, message: 'names no message template of this workspace' });
@@ -373,4 +388,35 @@ function workflowProblems(workflow: Workflow, templates: Templates): FieldError[
     }
   }
   return problems;
+}
+
+/** The Liquid fields of an email or SMS node, by name. */
+export function channelFields(node: EmailNode | SmsNode): Record<string, string> {
+  const names = node.type === 'email' ? (['subject', 'html', 'text', 'preheader'] as const) : (['body'] as const);
+  const out: Record<string, string> = {};
+  for (const k of names) {
+    const v = (node as unknown as Record<string, unknown>)[k];
+    if (typeof v === 'string') out[k] = v;
+  }
+  return out;
+}
+
+/** Email nodes need a subject and html or text, SMS nodes a body; every field must parse as Liquid. */
+function channelNodeProblems(workflow: Workflow): FieldError[] {
+  return workflow.nodes.flatMap((n, i): FieldError[] => {
+    if (n.type !== 'email' && n.type !== 'sms') return [];
+    const at = `workflow_definition.nodes.${i}`;
+    const f = channelFields(n);
+    const problems: FieldError[] = [];
+    if (n.type === 'email' && !f.subject?.trim()) problems.push({ field: `${at}.subject`, message: `is required on email node ${n.id}` });
+    if (n.type === 'email' && !f.html?.trim() && !f.text?.trim()) problems.push({ field: at, message: `email node ${n.id} has neither html nor text` });
+    if (n.type === 'sms' && !f.body?.trim()) problems.push({ field: `${at}.body`, message: `is required on sms node ${n.id}` });
+    try {
+      compileContent({ custom_data: f });
+    } catch (err) {
+      if (!(err instanceof InvalidInput)) throw err;
+      problems.push(...err.fields.map((e) => ({ field: `${at}.${e.field.replace(/^custom_data\./, '')}`, message: e.message })));
+    }
+    return problems;
+  });
 }
