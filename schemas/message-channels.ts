@@ -2,7 +2,7 @@
 // push: a field omitted keeps its stored value, `null` removes an optional one, and `smtp: null`
 // (`twilio: null`) removes the whole channel. What a schema cannot say (the merged settings are
 // complete, where the SMTP host may point) is checked by handlers/message-channels.ts.
-import { nonEmptyString, object, type Schema } from './common.js';
+import { nonEmptyString, object, pagination, type Schema } from './common.js';
 
 const email: Schema = { type: 'string', format: 'email', maxLength: 254 };
 const nullable = (s: Schema, description?: string): Schema => ({ ...s, nullable: true, ...(description ? { description } : {}) });
@@ -57,4 +57,19 @@ export const smsChannelUpdate = object(
   },
   [],
   { additionalProperties: false, minProperties: 1 },
+);
+
+/** GET /workspaces/{id}/suppressions. */
+export const suppressionList = object({ channel: { type: 'string', enum: ['email', 'sms'] }, ...pagination(50) });
+
+/** POST /workspaces/{id}/suppressions: a suppression set by hand. */
+export const suppressionCreate = object(
+  {
+    channel: { type: 'string', enum: ['email', 'sms'] },
+    address: { ...nonEmptyString(254), description: 'An email address (email) or a phone number in E.164 (sms)' },
+    suppression_type: { type: 'string', enum: ['manual'] },
+    reason: { type: 'string', maxLength: 1000 },
+  },
+  ['channel', 'address', 'suppression_type'],
+  { additionalProperties: false },
 );

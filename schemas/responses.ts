@@ -270,6 +270,15 @@ const allChannels = closed({
   ),
 });
 
+const addressSuppression = closed({
+  id: uuid,
+  channel: enumOf('email', 'sms'),
+  address: { ...str, description: 'An email address in lower case, or an E.164 number' },
+  suppression_type: enumOf('hard_bounce', 'complaint', 'invalid_address', 'opt_out', 'manual'),
+  reason: nullableStr,
+  created_at: timestamp,
+});
+
 const campaignStatus = enumOf('draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed');
 const triggerType = enumOf('event', 'webhook', 'schedule', 'dynamic_schedule');
 /** INTERFACE 2.7; template_id only when the campaign was created with one. */
@@ -729,6 +738,12 @@ const SPECIFIC: Record<string, RouteResponses> = {
     success: { 200: ok('Every channel as now stored (the auth token is never echoed)', { data: allChannels }) },
     errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, neither from nor messaging_service_sid (VALIDATION_ERROR, naming the field)' } },
   },
+  'GET /workspaces/{workspaceId}/suppressions': { success: { 200: ok('The suppressions, newest first', { suppressions: { type: 'array', items: addressSuppression }, total: count }) } },
+  'POST /workspaces/{workspaceId}/suppressions': {
+    success: { 201: ok('The suppression (the existing one when the address was already suppressed by hand)', { suppression: addressSuppression }) },
+    errors: { 400: { codes: [], why: 'An SMS address that is not a phone number (VALIDATION_ERROR)' } },
+  },
+  'DELETE /workspaces/{workspaceId}/suppressions/{suppressionId}': { success: { 200: message('Lifted') }, errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in the workspace' } } },
   'GET /workspaces/{workspaceId}/channels': { success: { 200: ok('Every channel, with the callback URLs', { data: allChannels }) } },
 
   [`POST ${KEYS}`]: {

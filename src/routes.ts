@@ -120,6 +120,9 @@ const defs = [
   // Email and SMS channels (session, DECISIONS §13), secrets never echoed.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/email', auth: 'session', workspace: 'path', body: messageChannels.emailChannelUpdate, summary: 'Set, change or remove the email channel (SMTP relay, sender, callback verification)' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/sms', auth: 'session', workspace: 'path', body: messageChannels.smsChannelUpdate, summary: 'Set, change or remove the SMS channel (Twilio)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', query: messageChannels.suppressionList, summary: 'Suppressed email addresses and phone numbers, newest first' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', body: messageChannels.suppressionCreate, summary: 'Suppress an email address or phone number by hand' },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/suppressions/{suppressionId}', auth: 'session', workspace: 'path', summary: 'Lift an address suppression' },
   { method: 'GET', path: '/workspaces/{workspaceId}/channels', auth: 'session', workspace: 'path', summary: 'Every channel: push, email, SMS, with the callback URLs to paste into the providers' },
 
   // API keys (session).

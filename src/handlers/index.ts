@@ -11,6 +11,7 @@ import { pushHandlers } from './push.js';
 import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
 import { messageChannelHandlers } from './message-channels.js';
+import { addressSuppressionHandlers } from './address-suppressions.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
@@ -25,6 +26,7 @@ export const handlers: Record<HandledRouteId, Handler> = {
   ...pushTokenHandlers,
   ...channelHandlers,
   ...messageChannelHandlers,
+  ...addressSuppressionHandlers,
   ...campaignHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,

@@ -27,3 +27,36 @@ export async function suppressedAddresses(q: Queryable, workspaceId: string, cha
   );
   return new Set(r.rows.map((x) => x.address));
 }
+
+export interface AddressSuppressionRow {
+  id: string;
+  channel: AddressChannel;
+  address: string;
+  suppression_type: AddressSuppressionType;
+  reason: string | null;
+  created_at: Date;
+}
+
+const ROW = 'id, channel, address, suppression_type, reason, created_at';
+
+/** The workspace's suppressions, newest first, optionally of one channel. */
+export async function listAddressSuppressions(q: Queryable, workspaceId: string, channel: AddressChannel | undefined, limit: number, offset: number): Promise<{ rows: AddressSuppressionRow[]; total: number }> {
+  const r = await q.query<AddressSuppressionRow & { total: number }>(
+    `SELECT ${ROW}, count(*) OVER ()::int AS total FROM address_suppressions
+     WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+    [workspaceId, channel ?? null, limit, offset],
+  );
+  const total = r.rows[0]?.total ?? (offset > 0 ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM address_suppressions WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2)`, [workspaceId, channel ?? null])).rows[0]!.n : 0);
+  return { rows: r.rows.map(({ total: _t, ...row }) => row), total };
+}
+
+/** The row of (address, type), created or already there. */
+export async function addressSuppression(q: Queryable, workspaceId: string, channel: AddressChannel, address: string, type: AddressSuppressionType): Promise<AddressSuppressionRow> {
+  const r = await q.query<AddressSuppressionRow>(`SELECT ${ROW} FROM address_suppressions WHERE workspace_id = $1 AND channel = $2 AND address = $3 AND suppression_type = $4`, [workspaceId, channel, addressKey(channel, address), type]);
+  return r.rows[0]!;
+}
+
+/** Lifts one suppression; false when the workspace has none of that id. */
+export async function deleteAddressSuppression(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  return (await q.query(`DELETE FROM address_suppressions WHERE workspace_id = $1 AND id = $2`, [workspaceId, id])).rowCount > 0;
+}

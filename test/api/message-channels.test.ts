@@ -150,3 +150,28 @@ t.test('roles and credentials: members read, API keys and other workspaces refus
     t.equal((await s.req(method, `/workspaces/${other.id}/${path}`, { token: ws.token, body: method === 'PUT' ? body : undefined })).status, 403, `${method} ${path} on another workspace`);
   }
 });
+
+t.test('address suppressions: add by hand, list by channel, lift; members read; keys refused', async (t) => {
+  const ws = await newWorkspace(s, 'Suppressions');
+  const path = `/workspaces/${ws.id}/suppressions`;
+  const mail = await s.req('POST', path, { token: ws.token, body: { channel: 'email', address: 'Someone@Example.com', suppression_type: 'manual', reason: 'asked by phone' } });
+  t.equal(mail.status, 201, mail.text);
+  t.match(mail.body.suppression, { channel: 'email', address: 'someone@example.com', suppression_type: 'manual', reason: 'asked by phone' });
+  const again = await s.req('POST', path, { token: ws.token, body: { channel: 'email', address: 'someone@example.com', suppression_type: 'manual' } });
+  t.equal(again.body.suppression.id, mail.body.suppression.id, 'once per address and type');
+  const sms = await s.req('POST', path, { token: ws.token, body: { channel: 'sms', address: '+44 7400 123456', suppression_type: 'manual' } });
+  t.equal(sms.status, 201, sms.text);
+  t.equal(sms.body.suppression.address, '+447400123456');
+  t.equal((await s.req('POST', path, { token: ws.token, body: { channel: 'sms', address: 'not a number', suppression_type: 'manual' } })).status, 400);
+  t.equal((await s.req('POST', path, { token: ws.token, body: { channel: 'sms', address: '+447400123456', suppression_type: 'hard_bounce' } })).status, 400, 'only manual by hand');
+  const all = await s.req('GET', path, { token: ws.token });
+  t.equal(all.body.total, 2);
+  const onlySms = await s.req('GET', `${path}?channel=sms`, { token: ws.token });
+  t.same(onlySms.body.suppressions.map((x: { address: string }) => x.address), ['+447400123456']);
+  const key = await newKey(s, ws, { permissions: ['*'] });
+  t.equal((await s.req('GET', path, { token: key.key })).status, 403, 'an API key');
+  const lifted = await s.req('DELETE', `${path}/${mail.body.suppression.id}`, { token: ws.token });
+  t.equal(lifted.status, 200, lifted.text);
+  t.equal((await s.req('DELETE', `${path}/${mail.body.suppression.id}`, { token: ws.token })).status, 404);
+  t.equal((await s.req('GET', path, { token: ws.token })).body.total, 1);
+});
