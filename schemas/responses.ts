@@ -20,6 +20,8 @@ export interface ResponseDoc {
   description: string;
   /** The JSON body; absent when the response has no body (204). */
   schema?: Schema;
+  /** The body's media type when it is not JSON (the schema then describes that text). */
+  mediaType?: string;
   /** Response headers worth documenting, name → description. */
   headers?: Record<string, string>;
 }
@@ -738,6 +740,26 @@ const SPECIFIC: Record<string, RouteResponses> = {
     success: { 200: ok('Every channel as now stored (the auth token is never echoed)', { data: allChannels }) },
     errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, neither from nor messaging_service_sid (VALIDATION_ERROR, naming the field)' } },
   },
+  'GET /u/{token}': {
+    success: { 200: { description: 'An HTML page naming the workspace and the masked address, with a button that POSTs; nothing changes', schema: str, mediaType: 'text/html' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make (an HTML page); nothing changes' } },
+  },
+  'POST /u/{token}': {
+    success: { 200: { description: 'Unsubscribed (repeats answer the same): an HTML page, never a redirect', schema: str, mediaType: 'text/html' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make, or its person is gone (an HTML page); nothing changes' } },
+  },
+  'POST /webhooks/email/{workspaceId}': {
+    success: { 200: ok('Verified; every event applied once', { applied: count, duplicates: count, unmatched: count }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or its email channel has no callback provider configured' } },
+  },
+  'POST /webhooks/sms/{workspaceId}/status': {
+    success: { 200: ok('Verified; the status applied once', { applied: count, duplicates: count, unmatched: count }) },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' } },
+  },
+  'POST /webhooks/sms/{workspaceId}/inbound': {
+    success: { 200: { description: 'Verified and applied: an empty TwiML answer', schema: str, mediaType: 'text/xml' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' } },
+  },
   'GET /workspaces/{workspaceId}/suppressions': { success: { 200: ok('The suppressions, newest first', { suppressions: { type: 'array', items: addressSuppression }, total: count }) } },
   'POST /workspaces/{workspaceId}/suppressions': {
     success: { 201: ok('The suppression (the existing one when the address was already suppressed by hand)', { suppression: addressSuppression }) },
@@ -854,7 +876,10 @@ function responsesOf(route: Route): Responses {
   } else {
     out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
   }
-  if (route.auth !== 'public') {
+  if (route.auth === 'none' && route.path.startsWith('/webhooks/')) {
+    out['401'] = { description: "Missing or bad provider signature (or basic auth): nothing was read or recorded", schema: flatError };
+  }
+  if (route.auth === 'key' || route.auth === 'session') {
     out['401'] = {
       description: 'Missing, malformed, unknown, revoked or expired credential',
       schema: route.auth === 'session' ? sessionUnauthorized : keyUnauthorized,

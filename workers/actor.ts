@@ -26,7 +26,6 @@ import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/messaging/settings.js';
 import { EmailTransports } from '../src/email/transport.js';
-import { unsubscribeKey } from '../src/email/unsubscribe.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -60,9 +59,9 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const scheduler = new Scheduler(db, push, owns);
   scheduler.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const messaging = messagingSettings(cfg, providers.secrets);
+  const messaging = messagingSettings(cfg, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const smtp = new EmailTransports(messaging.outbound);
-  const executor = new Executor(db, push, owns, { db, settings: messaging, smtp, unsubscribeKey: unsubscribeKey(Buffer.from(secretsKey, 'hex')) });
+  const executor = new Executor(db, push, owns, { db, settings: messaging, smtp });
   executor.start();
   const schedules = new Schedules(db, owns, cfg.scheduleAudienceCeiling, () => executor.nudge());
   schedules.start();

@@ -74,7 +74,13 @@ export function createPipeline(
   const notImplemented: Step = ({ route, shape }) => (route.notImplemented ? errorReply(shape, 'NOT_IMPLEMENTED', route.notImplemented) : undefined);
 
   /** Path, query and JSON body, holding only text the store can keep; the body nests at most MAX_BODY_DEPTH levels. */
-  const parse: Step = ({ req, ctx, shape }) => {
+  const parse: Step = ({ req, route, ctx, shape }) => {
+    // Outside routes read their raw bytes: a signature is over them, not over a parse of them.
+    if (route.auth === 'none') {
+      ctx.raw = req.body ?? new Uint8Array(0);
+      ctx.query = Object.fromEntries(new URLSearchParams(req.query));
+      return;
+    }
     for (const [name, value] of Object.entries(req.params)) {
       if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
     }
@@ -121,7 +127,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: Ctx = {
-      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

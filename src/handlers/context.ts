@@ -41,6 +41,8 @@ export interface Ctx {
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
+  /** Outside routes (unsubscribe, provider callbacks): the body's bytes as received, never parsed before. */
+  raw: Uint8Array | null;
   // Validated against the route's schema before the handler runs.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;

@@ -12,6 +12,8 @@ import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
 import { messageChannelHandlers } from './message-channels.js';
 import { addressSuppressionHandlers } from './address-suppressions.js';
+import { unsubscribeHandlers } from './unsubscribe.js';
+import { providerCallbackHandlers } from './provider-callbacks.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
@@ -27,6 +29,8 @@ export const handlers: Record<HandledRouteId, Handler> = {
   ...channelHandlers,
   ...messageChannelHandlers,
   ...addressSuppressionHandlers,
+  ...unsubscribeHandlers,
+  ...providerCallbackHandlers,
   ...campaignHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,

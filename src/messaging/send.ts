@@ -45,8 +45,6 @@ export interface ChannelDeps {
   db: Db;
   settings: MessagingSettings;
   smtp: EmailTransports;
-  /** Derived from HERALD_SECRETS_KEY (email/unsubscribe.ts). */
-  unsubscribeKey: Buffer;
 }
 
 function personDecision(p: PersonRow, email: boolean): Decision | undefined {
@@ -107,7 +105,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [],
       } satisfies Omit<ChannelMessageRecord, 'status'>;
       if (!('address' in d)) return { record: { ...base, status: d.status ?? 'skipped', skip_reason: d.skip, error: d.error } };
-      const unsubscribeUrl = `${settings.publicUrl}/u/${unsubscribeToken(deps.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`;
+      const unsubscribeUrl = `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`;
       let fields: Record<string, string>;
       try {
         fields = renderContent(compiled, scopeOf(r, unsubscribeUrl)).custom_data as Record<string, string>;

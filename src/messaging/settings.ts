@@ -3,6 +3,7 @@
 // and what a workspace without a channel sends through.
 import { OutboundPolicy, type AllowList } from '../net/destinations.js';
 import type { SecretBox } from '../util/sealing.js';
+import { unsubscribeKey } from '../email/unsubscribe.js';
 
 export interface MessagingSettings {
   /** HERALD_PUBLIC_URL without a final slash: the base of unsubscribe links and callback URLs. */
@@ -11,8 +12,10 @@ export interface MessagingSettings {
   twilioEndpoint: string;
   emailMode: 'sandbox' | 'live';
   smsMode: 'sandbox' | 'live';
-  /** Seals the channels' settings; derives the unsubscribe token key. */
+  /** Seals the channels' settings. */
   secrets: SecretBox;
+  /** Signs unsubscribe tokens (email/unsubscribe.ts). */
+  unsubscribeKey: Buffer;
 }
 
 interface From {
@@ -25,7 +28,7 @@ interface From {
   smsProvider: 'sandbox' | 'live';
 }
 
-export function messagingSettings(cfg: From, secrets: SecretBox): MessagingSettings {
+export function messagingSettings(cfg: From, secrets: SecretBox, secretsKey: Buffer): MessagingSettings {
   return {
     publicUrl: cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`,
     outbound: new OutboundPolicy(cfg.allowedPrivateHosts),
@@ -33,6 +36,7 @@ export function messagingSettings(cfg: From, secrets: SecretBox): MessagingSetti
     emailMode: cfg.emailProvider,
     smsMode: cfg.smsProvider,
     secrets,
+    unsubscribeKey: unsubscribeKey(secretsKey),
   };
 }
 

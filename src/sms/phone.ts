@@ -8,3 +8,10 @@ export function e164(raw: string | null | undefined, defaultCountry?: string): s
   const n = parsePhoneNumberFromString(raw, defaultCountry as CountryCode | undefined);
   return n?.isValid() ? n.number : undefined;
 }
+
+/** The spellings a stored phone may have for an E.164 number, punctuation removed: `+447400123456`, `447400123456`, `07400123456`, `7400123456`. */
+export function storedForms(number: string): string[] {
+  const n = parsePhoneNumberFromString(number);
+  if (!n) return [number];
+  return [n.number, n.number.slice(1), `0${n.nationalNumber}`, n.nationalNumber];
+}

@@ -565,6 +565,20 @@ const migrations: { id: number; name: string; sql: string }[] = [
         CHECK (status IN ('scheduled', 'sending', 'sent', 'failed', 'policy_suppressed', 'skipped', 'delivered', 'bounced', 'complained'));
     `,
   },
+  {
+    id: 202,
+    name: 'provider events applied',
+    sql: `
+      -- DECISIONS §13: a provider event seen before (its own id) is applied once.
+      CREATE TABLE provider_events (
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        provider text NOT NULL,
+        event_id text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (workspace_id, provider, event_id)
+      );
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

@@ -7,7 +7,11 @@ import pg from 'pg';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
+import sendgrid from '@sendgrid/eventwebhook';
+import twilioLib from 'twilio';
 import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
@@ -62,6 +66,13 @@ async function until<T>(f: () => Promise<T | undefined>, ms = 20_000): Promise<T
   }
 }
 
+/** What the send tests leave for the callback tests. */
+const sentEmail = { ws: { id: '', token: '' }, id: '', unsubscribe: '' };
+const sentSms = { ws: { id: '', token: '' }, sid: '' };
+
+/** A request to a route outside /api/v1, as a provider or a mail client sends it. */
+const outside = (path: string, init: RequestInit = {}) => fetch(`${s.base}${path}`, { method: 'POST', ...init });
+
 async function runCampaign(node: object, people: { userId: string; email?: string; phone?: string }[], configure: (wsId: string, token: string) => Promise<void>) {
   const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
   await configure(k.ws.id, k.ws.token);
@@ -89,6 +100,8 @@ t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order,
     t.equal(r.status, 200, r.text);
   });
   const ok = byPerson.get('ok');
+  sentEmail.ws = ws;
+  sentEmail.id = ok.id;
   t.match(ok, { channel: 'email', status: 'sent', provider: 'smtp', address: 'ok@example.com', title: 'Hi ok@example.com' });
   const found = mails.find((m) => m.to.includes('ok@example.com'));
   const mail = found && { ...found, data: found.data.replace(/\r\n[ \t]+/g, ' ') };
@@ -96,6 +109,7 @@ t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order,
   t.match(mail!.data, new RegExp(`Message-ID: <${ok.id}@herald\\.example>`, 'i'));
   t.match(mail!.data, new RegExp(`List-Unsubscribe: <${PUBLIC}/u/[A-Za-z0-9_-]{86}>`));
   t.match(mail!.data, /List-Unsubscribe-Post: List-Unsubscribe=One-Click/);
+  sentEmail.unsubscribe = /List-Unsubscribe: <([^>]+)>/.exec(mail!.data)![1]!;
   t.match(mail!.data, /Content-Type: text\/plain[\s\S]*Your Pro plan/, 'the text part derived from html');
   t.match(byPerson.get('none'), { status: 'skipped', skip_reason: 'no_email_address' });
   t.match(byPerson.get('dead'), { status: 'failed', error: /5\.1\.1/ });
@@ -126,6 +140,8 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
     const r = await s.req('PUT', `/workspaces/${id}/channels/sms`, { token, body: { twilio: { account_sid: SID, auth_token: 'tw-token', from: '+15005550006' }, default_country: 'GB' } });
     t.equal(r.status, 200, r.text);
   });
+  sentSms.ws = ws;
+  sentSms.sid = byPerson.get('uk').provider_id;
   t.match(byPerson.get('uk'), { channel: 'sms', status: 'sent', provider: 'twilio', address: '+447400123456', provider_id: /^SM/ });
   const req = twilio.requests.find((x) => x.form.To === '+447400123456');
   t.match(req?.form, { From: '+15005550006', Body: 'Your Pro plan', StatusCallback: `${PUBLIC}/webhooks/sms/${ws.id}/status` });
@@ -134,4 +150,104 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.match(byPerson.get('nophone'), { status: 'skipped', skip_reason: 'no_phone_number' });
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
   t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550004', suppression_type: 'opt_out' }]);
+});
+
+t.test('unsubscribe: GET changes nothing, one-click POST unsubscribes with no redirect, a bad token is a 404', async (t) => {
+  const path = new URL(sentEmail.unsubscribe).pathname;
+  const status = async () => (await sql.query('SELECT p.status, p.unsubscribe_reason FROM people p JOIN push_messages m ON m.person_id = p.id WHERE m.id = $1', [sentEmail.id])).rows[0];
+  const page = await outside(path, { method: 'GET' });
+  t.equal(page.status, 200);
+  t.match(page.headers.get('content-type'), /text\/html/);
+  const html = await page.text();
+  t.match(html, /Channels|Test/, 'names the workspace');
+  t.match(html, /ok\*\*\*@example\.com/, 'the address masked');
+  t.match(html, /<form method="post">/);
+  t.same(await status(), { status: 'active', unsubscribe_reason: null }, 'a GET changes nothing');
+  const tampered = path.slice(0, -2) + (path.endsWith('A') ? 'BA' : 'AA');
+  const bad = await outside(tampered, { body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(bad.status, 404);
+  t.same(await status(), { status: 'active', unsubscribe_reason: null }, 'a bad token changes nothing');
+  for (const attempt of ['first', 'repeat']) {
+    const r = await outside(path, { body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+    t.equal(r.status, 200, `${attempt}: 200, no redirect`);
+    t.notOk(r.headers.get('location'));
+  }
+  t.same(await status(), { status: 'unsubscribed', unsubscribe_reason: 'unsubscribe_link' });
+});
+
+t.test('SendGrid: signed events applied once, verified against the raw bytes', async (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const key = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  const set = await s.req('PUT', `/workspaces/${sentEmail.ws.id}/channels/email`, { token: sentEmail.ws.token, body: { webhooks: { provider: 'sendgrid', verification_key: key } } });
+  t.equal(set.status, 200, set.text);
+  const path = `/webhooks/email/${sentEmail.ws.id}`;
+  const events = [
+    { email: 'ok@example.com', event: 'delivered', sg_event_id: 'ev-1', 'smtp-id': `<${sentEmail.id}@herald.example>`, timestamp: 1 },
+    { email: 'ok@example.com', event: 'click', url: 'https://example.com/x', sg_event_id: 'ev-2', 'smtp-id': `<${sentEmail.id}@herald.example>`, timestamp: 2 },
+  ];
+  const raw = JSON.stringify(events);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const signature = sign('sha256', Buffer.from(timestamp + raw), privateKey).toString('base64');
+  const ew = new sendgrid.EventWebhook();
+  t.ok(ew.verifySignature(ew.convertPublicKeyToECDSA(key), raw, signature, timestamp), "SendGrid's own helper accepts the signature");
+  const headers = { 'content-type': 'application/json', 'X-Twilio-Email-Event-Webhook-Signature': signature, 'X-Twilio-Email-Event-Webhook-Timestamp': timestamp };
+  const first = await outside(path, { body: raw, headers });
+  t.equal(first.status, 200);
+  t.match(await first.json(), { applied: 2, duplicates: 0 });
+  const again = await outside(path, { body: raw, headers });
+  t.match(await again.json(), { applied: 0, duplicates: 2 }, 'each event applied once');
+  const reformatted = await outside(path, { body: JSON.stringify(events, null, 1), headers });
+  t.equal(reformatted.status, 401, 'the same JSON in other bytes is not what was signed');
+  t.equal((await outside(path, { body: raw, headers: { 'content-type': 'application/json' } })).status, 401, 'no signature');
+  const row = (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0];
+  t.equal(row.status, 'delivered');
+  t.match(row.events, [{ type: 'delivered' }, { type: 'clicked', details: { url: 'https://example.com/x' } }]);
+  t.equal((await outside(`/webhooks/email/00000000-0000-4000-8000-000000000000`, { body: raw, headers })).status, 404, 'no such workspace');
+});
+
+t.test('Mailgun and Postmark: a permanent failure bounces and suppresses; a complaint unsubscribes', async (t) => {
+  const path = `/webhooks/email/${sentEmail.ws.id}`;
+  const signingKey = 'key-mailgun-signing-0123';
+  t.equal((await s.req('PUT', `/workspaces/${sentEmail.ws.id}/channels/email`, { token: sentEmail.ws.token, body: { webhooks: { provider: 'mailgun', signing_key: signingKey } } })).status, 200);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const token = 'a'.repeat(50);
+  const body = (sig: string) => JSON.stringify({ signature: { timestamp, token, signature: sig }, 'event-data': { id: 'mg-1', event: 'failed', severity: 'permanent', message: { headers: { 'message-id': `${sentEmail.id}@herald.example` } } } });
+  t.equal((await outside(path, { body: body('0'.repeat(64)), headers: { 'content-type': 'application/json' } })).status, 401, 'a bad Mailgun signature');
+  const good = await outside(path, { body: body(createHmac('sha256', signingKey).update(timestamp + token).digest('hex')), headers: { 'content-type': 'application/json' } });
+  t.equal(good.status, 200);
+  t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'bounced');
+  const sup = await sql.query(`SELECT address FROM address_suppressions WHERE workspace_id = $1 AND suppression_type = 'hard_bounce'`, [sentEmail.ws.id]);
+  t.same(sup.rows, [{ address: 'ok@example.com' }]);
+
+  t.equal((await s.req('PUT', `/workspaces/${sentEmail.ws.id}/channels/email`, { token: sentEmail.ws.token, body: { webhooks: { provider: 'postmark', username: 'pm', password: 'pm-pass' } } })).status, 200);
+  const complaint = JSON.stringify({ RecordType: 'SpamComplaint', ID: 42, MessageID: 'pm-id', Headers: [{ Name: 'Message-ID', Value: `<${sentEmail.id}@herald.example>` }] });
+  t.equal((await outside(path, { body: complaint, headers: { authorization: `Basic ${Buffer.from('pm:wrong').toString('base64')}` } })).status, 401);
+  const pm = await outside(path, { body: complaint, headers: { authorization: `Basic ${Buffer.from('pm:pm-pass').toString('base64')}` } });
+  t.equal(pm.status, 200);
+  t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'complained');
+});
+
+t.test('Twilio: status callbacks and inbound STOP / START / text, signed as Twilio signs', async (t) => {
+  const status = `/webhooks/sms/${sentSms.ws.id}/status`;
+  const inbound = `/webhooks/sms/${sentSms.ws.id}/inbound`;
+  const post = (path: string, form: Record<string, string>, token = 'tw-token') =>
+    outside(path, { body: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilioLib.getExpectedTwilioSignature(token, `${PUBLIC}${path}`, form) } });
+  const failed = { MessageSid: sentSms.sid, MessageStatus: 'undelivered', ErrorCode: '30003', AccountSid: SID, To: '+447400123456' };
+  t.equal((await post(status, failed, 'wrong-token')).status, 401, 'signed with another token');
+  const r = await post(status, failed);
+  t.equal(r.status, 200);
+  t.match((await sql.query('SELECT status, error FROM push_messages WHERE provider_id = $1', [sentSms.sid])).rows[0], { status: 'failed', error: /30003/ });
+  t.match(await (await post(status, failed)).json(), { duplicates: 1 });
+
+  const stop = await post(inbound, { MessageSid: 'SMin1', From: '+447400123456', To: '+15005550006', Body: ' stop ' });
+  t.equal(stop.status, 200);
+  t.match(stop.headers.get('content-type'), /text\/xml/);
+  t.match(await stop.text(), /<Response\/>/);
+  const optOut = () => sql.query(`SELECT 1 FROM address_suppressions WHERE workspace_id = $1 AND address = '+447400123456' AND suppression_type = 'opt_out'`, [sentSms.ws.id]);
+  t.equal((await optOut()).rowCount, 1, 'STOP suppresses the number');
+  t.equal((await post(inbound, { MessageSid: 'SMin2', From: '+447400123456', To: '+15005550006', Body: 'Start' })).status, 200);
+  t.equal((await optOut()).rowCount, 0, 'START lifts it');
+  t.equal((await post(inbound, { MessageSid: 'SMin3', From: '+447400123456', To: '+15005550006', Body: 'What time do you open?' })).status, 200);
+  const ev = await until(async () => (await sql.query(`SELECT e.parameters FROM events e JOIN people p ON p.id = e.person_id WHERE e.workspace_id = $1 AND e.type = 'sms_received'`, [sentSms.ws.id])).rows[0]);
+  t.same(ev.parameters, { body: 'What time do you open?', from: '+447400123456' });
 });
