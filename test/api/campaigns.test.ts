@@ -94,7 +94,7 @@ t.test('POST /campaigns refuses a body without its required fields, and event_na
     [{ name: 'x', trigger_type: 'event' }, 'trigger_config'],
     [{ name: 'x', trigger_type: 'sms', trigger_config: {} }, 'trigger_type'],
     [{ name: 'x', trigger_type: 'event', trigger_config: [] }, 'trigger_config'],
-    [{ name: 'x', trigger_type: 'event', trigger_config: {}, workflow_definition: { nodes: [{ id: 'a', type: 'email' }] } }, 'workflow_definition.nodes.0.type'],
+    [{ name: 'x', trigger_type: 'event', trigger_config: {}, workflow_definition: { nodes: [{ id: 'a', type: 'whatsapp' }] } }, 'workflow_definition.nodes.0.type'],
     [{ name: 'x', trigger_type: 'event', trigger_config: {}, workflow_definition: { nodes: [{ id: 'a', type: 'delay' }] } }, 'workflow_definition.nodes.0.minutes'],
     [{ name: 'x', trigger_type: 'event', trigger_config: {}, workflow_definition: { nodes: [{ id: 'a', type: 'push' }, { id: 'a', type: 'push' }] } }, 'workflow_definition.nodes.1.id'],
     [{ name: 'x', trigger_type: 'event', trigger_config: {}, workflow_definition: { nodes: [{ id: 'a/b', type: 'push' }] } }, 'workflow_definition.nodes.0.id'],
