@@ -420,3 +420,12 @@ function channelNodeProblems(workflow: Workflow): FieldError[] {
     return problems;
   });
 }
+
+/** DECISIONS §13: an email node whose html has no `unsubscribe_url` goes live, with this warning. */
+export function workflowWarnings(workflow: Workflow): string[] {
+  return workflow.nodes.flatMap((n) =>
+    n.type === 'email' && n.html !== undefined && !/\{\{-?\s*unsubscribe_url\b/.test(n.html)
+      ? [`email node ${n.id}: its html has no {{ unsubscribe_url }} link (the List-Unsubscribe header is still sent)`]
+      : [],
+  );
+}

@@ -6,7 +6,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
-  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf,
+  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
   type CampaignSpec, type CampaignStatus, type NodeMessage, type PushNode, type SettableStatus, type TriggerType, type Workflow,
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
@@ -75,7 +75,7 @@ const create: Handler = async (ctx) => {
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
     });
   });
-  return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: [] } });
+  return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: workflowWarnings(campaign.workflow_definition) } });
 };
 
 const list: Handler = async (ctx) => {
@@ -108,7 +108,8 @@ const update: Handler = async (ctx) => {
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
   await ctx.eventTriggers.changed(ctx.workspaceId!);
-  return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
+  const warnings = workflowWarnings(campaign.workflow_definition);
+  return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) }, ...(warnings.length ? { warnings } : {}) });
 };
 
 const remove: Handler = async (ctx) => {

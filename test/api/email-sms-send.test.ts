@@ -251,3 +251,25 @@ t.test('Twilio: status callbacks and inbound STOP / START / text, signed as Twil
   const ev = await until(async () => (await sql.query(`SELECT e.parameters FROM events e JOIN people p ON p.id = e.person_id WHERE e.workspace_id = $1 AND e.type = 'sms_received'`, [sentSms.ws.id])).rows[0]);
   t.same(ev.parameters, { body: 'What time do you open?', from: '+447400123456' });
 });
+
+t.test('activation per channel: email needs a subject and html or text, sms a body; html without unsubscribe_url warns', async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'] });
+  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
+  const make = (node: object) => s.req('POST', '/campaigns', { ...hdr, body: { name: 'C', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [node] } } });
+  const noSubject = await make({ id: 'm', type: 'email', html: '<p>Hi</p>' });
+  t.equal(noSubject.status, 201);
+  t.same(noSubject.body.data.warnings, ['email node m: its html has no {{ unsubscribe_url }} link (the List-Unsubscribe header is still sent)']);
+  const refused = await s.req('PUT', `/campaigns/${noSubject.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } });
+  t.equal(refused.status, 400);
+  t.match(refused.body.error, { code: 'ACTIVATION_FAILED' });
+  t.ok(JSON.stringify(refused.body.error.details).includes('workflow_definition.nodes.0.subject'), refused.text);
+  const fixed = await s.req('PUT', `/campaigns/${noSubject.body.data.campaign.id}`, { ...hdr, body: { status: 'active', workflow_definition: { nodes: [{ id: 'm', type: 'email', subject: 'S', html: '<p>Hi</p>' }] } } });
+  t.equal(fixed.status, 200, fixed.text);
+  t.equal(fixed.body.warnings.length, 1, 'activated, with the warning');
+  const sms = await make({ id: 's', type: 'sms' });
+  const noBody = await s.req('PUT', `/campaigns/${sms.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } });
+  t.equal(noBody.status, 400);
+  t.ok(JSON.stringify(noBody.body.error.details).includes('workflow_definition.nodes.0.body'), noBody.text);
+  const badLiquid = await make({ id: 's', type: 'sms', body: 'Hi {{ person.first_name ' });
+  t.equal((await s.req('PUT', `/campaigns/${badLiquid.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } })).status, 400, 'Liquid that does not parse');
+});
