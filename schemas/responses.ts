@@ -121,7 +121,10 @@ const device = closed({
 /** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
 const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
 const platform = enumOf('ios', 'android', 'web');
-const skipReason = enumOf('person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap');
+const skipReason = enumOf(
+  'person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', 'quiet_hours', 'frequency_cap', 'rolling_cap',
+  'person_bounced', 'no_email_address', 'no_phone_number', 'address_suppressed',
+);
 const pushResultFields = {
   message_id: { type: 'string', description: 'The record\'s UUID; `skipped-<unix seconds>` for an immediate skip and `failed-<unix seconds>` for a recipient that names no person (neither stored)' },
   status: enumOf('sent', 'skipped', 'policy_suppressed', 'failed'),
@@ -137,7 +140,8 @@ const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 const pushMessage = closed(
   {
     message_id: uuid,
-    status: enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed'),
+    channel: enumOf('push', 'email', 'sms'),
+    status: { ...enumOf('scheduled', 'sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained'), description: 'delivered, bounced, complained: email and SMS, from the provider (DECISIONS §13)' },
     external_id: str,
     platform: { type: 'string', enum: ['ios', 'android', 'web', null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
@@ -151,6 +155,7 @@ const pushMessage = closed(
     scheduled_at: timestamp,
     campaign_id: str,
     event_id: str,
+    events: { type: 'array', description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…)", items: closed({ type: str, at: str, details: freeObject }, ['type', 'at']) },
     deliveries: {
       type: 'array',
       items: closed(
@@ -159,7 +164,7 @@ const pushMessage = closed(
       ),
     },
   },
-  ['message_id', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+  ['message_id', 'channel', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
 );
 
 const pushPlatform = enumOf(...PUSH_PLATFORMS);

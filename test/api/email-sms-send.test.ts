@@ -202,6 +202,10 @@ t.test('SendGrid: signed events applied once, verified against the raw bytes', a
   const row = (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0];
   t.equal(row.status, 'delivered');
   t.match(row.events, [{ type: 'delivered' }, { type: 'clicked', details: { url: 'https://example.com/x' } }]);
+  const personId = (await sql.query('SELECT person_id FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
+  const history = await s.req('GET', `/workspaces/${sentEmail.ws.id}/people/${personId}/messages`, { token: sentEmail.ws.token });
+  t.equal(history.status, 200, history.text);
+  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }] }], 'the message history lists email');
   t.equal((await outside(`/webhooks/email/00000000-0000-4000-8000-000000000000`, { body: raw, headers })).status, 404, 'no such workspace');
 });
 
