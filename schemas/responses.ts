@@ -306,13 +306,13 @@ const campaign = closed(
   ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
 );
 /** DECISIONS §3. */
+/** DECISIONS §13: `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
+const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
 const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
-  sent: count,
-  skipped: count,
-  policy_suppressed: count,
-  failed: count,
+  ...messageCounters,
+  by_channel: closed({ push: closed(messageCounters), email: closed(messageCounters), sms: closed(messageCounters) }),
   last_triggered_at: { ...nullableTimestamp, description: 'The latest enrolment' },
 });
 /** DECISIONS §11. */

@@ -2,6 +2,7 @@
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
+import { channelStats } from '../store/channel-stats.js';
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
@@ -88,7 +89,8 @@ const list: Handler = async (ctx) => {
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, ctx.workspaceId!, campaign.id);
-  const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
+  // The message counters, all channels together and per channel (DECISIONS §13).
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...(await channelStats(ctx.db, ctx.workspaceId!, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
 

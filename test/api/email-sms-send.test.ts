@@ -90,7 +90,7 @@ async function runCampaign(node: object, people: { userId: string; email?: strin
     const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
     return q.rows.length === people.length ? q.rows : undefined;
   });
-  return { ws: k.ws, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
+  return { ws: k.ws, campaignId: id, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
 }
 
 t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order, 5.1.1 suppresses', async (t) => {
@@ -118,7 +118,7 @@ t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order,
 });
 
 t.test('email sandbox: the simulator addresses bounce and complain', async (t) => {
-  const { ws, byPerson } = await runCampaign({ id: 'mail', type: 'email', subject: 'S', text: 'T' }, [
+  const { ws, byPerson, campaignId } = await runCampaign({ id: 'mail', type: 'email', subject: 'S', text: 'T' }, [
     { userId: 'b', email: 'bounce@simulator.herald.test' },
     { userId: 'c', email: 'complaint@simulator.herald.test' },
     { userId: 'd', email: 'someone@example.com' },
@@ -126,6 +126,10 @@ t.test('email sandbox: the simulator addresses bounce and complain', async (t) =
   t.match(byPerson.get('b'), { status: 'bounced', provider: 'sandbox' });
   t.match(byPerson.get('c'), { status: 'complained' });
   t.match(byPerson.get('d'), { status: 'delivered' });
+  const got = await s.req('GET', `/campaigns/${campaignId}`, { token: ws.token, headers: { 'x-workspace-id': ws.id } });
+  const email = { sent: 3, skipped: 0, policy_suppressed: 0, failed: 0, delivered: 2, bounced: 1, complained: 1, opened: 0, clicked: 0 };
+  const none = { sent: 0, skipped: 0, policy_suppressed: 0, failed: 0, delivered: 0, bounced: 0, complained: 0, opened: 0, clicked: 0 };
+  t.match(got.body.data.stats, { enrolled: 3, ...email, by_channel: { push: none, email, sms: none } }, 'stats by channel');
   const people = await sql.query('SELECT external_id, status, unsubscribe_reason FROM people WHERE workspace_id = $1 ORDER BY external_id', [ws.id]);
   t.same(people.rows.map((p) => [p.external_id, p.status, p.unsubscribe_reason]), [['b', 'bounced', null], ['c', 'unsubscribed', 'spam_complaint'], ['d', 'active', null]]);
 });
