@@ -13,11 +13,16 @@ export type SmtpOutcome =
   | { status: 'sent'; response: string }
   | { status: 'failed'; error: string; retryable: boolean; invalidAddress: boolean };
 
-/** SMTP replies and enhanced codes: 4xx is transient, 5.1.x a bad mailbox (DECISIONS §13: the address is suppressed). */
-function classifySmtpError(err: { responseCode?: number; response?: string; message: string; code?: string }): SmtpOutcome {
+/**
+ * SMTP replies and enhanced codes: 4xx is transient (the relay kept nothing), 5.1.x a bad
+ * mailbox (DECISIONS §13: the address is suppressed). With no reply, only a connection that was
+ * never made is retried: one lost after the message was handed over may have been accepted, and
+ * sending it again would deliver it twice.
+ */
+function classifySmtpError(err: { responseCode?: number; response?: string; message: string; code?: string; command?: string }): SmtpOutcome {
   const error = err.response ?? err.message;
   const code = err.responseCode;
-  if (code === undefined) return { status: 'failed', error, retryable: err.code !== 'EAUTH' && err.code !== 'EDESTINATIONREFUSED', invalidAddress: false };
+  if (code === undefined) return { status: 'failed', error, retryable: err.command === 'CONN' && err.code !== 'EDESTINATIONREFUSED', invalidAddress: false };
   return { status: 'failed', error, retryable: code >= 400 && code < 500, invalidAddress: code >= 500 && /\b5\.1\.\d{1,3}\b/.test(err.response ?? '') };
 }
 
@@ -60,7 +65,7 @@ export class EmailTransports {
       const info = (await this.transport(workspaceId, channel).sendMail(mail)) as { response: string };
       return { status: 'sent', response: info.response };
     } catch (err) {
-      return classifySmtpError(err as Error & { responseCode?: number; response?: string; code?: string });
+      return classifySmtpError(err as Error & { responseCode?: number; response?: string; code?: string; command?: string });
     }
   }
 

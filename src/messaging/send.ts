@@ -19,6 +19,7 @@ import { sendTwilio, type TwilioOutcome } from '../sms/twilio.js';
 import { e164 } from '../sms/phone.js';
 import { callbackUrls, type MessagingSettings } from './settings.js';
 import { applyOutcome, sandboxEmail, sandboxSms, type Effect } from './effects.js';
+import { withRetries } from './retry.js';
 
 export interface ChannelRecipient {
   /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */
@@ -120,13 +121,14 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         const content = fields as unknown as EmailContent;
         const rendered = { ...base, title: content.subject, body: content.text ?? null };
         if (sandbox) return sandboxEmail(rendered, d.address);
-        const outcome = await deps.smtp.send(workspaceId, channel as EmailChannel, emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl));
+        const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
+        const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));
         if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: r.id } };
         return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.invalidAddress ? { effect: { suppress: 'invalid_address' as const } } : {}) };
       }
       const rendered = { ...base, body: fields.body ?? '' };
       if (sandbox) return sandboxSms(rendered, d.address);
-      const outcome: TwilioOutcome = await sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus);
+      const outcome: TwilioOutcome = await withRetries(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
       if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: outcome.sid } };
       return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.suppress ? { effect: { suppress: outcome.suppress } } : {}) };
     }),

@@ -6,16 +6,17 @@ import type { SmsChannel } from '../store/message-channels.js';
 /** What a send came to. `suppress`: the number is dead (21211, 21614) or opted out (21610). */
 export type TwilioOutcome =
   | { status: 'sent'; sid: string }
-  | { status: 'failed'; error: string; code?: number; retryable: boolean; suppress?: 'invalid_address' | 'opt_out' };
+  | { status: 'failed'; error: string; code?: number; retryable: boolean; retryAfterMs?: number; suppress?: 'invalid_address' | 'opt_out' };
 
 const SUPPRESS: Record<number, 'invalid_address' | 'opt_out'> = { 21211: 'invalid_address', 21614: 'invalid_address', 21610: 'opt_out' };
 
-/** Twilio's error answer `{code, message, status}` classified; 429 and 5xx are retryable. */
-function classifyTwilio(status: number, body: { code?: number; message?: string } | undefined): TwilioOutcome {
+/** Twilio's error answer `{code, message, status}` classified; 429 and 5xx are retryable (after Retry-After seconds when given). */
+function classifyTwilio(status: number, body: { code?: number; message?: string } | undefined, retryAfter: string | null): TwilioOutcome {
   const code = body?.code;
   const error = `twilio ${status}${code ? ` ${code}` : ''}: ${body?.message ?? 'no message'}`;
   const suppress = code === undefined ? undefined : SUPPRESS[code];
-  return { status: 'failed', error, ...(code !== undefined ? { code } : {}), retryable: status === 429 || status >= 500, ...(suppress ? { suppress } : {}) };
+  const after = retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
+  return { status: 'failed', error, ...(code !== undefined ? { code } : {}), retryable: status === 429 || status >= 500, ...(after !== undefined ? { retryAfterMs: after } : {}), ...(suppress ? { suppress } : {}) };
 }
 
 export async function sendTwilio(endpoint: string, channel: SmsChannel, to: string, body: string, statusCallback: string): Promise<TwilioOutcome> {
@@ -30,7 +31,7 @@ export async function sendTwilio(endpoint: string, channel: SmsChannel, to: stri
     });
     const answer = (await r.json().catch(() => undefined)) as { sid?: string; code?: number; message?: string } | undefined;
     if (r.ok && answer?.sid) return { status: 'sent', sid: answer.sid };
-    return classifyTwilio(r.status, answer);
+    return classifyTwilio(r.status, answer, r.headers.get('retry-after'));
   } catch (err) {
     return { status: 'failed', error: `twilio: ${(err as Error).message}`, retryable: true };
   }

@@ -21,6 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'herald-smtp-'));
 writeFileSync(join(dir, 'ca.pem'), tls.cert);
 
 const mails: { from: string; to: string[]; data: string }[] = [];
+let busyAnswered = false;
 const smtp = new SMTPServer({
   key: tls.key,
   cert: tls.cert,
@@ -29,6 +30,11 @@ const smtp = new SMTPServer({
     cb(auth.username === 'relay' && auth.password === 'relay-pass' ? null : new Error('Invalid username or password'), { user: 'relay' });
   },
   onRcptTo(address, _s, cb) {
+    // Busy once: a transient 4xx the sender must retry.
+    if (address.address === 'busy@example.com' && !busyAnswered) {
+      busyAnswered = true;
+      return cb(Object.assign(new Error('4.7.1 Try again later'), { responseCode: 451 }));
+    }
     if (address.address.startsWith('nobody@')) return cb(Object.assign(new Error('5.1.1 <nobody@example.com>: Recipient address rejected: User unknown'), { responseCode: 550 }));
     cb();
   },
@@ -46,7 +52,7 @@ t.teardown(() => new Promise<void>((r) => smtp.close(() => r())));
 const smtpPort = (smtp.server.address() as { port: number }).port;
 
 const SID = `AC${'ab'.repeat(16)}`;
-const twilio = await startFakeTwilio({ [SID]: 'tw-token' });
+const twilio = await startFakeTwilio({ [SID]: 'tw-token' }, ['+15017122661']);
 t.teardown(() => twilio.close());
 
 const PUBLIC = 'https://herald.example.com';
@@ -95,7 +101,7 @@ async function runCampaign(node: object, people: { userId: string; email?: strin
 
 t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order, 5.1.1 suppresses', async (t) => {
   const node = { id: 'mail', type: 'email', subject: 'Hi {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p><a href="{{ unsubscribe_url }}">Unsubscribe</a>', preheader: 'Plan news' };
-  const { ws, byPerson } = await runCampaign(node, [{ userId: 'ok', email: 'ok@example.com' }, { userId: 'none' }, { userId: 'dead', email: 'nobody@example.com' }], async (id, token) => {
+  const { ws, byPerson } = await runCampaign(node, [{ userId: 'ok', email: 'ok@example.com' }, { userId: 'none' }, { userId: 'dead', email: 'nobody@example.com' }, { userId: 'busy', email: 'busy@example.com' }], async (id, token) => {
     const r = await s.req('PUT', `/workspaces/${id}/channels/email`, { token, body: { smtp: { host: '127.0.0.1', port: smtpPort, security: 'starttls', username: 'relay', password: 'relay-pass' }, from: { email: 'news@herald.example', name: 'News' } } });
     t.equal(r.status, 200, r.text);
   });
@@ -113,6 +119,8 @@ t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order,
   t.match(mail!.data, /Content-Type: text\/plain[\s\S]*Your Pro plan/, 'the text part derived from html');
   t.match(byPerson.get('none'), { status: 'skipped', skip_reason: 'no_email_address' });
   t.match(byPerson.get('dead'), { status: 'failed', error: /5\.1\.1/ });
+  t.match(byPerson.get('busy'), { status: 'sent' }, 'a 451 is retried');
+  t.equal(mails.filter((m) => m.to.includes('busy@example.com')).length, 1, 'and delivered once');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1', [ws.id]);
   t.same(sup.rows, [{ address: 'nobody@example.com', suppression_type: 'invalid_address' }]);
 });
@@ -140,6 +148,7 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
     { userId: 'bad', phone: '+15005550001' },
     { userId: 'stop', phone: '+15005550004' },
     { userId: 'nophone' },
+    { userId: 'busy', phone: '+15017122661' },
   ], async (id, token) => {
     const r = await s.req('PUT', `/workspaces/${id}/channels/sms`, { token, body: { twilio: { account_sid: SID, auth_token: 'tw-token', from: '+15005550006' }, default_country: 'GB' } });
     t.equal(r.status, 200, r.text);
@@ -152,6 +161,8 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.match(byPerson.get('bad'), { status: 'failed', error: /21211/ });
   t.match(byPerson.get('stop'), { status: 'failed', error: /21610/ });
   t.match(byPerson.get('nophone'), { status: 'skipped', skip_reason: 'no_phone_number' });
+  t.match(byPerson.get('busy'), { status: 'sent' }, 'a 429 is retried after its Retry-After');
+  t.equal(twilio.requests.filter((x) => x.form.To === '+15017122661').length, 2, 'two requests: the 429, then the accepted send');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
   t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550004', suppression_type: 'opt_out' }]);
 });

@@ -24,8 +24,10 @@ export interface FakeTwilio {
   close(): Promise<void>;
 }
 
-export async function startFakeTwilio(accounts: Record<string, string>): Promise<FakeTwilio> {
+/** `busyOnce`: numbers whose first send is answered 429 (code 20429) with Retry-After: 1, as Twilio throttles. */
+export async function startFakeTwilio(accounts: Record<string, string>, busyOnce: string[] = []): Promise<FakeTwilio> {
   const requests: TwilioRequest[] = [];
+  const busy = new Set(busyOnce);
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
@@ -41,6 +43,10 @@ export async function startFakeTwilio(accounts: Record<string, string>): Promise
       if (accounts[sid] === undefined || auth !== `${sid}:${accounts[sid]}`) return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
       const form = Object.fromEntries(new URLSearchParams(raw));
       requests.push({ sid, auth, form });
+      if (busy.delete(form.To ?? '')) {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        return res.end(JSON.stringify({ code: 20429, message: 'Too Many Requests', status: 429 }));
+      }
       const error = ERRORS[form.To ?? ''];
       if (error) return answer(400, { ...error, more_info: `https://www.twilio.com/docs/errors/${error.code}`, status: 400 });
       if (!form.Body || (!form.From && !form.MessagingServiceSid)) return answer(400, { code: 21602, message: 'Message body is required.', status: 400 });
