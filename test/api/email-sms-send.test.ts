@@ -14,6 +14,7 @@ import sendgrid from '@sendgrid/eventwebhook';
 import twilioLib from 'twilio';
 import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
+import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
 
 const tls = makeTlsCert();
@@ -56,9 +57,11 @@ const twilio = await startFakeTwilio({ [SID]: 'tw-token' }, ['+15017122661']);
 t.teardown(() => twilio.close());
 
 const PUBLIC = 'https://herald.example.com';
-const s = await startServer({ NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), HERALD_TWILIO_ENDPOINT: twilio.url, HERALD_PUBLIC_URL: PUBLIC });
+// Its campaigns send: on DATABASE_URL, a database of its own (test/helpers/database.ts).
+const DB = await ownDatabase(t);
+const s = await startServer({ ...DB, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem'), HERALD_TWILIO_ENDPOINT: twilio.url, HERALD_PUBLIC_URL: PUBLIC });
 t.teardown(() => s.stop());
-const sql = new pg.Client({ connectionString: storeUrl(s) });
+const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
 t.teardown(() => sql.end());
 
