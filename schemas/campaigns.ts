@@ -9,17 +9,23 @@ const uuid: Schema = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-
 const nullable = (properties: Record<string, Schema>): Record<string, Schema> =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }]));
 
-/** DECISIONS §6: push and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+/** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
+const TEMPLATE_CHANNEL: Schema = { type: 'string', enum: ['push', 'email', 'sms'] };
+const emailContent: Record<string, Schema> = {
+  subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
+  html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid (`{{ unsubscribe_url }}` is the one-click link)' },
+  text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part; derived from html when absent' },
+  preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
+};
+
+/** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
     type: { type: 'string', enum: ['push', 'delay', 'email', 'sms'] },
-    subject: { type: 'string', maxLength: 998, description: 'email (required at activation): the subject, Liquid' },
-    html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid; `{{ unsubscribe_url }}` is the one-click link' },
-    text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part, Liquid; derived from html when absent' },
-    preheader: { type: 'string', maxLength: 255, description: 'email: the preview text shown after the subject' },
+    ...emailContent,
     ...pushContent,
-    template_id: { ...uuid, description: 'push: a message template of the workspace; its fields apply where the node has none of its own' },
+    template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
   },
@@ -70,12 +76,12 @@ export const nodeMessage = object(nullable(pushContent));
 
 /** POST /workspaces/{workspaceId}/templates */
 export const templateCreate = object(
-  { name: nonEmptyString(255), channel: { type: 'string', enum: ['push'] }, ...pushContent },
+  { name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...pushContent, ...emailContent },
   ['name', 'channel'],
 );
 
 /** PUT /workspaces/{workspaceId}/templates/{templateId}: fields sent replace, `null` clears a content field, omitted stay. */
-export const templateUpdate = object({ name: nonEmptyString(255), channel: { type: 'string', enum: ['push'] }, ...nullable(pushContent) });
+export const templateUpdate = object({ name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...nullable(pushContent), ...nullable(emailContent) });
 
 /**
  * POST /campaigns/{campaignId}/trigger (INTERFACE 4.6). The audience is the campaign's own, so

@@ -219,7 +219,8 @@ export class Executor {
     const fresh = present.filter((e) => e.claims === 1);
     if (fresh.length === 0 || !this.channels) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
-    await sendChannelNode(this.channels, { workspaceId, campaignId, node, withRecords: movedOn }, recipients);
+    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
+    await sendChannelNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
   }
 
   /**

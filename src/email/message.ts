@@ -15,7 +15,7 @@ export interface EmailContent {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The text part of an html-only email: links kept as `text [url]`, images dropped. */
-const textOf = (html: string): string => convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+export const textOf = (html: string): string => convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
 
 const messageIdHeader = (messageId: string, fromEmail: string): string => `<${messageId}@${fromEmail.slice(fromEmail.lastIndexOf('@') + 1)}>`;
 

@@ -9,10 +9,10 @@ import type { PersonRow } from '../store/people.js';
 import { loadMessageChannel, type EmailChannel, type SmsChannel } from '../store/message-channels.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
-import { channelFields, type EmailNode, type SmsNode } from '../domain/campaigns.js';
+import { channelFields, type EmailNode, type SmsNode, type Templates } from '../domain/campaigns.js';
 import { compileContent, renderContent } from '../domain/templates.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { emailMessage, type EmailContent } from '../email/message.js';
+import { emailMessage, textOf, type EmailContent } from '../email/message.js';
 import type { EmailTransports } from '../email/transport.js';
 import { unsubscribeToken } from '../email/unsubscribe.js';
 import { sendTwilio, type TwilioOutcome } from '../sms/twilio.js';
@@ -35,6 +35,8 @@ export interface ChannelSend {
   workspaceId: string;
   campaignId: string;
   node: EmailNode | SmsNode;
+  /** The template the node names, if any (its fields apply where the node has none). */
+  templates: Templates;
   /** What must commit with the records, in their transaction. */
   withRecords: (q: Queryable) => Promise<void>;
 }
@@ -96,7 +98,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
     }
   }
 
-  const compiled = compileContent({ custom_data: channelFields(node) });
+  const compiled = compileContent({ custom_data: channelFields(node, send.templates) });
   const provider = sandbox ? 'sandbox' : email ? 'smtp' : 'twilio';
   const records = await Promise.all(
     recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect }> => {
@@ -119,7 +121,8 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       }
       if (email) {
         const content = fields as unknown as EmailContent;
-        const rendered = { ...base, title: content.subject, body: content.text ?? null };
+        // The text part as sent (derived from the html when the node has none) is what the record keeps.
+        const rendered = { ...base, title: content.subject, body: content.text ?? textOf(content.html ?? '') };
         if (sandbox) return sandboxEmail(rendered, d.address);
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
         const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));

@@ -579,6 +579,16 @@ const migrations: { id: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    id: 203,
+    name: 'email and SMS templates',
+    sql: `
+      -- DECISIONS §13: templates per channel; email's fields beside push's (sms uses body).
+      ALTER TABLE message_templates DROP CONSTRAINT message_templates_channel_check;
+      ALTER TABLE message_templates ADD CONSTRAINT message_templates_channel_check CHECK (channel IN ('push', 'email', 'sms'));
+      ALTER TABLE message_templates ADD COLUMN subject text, ADD COLUMN html text, ADD COLUMN text text, ADD COLUMN preheader text;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

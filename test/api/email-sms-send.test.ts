@@ -295,3 +295,27 @@ t.test('activation per channel: email needs a subject and html or text, sms a bo
   const badLiquid = await make({ id: 's', type: 'sms', body: 'Hi {{ person.first_name ' });
   t.equal((await s.req('PUT', `/campaigns/${badLiquid.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } })).status, 400, 'Liquid that does not parse');
 });
+
+t.test("templates per channel: an email template fills an email node (the node's own fields win); another channel's is refused", async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const path = `/workspaces/${k.ws.id}/templates`;
+  const made = await s.req('POST', path, { token: k.ws.token, body: { name: 'Welcome', channel: 'email', subject: 'From the template', html: '<p>Hello {{ person.email }}</p> <a href="{{ unsubscribe_url }}">u</a>', preheader: 'Hi' } });
+  t.equal(made.status, 201, made.text);
+  t.match(made.body.data.template, { channel: 'email', subject: 'From the template', preheader: 'Hi', title: null });
+  t.equal((await s.req('POST', path, { token: k.ws.token, body: { name: 'Bad', channel: 'email', subject: '{{ person.email ' } })).status, 400, 'Liquid that does not parse');
+  const sms = await s.req('POST', path, { token: k.ws.token, body: { name: 'Text', channel: 'sms', body: 'Hi' } });
+  t.equal(sms.status, 201, sms.text);
+  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
+  const wrong = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'W', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'm', type: 'email', template_id: sms.body.data.template.id }] } } });
+  const refused = await s.req('PUT', `/campaigns/${wrong.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } });
+  t.equal(refused.status, 400);
+  t.ok(JSON.stringify(refused.body.error.details).includes('names no email template'), refused.text);
+
+  t.equal((await s.req('POST', '/people/batch', { token: k.write, body: { identify: [{ userId: 't1', email: 't1@example.com' }] } })).status, 200);
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'T', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'm', type: 'email', template_id: made.body.data.template.id, subject: 'From the node' }] } } });
+  t.same(c.body.data.warnings, [], 'the html linking unsubscribe_url is in the template: no warning is due, none given');
+  t.equal((await s.req('PUT', `/campaigns/${c.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } })).status, 200);
+  t.equal((await s.req('POST', `/campaigns/${c.body.data.campaign.id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id } })).status, 202);
+  const row = await until(async () => (await sql.query('SELECT status, title, body FROM push_messages WHERE campaign_id = $1', [c.body.data.campaign.id])).rows[0]);
+  t.match(row, { status: 'delivered', title: 'From the node', body: /Hello t1@example\.com/ }, 'sent through the sandbox with the template html rendered to text');
+});
