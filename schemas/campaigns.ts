@@ -2,6 +2,7 @@
 // §6, §10, §11). Only the shape is checked here: trigger_config and audience_config are free
 // objects at creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
+import { CHANNELS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
@@ -10,13 +11,23 @@ const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA
 const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
-/** DECISIONS §6: push and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+/** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
+const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
+const emailContent: Record<string, Schema> = {
+  subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
+  html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid (`{{ unsubscribe_url }}` is the one-click link)' },
+  text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part; derived from html when absent' },
+  preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
+};
+
+/** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
-    type: { type: 'string', enum: ['push', 'delay'] },
+    type: { type: 'string', enum: ['push', 'delay', 'email', 'sms'] },
+    ...emailContent,
     ...pushContent,
-    template_id: { ...uuid, description: 'push: a message template of the workspace; its fields apply where the node has none of its own' },
+    template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
   },
@@ -67,12 +78,12 @@ export const nodeMessage = object(nullable(pushContent));
 
 /** POST /workspaces/{workspaceId}/templates */
 export const templateCreate = object(
-  { name: nonEmptyString(255), channel: { type: 'string', enum: ['push'] }, ...pushContent },
+  { name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...pushContent, ...emailContent },
   ['name', 'channel'],
 );
 
 /** PUT /workspaces/{workspaceId}/templates/{templateId}: fields sent replace, `null` clears a content field, omitted stay. */
-export const templateUpdate = object({ name: nonEmptyString(255), channel: { type: 'string', enum: ['push'] }, ...nullable(pushContent) });
+export const templateUpdate = object({ name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...nullable(pushContent), ...nullable(emailContent) });
 
 /**
  * POST /campaigns/{campaignId}/trigger (INTERFACE 4.6). The audience is the campaign's own, so
@@ -114,14 +125,14 @@ export const campaign = closed(
   },
   ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
 );
+/** DECISIONS §13: `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
+const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
 /** DECISIONS §3. */
 export const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
-  sent: count,
-  skipped: count,
-  policy_suppressed: count,
-  failed: count,
+  ...messageCounters,
+  by_channel: closed({ push: closed(messageCounters), email: closed(messageCounters), sms: closed(messageCounters) }),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
 });
 /** DECISIONS §11. */
@@ -129,12 +140,16 @@ export const messageTemplate = closed({
   id: uuidText,
   workspace_id: uuidText,
   name: str,
-  channel: enumOf('push'),
+  channel: enumOf(...CHANNELS),
   title: nullableStr,
   body: nullableStr,
   image_url: nullableStr,
   action_url: nullableStr,
   custom_data: { ...freeObject, nullable: true },
+  subject: nullableStr,
+  html: nullableStr,
+  text: nullableStr,
+  preheader: nullableStr,
   created_at: isoTime,
   updated_at: isoTime,
 });
@@ -184,7 +199,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     },
   },
   'POST /campaigns': {
-    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, maxItems: 0 } }) }) },
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (DECISIONS §13)' } }) }) },
     errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
   },
   'GET /campaigns': {
@@ -195,7 +210,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound },
   },
   'PUT /campaigns/{campaignId}': {
-    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }) }) },
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' } }, ['message', 'data']) },
     errors: {
       400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
       404: campaignNotFound,

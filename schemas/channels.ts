@@ -3,7 +3,7 @@
 // provider signs with, that APNs fields omitted are kept from the stored credentials, and where
 // the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
-import { closed, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
+import { closed, count, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
 
 /** A PEM private key; the text must be the key itself (never a file path). */
 const pemKey = (description: string) => ({ type: 'string', maxLength: 16_384, pattern: '-----BEGIN PRIVATE KEY-----', description }) as const;
@@ -55,11 +55,11 @@ export const pushChannelsUpdateRefusals: readonly SchemaRefusal[] = [{ at: '', k
 // Responses (published by schemas/responses.ts)
 
 /** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
-const channelState = (identifiers: Record<string, Schema>): Schema => ({
+const channelState = (identifiers: Record<string, Schema>, always: Record<string, Schema> = {}): Schema => ({
   anyOf: [
-    closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers }),
-    closed({ configured: enumOf(true), readable: enumOf(false) }, undefined, { description: 'Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends to it fail until it is set again' }),
-    closed({ configured: enumOf(false) }),
+    closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers, ...always }),
+    closed({ configured: enumOf(true), readable: enumOf(false), ...always }, undefined, { description: 'Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends to it fail until it is set again' }),
+    closed({ configured: enumOf(false), ...always }),
   ],
 });
 export const pushChannels = closed({
@@ -68,6 +68,28 @@ export const pushChannels = closed({
     apns: channelState({ key_id: str, team_id: str, bundle_id: str, production: { type: 'boolean' } }),
   }),
   updated_at: { ...nullableIsoTime, description: 'Last change; null when no credentials were ever set' },
+});
+
+/** Every channel (DECISIONS §13): passwords, tokens and keys never shown; the callback URLs to paste into the providers. */
+const allChannels = closed({
+  push: (pushChannels.properties as Record<string, Schema>).channels!,
+  email: channelState(
+    {
+      smtp: closed({ host: str, port: count, security: enumOf('tls', 'starttls', 'none'), username: nullableStr, max_connections: count, rate_per_second: { type: 'number', nullable: true } }),
+      from: closed({ email: str, name: nullableStr }),
+      reply_to: nullableStr,
+      webhooks: { ...closed({ provider: enumOf('sendgrid', 'mailgun', 'postmark'), url: { ...str, description: "Paste into the provider's webhook settings" } }), nullable: true },
+    },
+    { sandbox: { type: 'boolean', description: 'Not configured, and this server sends such workspaces through the sandbox (HERALD_EMAIL_PROVIDER)' } },
+  ),
+  sms: channelState(
+    { twilio: closed({ account_sid: str, from: nullableStr, messaging_service_sid: nullableStr }), default_country: nullableStr },
+    {
+      sandbox: { type: 'boolean', description: 'Not configured, and this server sends such workspaces through the sandbox (HERALD_SMS_PROVIDER)' },
+      status_callback_url: { ...str, description: 'Sent with every message as StatusCallback' },
+      inbound_url: { ...str, description: "Paste into the Twilio number's (or Messaging Service's) incoming message webhook" },
+    },
+  ),
 });
 
 export const channelResponses: Record<string, RouteResponses> = {
@@ -81,4 +103,13 @@ export const channelResponses: Record<string, RouteResponses> = {
     },
   },
   'GET /workspaces/{workspaceId}/channels/push': { success: { 200: ok('Which channels are configured, with their non-secret identifiers', { data: pushChannels }) } },
+  'PUT /workspaces/{workspaceId}/channels/email': {
+    success: { 200: ok('Every channel as now stored (passwords and keys are never echoed)', { data: allChannels }) },
+    errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, an SMTP host on a private address, a SendGrid key that is not an ECDSA public key (VALIDATION_ERROR, naming the field)' } },
+  },
+  'PUT /workspaces/{workspaceId}/channels/sms': {
+    success: { 200: ok('Every channel as now stored (the auth token is never echoed)', { data: allChannels }) },
+    errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, neither from nor messaging_service_sid (VALIDATION_ERROR, naming the field)' } },
+  },
+  'GET /workspaces/{workspaceId}/channels': { success: { 200: ok('Every channel, with the callback URLs', { data: allChannels }) } },
 };

@@ -1,9 +1,9 @@
 // Request schemas of the push send routes (INTERFACE 4.5, DECISIONS §3, §10, §11). Which content
 // fields are templates, and how a template error is reported, is src/domain/templates.ts.
 import { DEVICE_PLATFORMS } from '../src/domain/tokens.js';
-import { DELIVERY_STATUSES, SEND_STATUSES, SHOWN_MESSAGE_STATUSES, SKIP_REASONS } from '../src/domain/messages.js';
+import { CHANNELS, DELIVERY_STATUSES, MESSAGE_SKIP_REASONS, PROVIDER_STATUSES, SEND_STATUSES, SHOWN_MESSAGE_STATUSES, SKIP_REASONS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
-import { closed, count, dashboardPersonNotFound, enumOf, isoTime, nullableIsoTime, nullableStr, ok, personNotFound, PUSH, str, uuidText, type RouteResponses } from './response-parts.js';
+import { closed, count, dashboardPersonNotFound, enumOf, freeObject, isoTime, nullableIsoTime, nullableStr, ok, personNotFound, PUSH, str, uuidText, type RouteResponses } from './response-parts.js';
 
 const text = (maxLength: number, description?: string) => ({ type: 'string', maxLength, ...(description ? { description } : {}) }) as const;
 
@@ -87,12 +87,13 @@ const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 const pushMessage = closed(
   {
     message_id: uuidText,
-    status: enumOf(...SHOWN_MESSAGE_STATUSES),
+    channel: enumOf(...CHANNELS),
+    status: { ...enumOf(...SHOWN_MESSAGE_STATUSES, ...PROVIDER_STATUSES), description: 'delivered, bounced, complained: email and SMS, from the provider (DECISIONS §13)' },
     external_id: str,
     platform: { type: 'string', enum: [...DEVICE_PLATFORMS, null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     provider: str,
     provider_id: nullableStr,
-    skip_reason: skipReason,
+    skip_reason: enumOf(...MESSAGE_SKIP_REASONS),
     error: str,
     title: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
     body: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
@@ -101,6 +102,7 @@ const pushMessage = closed(
     scheduled_at: isoTime,
     campaign_id: str,
     event_id: str,
+    events: { type: 'array', description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…)", items: closed({ type: str, at: str, details: freeObject }, ['type', 'at']) },
     deliveries: {
       type: 'array',
       items: closed(
@@ -109,7 +111,7 @@ const pushMessage = closed(
       ),
     },
   },
-  ['message_id', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+  ['message_id', 'channel', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
 );
 
 const notImplemented: RouteResponses = { success: {} };

@@ -10,6 +10,8 @@ export interface ResponseDoc {
   description: string;
   /** The JSON body; absent when the response has no body (204). */
   schema?: Schema;
+  /** The body's media type when it is not JSON (the schema then describes that text). */
+  mediaType?: string;
   /** Response headers worth documenting, name → description. */
   headers?: Record<string, string>;
 }

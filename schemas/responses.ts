@@ -25,6 +25,7 @@ import { listedSuppression, pushTokenResponses, tokenSuppression, tokenValidatio
 import { apiKey, apiKeyResponses, apiKeyUsage, newApiKey, refreshedApiKey } from './api-keys.js';
 import { member, sendPolicy, workspace, workspaceResponses, workspaceSettings } from './workspaces.js';
 import { channelResponses, pushChannels } from './channels.js';
+import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
@@ -179,6 +180,7 @@ const SPECIFIC: Record<string, RouteResponses> = {
   ...campaignResponses,
   ...workspaceResponses,
   ...channelResponses,
+  ...messageChannelResponses,
   ...apiKeyResponses,
 };
 
@@ -212,7 +214,10 @@ function responsesOf(route: Route): Responses {
   } else {
     out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
   }
-  if (route.auth !== 'public') {
+  if (route.auth === 'none' && route.path.startsWith('/webhooks/')) {
+    out['401'] = { description: 'Missing or bad provider signature (or basic auth): nothing was read or recorded', schema: flatError };
+  }
+  if (route.auth === 'key' || route.auth === 'session') {
     out['401'] = {
       description: 'Missing, malformed, unknown, revoked or expired credential',
       schema: route.auth === 'session' ? sessionUnauthorized : keyUnauthorized,

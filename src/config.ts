@@ -47,6 +47,11 @@ export interface Config {
   allowedPrivateHosts: AllowList;
   /** What a platform without credentials in its workspace sends through (DECISIONS §9, §11). */
   pushProvider: PushProviderMode;
+  /** What a workspace without an email / SMS channel sends through (DECISIONS §13): the sandbox, or nothing. */
+  emailProvider: PushProviderMode;
+  smsProvider: PushProviderMode;
+  /** Replaces Twilio's host (https://api.twilio.com) for tests and private gateways. */
+  twilioEndpoint: string;
   /** Seals stored provider credentials; undefined: the key generated in the data dir (auth/bootstrap.ts). */
   secretsKey: Buffer | undefined;
   /** At most this many people enrolled by one webhook trigger (DECISIONS §6); more is `audience_truncated`. */
@@ -191,9 +196,10 @@ function allowedPrivateHosts(env: NodeJS.ProcessEnv): AllowList {
   }
 }
 
-function pushProvider(env: NodeJS.ProcessEnv): PushProviderMode {
-  const v = str(env, 'HERALD_PUSH_PROVIDER') ?? 'sandbox';
-  if (v !== 'sandbox' && v !== 'live') throw new ConfigError(`HERALD_PUSH_PROVIDER must be sandbox or live, got '${v}'`);
+/** HERALD_PUSH_PROVIDER, HERALD_EMAIL_PROVIDER, HERALD_SMS_PROVIDER: `sandbox` (default) or `live`. */
+function providerMode(env: NodeJS.ProcessEnv, name: string): PushProviderMode {
+  const v = str(env, name) ?? 'sandbox';
+  if (v !== 'sandbox' && v !== 'live') throw new ConfigError(`${name} must be sandbox or live, got '${v}'`);
   return v;
 }
 
@@ -241,7 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fcmEndpoint: url(env, 'HERALD_FCM_ENDPOINT', ['https']) ?? DEFAULT_FCM_ENDPOINT,
     apnsEndpoint: url(env, 'HERALD_APNS_ENDPOINT', ['https']),
     allowedPrivateHosts: allowedPrivateHosts(env),
-    pushProvider: pushProvider(env),
+    pushProvider: providerMode(env, 'HERALD_PUSH_PROVIDER'),
+    emailProvider: providerMode(env, 'HERALD_EMAIL_PROVIDER'),
+    smsProvider: providerMode(env, 'HERALD_SMS_PROVIDER'),
+    twilioEndpoint: (url(env, 'HERALD_TWILIO_ENDPOINT', ['http', 'https']) ?? 'https://api.twilio.com').replace(/\/+$/, ''),
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),

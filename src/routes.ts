@@ -13,6 +13,7 @@ import * as pushSend from '../schemas/push-send.js';
 import * as push from '../schemas/push.js';
 import * as channels from '../schemas/channels.js';
 import * as campaigns from '../schemas/campaigns.js';
+import * as messageChannels from '../schemas/message-channels.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -59,13 +60,29 @@ interface PublicRoute extends Common {
   auth: 'public';
 }
 
-type RouteDef = KeyRoute | SessionRoute | PublicRoute;
+/**
+ * Served at the root, outside /api/v1, with no credential (DECISIONS §13): one-click
+ * unsubscribe links and provider callbacks. Limited per IP on `scope`; the handler gets the raw
+ * body (a callback's signature is over its bytes) and verifies what the request carries.
+ */
+interface OutsideRoute extends Common {
+  auth: 'none';
+  scope: Extract<Scope, 'ip-public' | 'ip-webhooks'>;
+}
+
+type RouteDef = KeyRoute | SessionRoute | PublicRoute | OutsideRoute;
 
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
+const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
+const EMAIL_CALLBACK_HEADERS = {
+  'X-Twilio-Email-Event-Webhook-Signature': "SendGrid: ECDSA signature of the timestamp and the raw body",
+  'X-Twilio-Email-Event-Webhook-Timestamp': 'SendGrid: the signed timestamp',
+  Authorization: 'Postmark: Basic auth with the webhook username and password',
+};
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
 const defs = [
@@ -119,6 +136,13 @@ const defs = [
   // Push provider credentials (session), never echoed back.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
+  // Email and SMS channels (session, DECISIONS §13), secrets never echoed.
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/email', auth: 'session', workspace: 'path', body: messageChannels.emailChannelUpdate, summary: 'Set, change or remove the email channel (SMTP relay, sender, callback verification)' },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/channels/sms', auth: 'session', workspace: 'path', body: messageChannels.smsChannelUpdate, summary: 'Set, change or remove the SMS channel (Twilio)' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', query: messageChannels.suppressionList, summary: 'Suppressed email addresses and phone numbers, newest first' },
+  { method: 'POST', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', body: messageChannels.suppressionCreate, summary: 'Suppress an email address or phone number by hand' },
+  { method: 'DELETE', path: '/workspaces/{workspaceId}/suppressions/{suppressionId}', auth: 'session', workspace: 'path', summary: 'Lift an address suppression' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/channels', auth: 'session', workspace: 'path', summary: 'Every channel: push, email, SMS, with the callback URLs to paste into the providers' },
 
   // API keys (session).
   { method: 'POST', path: KEYS, auth: 'session', workspace: 'path', body: keys.apiKeyCreate, summary: 'Create an API key' },
@@ -150,6 +174,13 @@ const defs = [
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },
   { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
+
+  // Outside /api/v1, no credential (DECISIONS §13): unsubscribe links, provider callbacks.
+  { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
+  { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
+  { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },
+  { method: 'POST', path: '/webhooks/sms/{workspaceId}/status', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio message status callbacks' },
+  { method: 'POST', path: '/webhooks/sms/{workspaceId}/inbound', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio incoming messages (STOP, START, anything else)' },
 ] as const satisfies readonly RouteDef[];
 
 type Def = (typeof defs)[number];
@@ -172,8 +203,12 @@ export type Route = RouteDef & { id: RouteId };
 
 export const ROUTES: readonly Route[] = defs.map((d) => ({ ...(d as RouteDef), id: `${d.method} ${d.path}` as RouteId }));
 
+/** Routes served at the root rather than under API_PREFIX. */
+export const isOutside = (route: Route): route is Route & OutsideRoute => route.auth === 'none';
+
 export function errorShapeOf(route: Route): ErrorShape {
   if (route.auth === 'session') return 'session';
+  if (route.auth === 'none') return 'flat';
   if (route.auth === 'key') return route.errors ?? 'key';
   return 'key';
 }

@@ -25,6 +25,8 @@ import { Instance } from '../src/store/leases.js';
 import { EventTriggers } from '../src/campaigns/event-triggers.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
+import { messagingSettings } from '../src/messaging/settings.js';
+import { EmailTransports } from '../src/email/transport.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -60,7 +62,9 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const scheduledSends = new ScheduledSends(db, push, claimant);
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const executor = new Executor(db, push, claimant);
+  const messaging = messagingSettings(cfg, providers.secrets, Buffer.from(secretsKey, 'hex'));
+  const smtp = new EmailTransports(messaging.outbound);
+  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp });
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, () => executor.nudge());
   scheduleRuns.start();
@@ -71,7 +75,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
@@ -81,6 +85,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
       await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
+      smtp.close();
       await eventLog.close();
       await shared?.close();
       await parts.close();

@@ -37,7 +37,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** What every request's context carries from its actor (the rest is the request's own). */
-export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
+export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'triggers' | 'eventTriggers' | 'analyticsInStore'>;
 
 /** A user's role in a workspace, null when they are not a member (the actor asks its store). */
 export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;
@@ -74,7 +74,13 @@ export function createPipeline(
   const notImplemented: Step = ({ route, shape }) => (route.notImplemented ? errorReply(shape, 'NOT_IMPLEMENTED', route.notImplemented) : undefined);
 
   /** Path, query and JSON body, holding only text the store can keep; the body nests at most MAX_BODY_DEPTH levels. */
-  const parse: Step = ({ req, ctx, shape }) => {
+  const parse: Step = ({ req, route, ctx, shape }) => {
+    // Outside routes read their raw bytes: a signature is over them, not over a parse of them.
+    if (route.auth === 'none') {
+      ctx.raw = req.body ?? new Uint8Array(0);
+      ctx.query = Object.fromEntries(new URLSearchParams(req.query));
+      return;
+    }
     for (const [name, value] of Object.entries(req.params)) {
       if (isUnstorable(value)) return invalidRequest(shape, 'Path parameters are invalid', [{ field: `path.${name}`, message: 'contains U+0000 or an unpaired surrogate' }]);
     }
@@ -123,7 +129,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: RequestCtx = {
-      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, workspaceId: req.workspaceId, ip: req.ip, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

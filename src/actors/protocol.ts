@@ -1,6 +1,6 @@
 // Messages between the front (main thread) and the actor threads.
 import type { Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
+import type { KeyPrincipal, NoPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { RouteId } from '../routes.js';
 import type { StoreLink } from '../store/open.js';
 import type { MetricsJson } from '../metrics/scrape.js';
@@ -13,7 +13,7 @@ export interface ActorRequest {
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
   body: Uint8Array | null;
-  principal: KeyPrincipal | SessionPrincipal;
+  principal: KeyPrincipal | SessionPrincipal | NoPrincipal;
   /** The workspace the request acts on (the key's, or the session route's), when any. */
   workspaceId: string | null;
   ip: string;

@@ -38,13 +38,14 @@ import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
 import { recordInterrupted, type CampaignSendRecord } from '../store/push-messages.js';
-import { nodeContent, templateIdsOf, type PushNode, type Workflow } from '../domain/campaigns.js';
+import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode, type Workflow } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { Turns } from '../util/turns.js';
 import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
 import type { Claimant } from '../store/leases.js';
+import { sendChannelNode, type ChannelDeps } from '../messaging/send.js';
 
 /** Pages of one workspace an actor works on at once… */
 const WORKSPACE_PAGES = 4;
@@ -83,6 +84,8 @@ export class Executor {
     private readonly db: Db,
     private readonly engine: PushEngine,
     private readonly claimant: Claimant,
+    /** Email and SMS nodes (DECISIONS §13). */
+    private readonly channels?: ChannelDeps,
   ) {}
 
   start(): void {
@@ -208,7 +211,20 @@ export class Executor {
     const node = workflow.nodes[index]!;
     const next = workflow.nodes[index + 1]?.id ?? null;
     if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
+    if (node.type === 'email' || node.type === 'sms') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
     await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+  }
+
+  /** An email or SMS node for the enrolments (messaging/send.ts); those claimed here before are recorded interrupted, as push ones. */
+  private async message(workspaceId: string, campaignId: string, node: EmailNode | SmsNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
+    const present = enrolments.filter((e) => people.has(e.person_id));
+    const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;
+    await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null })));
+    const fresh = present.filter((e) => e.claims === 1);
+    if (fresh.length === 0 || !this.channels) return movedOn(this.db);
+    const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
+    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
+    await sendChannelNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
   }
 
   /**

@@ -44,7 +44,23 @@ interface DelayNode {
   type: 'delay';
   minutes: number;
 }
-type WorkflowNode = PushNode | DelayNode;
+/** DECISIONS §13: activation needs `subject` and one of `html`, `text`. */
+export interface EmailNode {
+  id: string;
+  type: 'email';
+  subject?: string;
+  html?: string;
+  text?: string;
+  preheader?: string;
+  template_id?: string;
+}
+export interface SmsNode {
+  id: string;
+  type: 'sms';
+  body?: string;
+  template_id?: string;
+}
+type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode;
 export interface Workflow {
   nodes: WorkflowNode[];
 }
@@ -57,8 +73,10 @@ export interface CampaignSpec {
   workflow_definition: Workflow;
 }
 
-/** A template's content, by template id: what push nodes naming it get. */
-export type Templates = ReadonlyMap<string, PushContent>;
+/** A template's content: push fields, email fields (DECISIONS §13), and its channel. */
+export type TemplateContent = PushContent & { channel: 'push' | 'email' | 'sms'; subject?: string; html?: string; text?: string; preheader?: string };
+/** Templates by id: what nodes naming them get. */
+export type Templates = ReadonlyMap<string, TemplateContent>;
 
 const has = (o: object, key: string): boolean => Object.hasOwn(o, key);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,7 +107,7 @@ export function normalizeWorkflow(workflow: Workflow): Workflow {
     if (node.type === 'delay' && node.minutes === undefined) problems.push({ field: `workflow_definition.nodes.${i}.minutes`, message: 'is required on a delay node' });
   });
   if (problems.length > 0) throw new InvalidInput(`workflow_definition is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
-  return { ...workflow, nodes: workflow.nodes.map((n) => (n.type === 'push' && n.template_id !== undefined ? { ...n, template_id: n.template_id.toLowerCase() } : n)) };
+  return { ...workflow, nodes: workflow.nodes.map((n) => (n.type !== 'delay' && n.template_id !== undefined ? { ...n, template_id: n.template_id.toLowerCase() } : n)) };
 }
 
 /**
@@ -115,7 +133,7 @@ export function nodeContent(node: PushNode, templates: Templates): PushContent {
 
 /** The template ids a workflow's push nodes name. */
 export function templateIdsOf(workflow: Workflow): string[] {
-  return [...new Set(workflow.nodes.flatMap((n) => (n.type === 'push' && n.template_id !== undefined ? [n.template_id] : [])))];
+  return [...new Set(workflow.nodes.flatMap((n) => (n.type !== 'delay' && n.template_id !== undefined ? [n.template_id] : [])))];
 }
 
 /** A node-messages body: fields sent replace the node's, `null` removes one, omitted stay. */
@@ -358,10 +376,11 @@ function conditionValueProblem(operator: string, c: Record<string, unknown>): st
 function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
   const problems: FieldError[] = [];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
-  if (push.length === 0) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
+  problems.push(...channelNodeProblems(workflow, templates));
+  if (push.length === 0 && !workflow.nodes.some((n) => n.type === 'email' || n.type === 'sms')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
   for (const { node, at } of push) {
-    if (node.template_id !== undefined && !templates.has(node.template_id)) {
-      problems.push({ field: `${at}.template_id`, message: 'names no message template of this workspace' });
+    if (node.template_id !== undefined && templates.get(node.template_id)?.channel !== 'push') {
+      problems.push({ field: `${at}.template_id`, message: templates.has(node.template_id) ? 'names an email or SMS template: a push node needs a push template' : 'names no message template of this workspace' });
     }
     const content = nodeContent(node, templates);
     if (!content.title?.trim() && !content.body?.trim()) {
@@ -375,4 +394,48 @@ function workflowProblems(workflow: Workflow, templates: Templates): FieldError[
     }
   }
   return problems;
+}
+
+/** The Liquid fields of an email or SMS node, by name: its template's (of its channel), each overridden by the node's own. */
+export function channelFields(node: EmailNode | SmsNode, templates: Templates): Record<string, string> {
+  const names = node.type === 'email' ? (['subject', 'html', 'text', 'preheader'] as const) : (['body'] as const);
+  const template = node.template_id === undefined ? undefined : templates.get(node.template_id);
+  const base = template?.channel === node.type ? (template as unknown as Record<string, unknown>) : {};
+  const out: Record<string, string> = {};
+  for (const k of names) {
+    const v = (node as unknown as Record<string, unknown>)[k] ?? base[k];
+    if (typeof v === 'string') out[k] = v;
+  }
+  return out;
+}
+
+/** Email nodes need a subject and html or text, SMS nodes a body; every field must parse as Liquid. */
+function channelNodeProblems(workflow: Workflow, templates: Templates): FieldError[] {
+  return workflow.nodes.flatMap((n, i): FieldError[] => {
+    if (n.type !== 'email' && n.type !== 'sms') return [];
+    const at = `workflow_definition.nodes.${i}`;
+    const f = channelFields(n, templates);
+    const problems: FieldError[] = [];
+    const template = n.template_id === undefined ? undefined : templates.get(n.template_id);
+    if (n.template_id !== undefined && template?.channel !== n.type) problems.push({ field: `${at}.template_id`, message: `names no ${n.type} template of this workspace` });
+    if (n.type === 'email' && !f.subject?.trim()) problems.push({ field: `${at}.subject`, message: `is required on email node ${n.id}` });
+    if (n.type === 'email' && !f.html?.trim() && !f.text?.trim()) problems.push({ field: at, message: `email node ${n.id} has neither html nor text` });
+    if (n.type === 'sms' && !f.body?.trim()) problems.push({ field: `${at}.body`, message: `is required on sms node ${n.id}` });
+    try {
+      compileContent({ custom_data: f });
+    } catch (err) {
+      if (!(err instanceof InvalidInput)) throw err;
+      problems.push(...err.fields.map((e) => ({ field: `${at}.${e.field.replace(/^custom_data\./, '')}`, message: e.message })));
+    }
+    return problems;
+  });
+}
+
+/** DECISIONS §13: an email node whose html has no `unsubscribe_url` goes live, with this warning. */
+export function workflowWarnings(workflow: Workflow): string[] {
+  return workflow.nodes.flatMap((n) =>
+    n.type === 'email' && n.html !== undefined && !/\{\{-?\s*unsubscribe_url\b/.test(n.html)
+      ? [`email node ${n.id}: its html has no {{ unsubscribe_url }} link (the List-Unsubscribe header is still sent)`]
+      : [],
+  );
 }

@@ -28,3 +28,8 @@ export interface SessionPrincipal {
   kind: 'session';
   user: SessionUser;
 }
+
+/** No credential: an unsubscribe link or a provider callback (the handler verifies what the request carries). */
+export interface NoPrincipal {
+  kind: 'none';
+}

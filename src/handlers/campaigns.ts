@@ -2,11 +2,12 @@
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
+import { channelStats } from '../store/channel-stats.js';
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
-  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf,
+  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
   type CampaignSpec, type PushNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
@@ -67,7 +68,7 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
     });
   });
-  return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: [] } });
+  return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: workflowWarnings(campaign.workflow_definition) } });
 };
 
 const list: Handler<'GET /campaigns'> = async (ctx) => {
@@ -80,7 +81,8 @@ const list: Handler<'GET /campaigns'> = async (ctx) => {
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
-  const stats = { enrolled: st.enrolled, triggered: st.triggered, sent: st.sent, skipped: st.skipped, policy_suppressed: st.policy_suppressed, failed: st.failed, last_triggered_at: iso(st.last_triggered_at) };
+  // The message counters, all channels together and per channel (DECISIONS §13).
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
 
@@ -100,7 +102,8 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
   await ctx.eventTriggers.changed(ctx.workspaceId);
-  return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) } });
+  const warnings = workflowWarnings(campaign.workflow_definition);
+  return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) }, ...(warnings.length ? { warnings } : {}) });
 };
 
 const remove: Handler = async (ctx) => {

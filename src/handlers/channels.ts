@@ -23,15 +23,14 @@ function describe<T>(stored: { readable: true; credentials: T } | { readable: fa
 
 /** What GET and PUT answer: which channels are configured, with their identifiers; never a key. */
 function present(channels: PushChannels | null) {
+  return { success: true, data: { channels: describePush(channels), updated_at: channels ? iso(channels.updated_at) : null } };
+}
+
+/** Which push providers are configured, with their identifiers (also GET /channels). */
+export function describePush(channels: PushChannels | null) {
   return {
-    success: true,
-    data: {
-      channels: {
-        fcm: describe(channels?.fcm, (c) => ({ project_id: c.project_id, client_email: c.client_email, private_key_id: c.private_key_id ?? null, token_uri: c.token_uri })),
-        apns: describe(channels?.apns, (c) => ({ key_id: c.key_id, team_id: c.team_id, bundle_id: c.bundle_id, production: c.production })),
-      },
-      updated_at: channels ? iso(channels.updated_at) : null,
-    },
+    fcm: describe(channels?.fcm, (c) => ({ project_id: c.project_id, client_email: c.client_email, private_key_id: c.private_key_id ?? null, token_uri: c.token_uri })),
+    apns: describe(channels?.apns, (c) => ({ key_id: c.key_id, team_id: c.team_id, bundle_id: c.bundle_id, production: c.production })),
   };
 }
 

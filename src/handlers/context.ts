@@ -10,6 +10,7 @@ import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
 import type { TriggerClaims } from '../campaigns/webhook-claims.js';
 import type { EventTriggers } from '../campaigns/event-triggers.js';
+import type { MessagingSettings } from '../messaging/settings.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -30,6 +31,8 @@ export interface RequestCtx {
   push: PushEngine;
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
+  /** The email and SMS channels' server settings (DECISIONS §13). */
+  messaging: MessagingSettings;
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;
@@ -39,6 +42,8 @@ export interface RequestCtx {
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
+  /** Outside routes (unsubscribe, provider callbacks): the body's bytes as received, never parsed before. */
+  raw: Uint8Array | null;
   body: unknown;
   workspaceId: string | null;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */

@@ -9,6 +9,10 @@ import { eventHandlers } from './events.js';
 import { pushHandlers } from './push.js';
 import { pushTokenHandlers } from './push-tokens.js';
 import { channelHandlers } from './channels.js';
+import { messageChannelHandlers } from './message-channels.js';
+import { addressSuppressionHandlers } from './address-suppressions.js';
+import { unsubscribeHandlers } from './unsubscribe.js';
+import { providerCallbackHandlers } from './provider-callbacks.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
@@ -22,6 +26,10 @@ export const handlers: AllHandlers = {
   ...pushHandlers,
   ...pushTokenHandlers,
   ...channelHandlers,
+  ...messageChannelHandlers,
+  ...addressSuppressionHandlers,
+  ...unsubscribeHandlers,
+  ...providerCallbackHandlers,
   ...campaignHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,

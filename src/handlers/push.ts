@@ -111,6 +111,7 @@ const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = asy
 function present(m: StoredMessage) {
   return {
     message_id: m.id,
+    channel: m.channel,
     // A claimed scheduled send is still `scheduled` to the outside until its outcome is written.
     status: m.status === 'sending' ? 'scheduled' : m.status,
     external_id: m.external_id,
@@ -126,6 +127,7 @@ function present(m: StoredMessage) {
     ...(m.scheduled_at ? { scheduled_at: iso(m.scheduled_at) } : {}),
     ...(m.campaign_id ? { campaign_id: m.campaign_id } : {}),
     ...(m.event_id ? { event_id: m.event_id } : {}),
+    ...(m.events.length ? { events: m.events } : {}),
     deliveries: m.deliveries.map((d) => ({
       device_id: d.device_id,
       device_token: maskToken(d.device_token),

@@ -10,6 +10,9 @@ import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { deleteTemplate, findTemplate, insertTemplate, liveCampaignsUsing, saveTemplate, templatesOf, type Queryable, type TemplateFields, type TemplateRow } from '../store/index.js';
 
+/** An email template's fields (DECISIONS §13); an SMS template uses `body`. */
+const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
+
 function present(t: TemplateRow) {
   return {
     id: t.id,
@@ -21,6 +24,10 @@ function present(t: TemplateRow) {
     image_url: t.image_url,
     action_url: t.action_url,
     custom_data: t.custom_data,
+    subject: t.subject,
+    html: t.html,
+    text: t.text,
+    preheader: t.preheader,
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
   };
@@ -36,14 +43,16 @@ async function loadTemplate(q: Queryable, ctx: Ctx, lock = false): Promise<Templ
 /** The template's fields: those sent (null clears a content field), else `base`'s; its content must parse. */
 function fieldsOf(body: Partial<TemplateFields>, base: TemplateFields): TemplateFields {
   const fields: TemplateFields = { ...base, name: body.name ?? base.name, channel: body.channel ?? base.channel };
-  for (const key of CONTENT_FIELDS) if (body[key] !== undefined) (fields as Record<string, unknown>)[key] = body[key];
+  for (const key of [...CONTENT_FIELDS, ...EMAIL_FIELDS]) if (body[key] !== undefined) (fields as Record<string, unknown>)[key] = body[key];
   compileContent({
     title: fields.title ?? undefined, body: fields.body ?? undefined, image_url: fields.image_url ?? undefined, action_url: fields.action_url ?? undefined, custom_data: fields.custom_data ?? undefined,
   });
+  // Email's fields parse as Liquid too (DECISIONS §13).
+  compileContent({ custom_data: Object.fromEntries(EMAIL_FIELDS.flatMap((k) => (fields[k] === null ? [] : [[k, fields[k]]]))) });
   return fields;
 }
 
-const EMPTY: TemplateFields = { name: '', channel: 'push', title: null, body: null, image_url: null, action_url: null, custom_data: null };
+const EMPTY: TemplateFields = { name: '', channel: 'push', title: null, body: null, image_url: null, action_url: null, custom_data: null, subject: null, html: null, text: null, preheader: null };
 
 const create: Handler<'POST /workspaces/{workspaceId}/templates'> = async (ctx) => {
   const template = await insertTemplate(ctx.db, newId(), ctx.workspaceId, fieldsOf(ctx.body, EMPTY));

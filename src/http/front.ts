@@ -9,9 +9,9 @@ import type { Config } from '../config.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { createDashboard, dashboardOidc } from './dashboard.js';
-import { API_PREFIX, ROUTES, errorShapeOf, type Route } from '../routes.js';
+import { API_PREFIX, ROUTES, errorShapeOf, isOutside, type Route } from '../routes.js';
 import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, SessionPrincipal } from '../domain/principals.js';
+import type { KeyPrincipal, NoPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { FieldError } from '../domain/errors.js';
 import { Buckets, type Refusal } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
@@ -67,7 +67,7 @@ interface Incoming {
 
 /** Who a request acts as, and on which actor it runs. */
 interface Caller {
-  principal: KeyPrincipal | SessionPrincipal;
+  principal: KeyPrincipal | SessionPrincipal | NoPrincipal;
   workspaceId: string | null;
   shard: string;
 }
@@ -80,7 +80,9 @@ const CLIENT_GONE: Reply = { status: 499, body: '' };
 
 export function createFront(deps: FrontDeps) {
   const { cfg } = deps;
-  const router = new Router(ROUTES, API_PREFIX);
+  const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
+  /** Unsubscribe links and provider callbacks, at the root (DECISIONS §13). */
+  const outside = new Router(ROUTES.filter(isOutside), '');
   const buckets = new Buckets(deps.limits, deps.sharedBuckets);
   const trusted = cfg.trustedProxies.map(parseRange);
   const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
@@ -193,7 +195,8 @@ export function createFront(deps: FrontDeps) {
     // the web dashboard's static files (dashboard.ts)
     if (dashboard(res, inc.method, inc.url, req.getHeader('accept-encoding'))) return release(inc);
     // route
-    const m = router.match(inc.method, inc.url);
+    const api = router.match(inc.method, inc.url);
+    const m = api.kind === 'none' ? outside.match(inc.method, inc.url) : api;
     if (m.kind === 'none') return finish(res, inc, errorReply('key', 'NOT_FOUND', `No route for ${inc.method} ${inc.url}`), false, true);
     if (m.kind === 'method') {
       const cors = isCors(m.route);
@@ -221,6 +224,7 @@ export function createFront(deps: FrontDeps) {
   async function process(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null): Promise<Reply> {
     try {
       if (route.auth === 'public') return publicRoute(inc, route);
+      if (isOutside(route)) return await outsideRoute(inc, route, params, body);
       const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
       if ('status' in caller) return caller;
       return await dispatch(inc, route, params, body, caller);
@@ -233,6 +237,17 @@ export function createFront(deps: FrontDeps) {
   function publicRoute(inc: Incoming, route: Route): Reply {
     const refused = buckets.take('ip-public', inc.ip);
     return refused ? rateLimited(refused) : deps.publicRoutes[route.id]!();
+  }
+
+  /**
+   * No credential: the per-IP budget, then the actor of the workspace the request names (a
+   * callback's path, an unsubscribe token's first bytes), which verifies the signature or token.
+   */
+  async function outsideRoute(inc: Incoming, route: Route & { auth: 'none'; scope: 'ip-public' | 'ip-webhooks' }, params: Record<string, string>, body: Uint8Array | null): Promise<Reply> {
+    const refused = buckets.take(route.scope, inc.ip);
+    if (refused) return rateLimited(refused);
+    const shard = params.workspaceId ?? tokenWorkspace(params.token ?? '');
+    return dispatch(inc, route, params, body, { principal: { kind: 'none' }, workspaceId: isUuid(shard) ? shard : null, shard });
   }
 
   /** authenticate the key → allowlist → workspace match → permission. */
@@ -423,4 +438,10 @@ function readBody(res: HttpResponse, limit: number, done: (body: Uint8Array | nu
     }
     done(body);
   });
+}
+
+/** The workspace an unsubscribe token names (unverified: only where it is answered; the actor verifies it). */
+function tokenWorkspace(token: string): string {
+  const hex = Buffer.from(token.slice(0, 24), 'base64url').toString('hex').slice(0, 32);
+  return hex.length === 32 ? hex.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5') : token;
 }

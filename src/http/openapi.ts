@@ -31,7 +31,7 @@ function response(r: ResponseDoc): Record<string, unknown> {
   return {
     description: r.description,
     ...(r.headers ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, description]) => [h, header(h, description)])) } : {}),
-    ...(r.schema ? { content: { 'application/json': { schema: withRefs(r.schema) } } } : {}),
+    ...(r.schema ? { content: { [r.mediaType ?? 'application/json']: { schema: withRefs(r.schema) } } } : {}),
   };
 }
 
@@ -53,6 +53,7 @@ function operation(r: Route): Record<string, unknown> {
     operationId: operationId(r.id),
     summary: r.summary,
     ...(r.auth === 'key' ? { description: `Permission: ${r.permissions.join(' or ')}; rate-limit scope ${r.scope}.${r.notImplemented ? ' Not served by this version: 501 after authentication, permission and the workspace budget.' : ''}` } : {}),
+    ...(r.auth === 'none' ? { servers: [{ url: '/' }], description: `Served outside ${API_PREFIX}, no credential; rate-limit scope ${r.scope} (per IP).` } : {}),
     security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'session' ? [{ session: [] }] : [],
     ...(params.length ? { parameters: params } : {}),
     ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),

@@ -31,7 +31,7 @@ export function preflight(allowed: string[]): Reply {
  */
 export function write(res: HttpResponse, reply: Reply, cors: boolean, close = false): void {
   res.writeStatus(`${reply.status} ${STATUS_TEXT[reply.status] ?? ''}`);
-  if (reply.body !== undefined) res.writeHeader('Content-Type', 'application/json');
+  if (reply.body !== undefined && !reply.headers?.['Content-Type']) res.writeHeader('Content-Type', 'application/json');
   if (cors) for (const h in CORS_HEADERS) res.writeHeader(h, CORS_HEADERS[h]!);
   if (reply.headers) for (const h in reply.headers) res.writeHeader(h, reply.headers[h]!);
   res.end(reply.body ?? '', close);

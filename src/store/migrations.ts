@@ -537,6 +537,70 @@ const migrations: { id: number; name: string; sql: string }[] = [
       ALTER TABLE campaign_runs ADD COLUMN claimed_by integer;
     `,
   },
+  {
+    id: 200,
+    name: 'email and SMS channels, address suppressions',
+    sql: `
+      -- DECISIONS §13: each channel's settings as JSON sealed with AES-256-GCM under
+      -- HERALD_SECRETS_KEY (as push_channels), null when the channel is not configured.
+      CREATE TABLE message_channels (
+        workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+        email bytea,
+        sms bytea,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- An email address (lower case) or an E.164 number, suppressed once per type.
+      CREATE TABLE address_suppressions (
+        id uuid PRIMARY KEY,
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        channel text NOT NULL CHECK (channel IN ('email', 'sms')),
+        address text NOT NULL,
+        suppression_type text NOT NULL CHECK (suppression_type IN ('hard_bounce', 'complaint', 'invalid_address', 'opt_out', 'manual')),
+        reason text,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE UNIQUE INDEX address_suppressions_by_type ON address_suppressions (workspace_id, channel, address, suppression_type);
+      CREATE INDEX address_suppressions_newest ON address_suppressions (workspace_id, created_at DESC, id);
+    `,
+  },
+  {
+    id: 201,
+    name: 'messages on every channel: channel, address, delivery statuses, events',
+    sql: `
+      -- DECISIONS §13: push records become messages with a channel; email and SMS add the
+      -- statuses their callbacks report, the address sent to and the provider events applied.
+      ALTER TABLE push_messages ADD COLUMN channel text NOT NULL DEFAULT 'push' CHECK (channel IN ('push', 'email', 'sms'));
+      ALTER TABLE push_messages ADD COLUMN address text;
+      ALTER TABLE push_messages ADD COLUMN events jsonb NOT NULL DEFAULT '[]';
+      ALTER TABLE push_messages DROP CONSTRAINT push_messages_status_check;
+      ALTER TABLE push_messages ADD CONSTRAINT push_messages_status_check
+        CHECK (status IN ('scheduled', 'sending', 'sent', 'failed', 'policy_suppressed', 'skipped', 'delivered', 'bounced', 'complained'));
+    `,
+  },
+  {
+    id: 202,
+    name: 'provider events applied',
+    sql: `
+      -- DECISIONS §13: a provider event seen before (its own id) is applied once.
+      CREATE TABLE provider_events (
+        workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        provider text NOT NULL,
+        event_id text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (workspace_id, provider, event_id)
+      );
+    `,
+  },
+  {
+    id: 203,
+    name: 'email and SMS templates',
+    sql: `
+      -- DECISIONS §13: templates per channel; email's fields beside push's (sms uses body).
+      ALTER TABLE message_templates DROP CONSTRAINT message_templates_channel_check;
+      ALTER TABLE message_templates ADD CONSTRAINT message_templates_channel_check CHECK (channel IN ('push', 'email', 'sms'));
+      ALTER TABLE message_templates ADD COLUMN subject text, ADD COLUMN html text, ADD COLUMN text text, ADD COLUMN preheader text;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

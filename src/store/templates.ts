@@ -1,31 +1,36 @@
 // Message templates (DECISIONS §11): push content that campaign push nodes name by id.
 import type { Queryable } from './db.js';
-import type { PushContent } from '../domain/templates.js';
+import type { TemplateContent } from '../domain/campaigns.js';
 
 export interface TemplateRow {
   id: string;
   workspace_id: string;
   name: string;
-  channel: 'push';
+  channel: 'push' | 'email' | 'sms';
   title: string | null;
   body: string | null;
   image_url: string | null;
   action_url: string | null;
   custom_data: Record<string, unknown> | null;
+  /** Email (DECISIONS §13). */
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  preheader: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** What a template holds that can change. */
-export type TemplateFields = Pick<TemplateRow, 'name' | 'channel' | 'title' | 'body' | 'image_url' | 'action_url' | 'custom_data'>;
+export type TemplateFields = Pick<TemplateRow, 'name' | 'channel' | 'title' | 'body' | 'image_url' | 'action_url' | 'custom_data' | 'subject' | 'html' | 'text' | 'preheader'>;
 
-const COLUMNS = 'id, workspace_id, name, channel, title, body, image_url, action_url, custom_data, created_at, updated_at';
+const COLUMNS = 'id, workspace_id, name, channel, title, body, image_url, action_url, custom_data, subject, html, text, preheader, created_at, updated_at';
 
 export async function insertTemplate(q: Queryable, id: string, workspaceId: string, t: TemplateFields): Promise<TemplateRow> {
   const r = await q.query<TemplateRow>(
-    `INSERT INTO message_templates (id, workspace_id, name, channel, title, body, image_url, action_url, custom_data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb) RETURNING ${COLUMNS}`,
-    [id, workspaceId, t.name, t.channel, t.title, t.body, t.image_url, t.action_url, t.custom_data === null ? null : JSON.stringify(t.custom_data)],
+    `INSERT INTO message_templates (id, workspace_id, name, channel, title, body, image_url, action_url, custom_data, subject, html, text, preheader)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb, $10, $11, $12, $13) RETURNING ${COLUMNS}`,
+    [id, workspaceId, t.name, t.channel, t.title, t.body, t.image_url, t.action_url, t.custom_data === null ? null : JSON.stringify(t.custom_data), t.subject, t.html, t.text, t.preheader],
   );
   return r.rows[0]!;
 }
@@ -44,17 +49,24 @@ export async function templatesOf(q: Queryable, workspaceId: string): Promise<Te
  * The content of those of `ids` that are templates of the workspace, by id. Read FOR SHARE: a
  * campaign going live with them keeps them from being deleted until it has committed.
  */
-export async function templateContents(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, PushContent>> {
+export async function templateContents(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, TemplateContent>> {
   if (ids.length === 0) return new Map();
   const r = await q.query<TemplateRow>(`SELECT ${COLUMNS} FROM message_templates WHERE workspace_id = $1 AND id = ANY($2::uuid[]) FOR SHARE`, [workspaceId, ids]);
-  return new Map(r.rows.map((t) => [t.id, { title: t.title ?? undefined, body: t.body ?? undefined, image_url: t.image_url ?? undefined, action_url: t.action_url ?? undefined, custom_data: t.custom_data ?? undefined }]));
+  const some = <T>(v: T | null) => v ?? undefined;
+  return new Map(
+    r.rows.map((t) => [
+      t.id,
+      { channel: t.channel, title: some(t.title), body: some(t.body), image_url: some(t.image_url), action_url: some(t.action_url), custom_data: some(t.custom_data), subject: some(t.subject), html: some(t.html), text: some(t.text), preheader: some(t.preheader) },
+    ]),
+  );
 }
 
 export async function saveTemplate(q: Queryable, id: string, t: TemplateFields): Promise<TemplateRow> {
   const r = await q.query<TemplateRow>(
-    `UPDATE message_templates SET name = $2, channel = $3, title = $4, body = $5, image_url = $6, action_url = $7, custom_data = $8::text::jsonb, updated_at = now()
+    `UPDATE message_templates SET name = $2, channel = $3, title = $4, body = $5, image_url = $6, action_url = $7, custom_data = $8::text::jsonb,
+       subject = $9, html = $10, text = $11, preheader = $12, updated_at = now()
      WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, t.name, t.channel, t.title, t.body, t.image_url, t.action_url, t.custom_data === null ? null : JSON.stringify(t.custom_data)],
+    [id, t.name, t.channel, t.title, t.body, t.image_url, t.action_url, t.custom_data === null ? null : JSON.stringify(t.custom_data), t.subject, t.html, t.text, t.preheader],
   );
   return r.rows[0]!;
 }

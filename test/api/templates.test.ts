@@ -9,7 +9,7 @@ import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, sessionError, type Ws } from '../he
 const s: TestServer = await startServer(NO_LIMITS);
 t.teardown(() => s.stop());
 
-const FIELDS = ['action_url', 'body', 'channel', 'created_at', 'custom_data', 'id', 'image_url', 'name', 'title', 'updated_at', 'workspace_id'];
+const FIELDS = ['action_url', 'body', 'channel', 'created_at', 'custom_data', 'html', 'id', 'image_url', 'name', 'preheader', 'subject', 'text', 'title', 'updated_at', 'workspace_id'];
 const WELCOME = { name: 'Welcome', channel: 'push', title: 'Hi {{ person.first_name | default: "there" }}', body: 'Welcome aboard', custom_data: { screen: 'home' } };
 
 const path = (ws: Ws, id?: string) => `/workspaces/${ws.id}/templates${id === undefined ? '' : `/${id}`}`;
@@ -56,7 +56,7 @@ t.test('create refuses missing fields, another channel, and templates that do no
   const ws = await newWorkspace(s);
   sessionError(t, await create(ws, { channel: 'push', title: 'x' }), 400, 'VALIDATION_ERROR', 'name');
   sessionError(t, await create(ws, { name: 'x' }), 400, 'VALIDATION_ERROR', 'channel');
-  sessionError(t, await create(ws, { name: 'x', channel: 'email' }), 400, 'VALIDATION_ERROR', 'channel');
+  sessionError(t, await create(ws, { name: 'x', channel: 'whatsapp' }), 400, 'VALIDATION_ERROR', 'channel');
   sessionError(t, await create(ws, { name: 'x', channel: 'push', title: 'Hi {{ name' }), 400, 'VALIDATION_ERROR', 'title');
   sessionError(t, await create(ws, { name: 'x', channel: 'push', body: '{% if x %}no end' }), 400, 'VALIDATION_ERROR', 'body');
   sessionError(t, await create(ws, { name: 'x', channel: 'push', action_url: 'https://x/{{ id | nosuchfilter }}' }), 400, 'VALIDATION_ERROR', 'action_url');
@@ -77,7 +77,7 @@ t.test('update is partial: fields sent replace, null clears, omitted stay; a bad
   const bad = await put(ws, tpl.id, { body: '{{ unclosed' });
   sessionError(t, bad, 400, 'VALIDATION_ERROR', 'body');
   t.same((await get(ws, tpl.id)).body.data.template, cleared, 'unchanged');
-  sessionError(t, await put(ws, tpl.id, { channel: 'sms' }), 400, 'VALIDATION_ERROR', 'channel');
+  sessionError(t, await put(ws, tpl.id, { channel: 'whatsapp' }), 400, 'VALIDATION_ERROR', 'channel');
   sessionError(t, await put(ws, randomUUID(), { name: 'x' }), 404, 'NOT_FOUND');
 });
 

@@ -59,7 +59,7 @@ t.test('initial workflow: a template alone makes one push node; with a workflow 
 });
 
 t.test("a push node's content: the template's fields, each overridden by the node's own", async (t) => {
-  const templates: Templates = new Map([[T1, { title: 'T title', body: 'T body', image_url: 'https://img' }]]);
+  const templates: Templates = new Map([[T1, { channel: 'push', title: 'T title', body: 'T body', image_url: 'https://img' }]]);
   t.same(nodeContent({ id: 'p', type: 'push', template_id: T1, body: 'own body' }, templates), { title: 'T title', body: 'own body', image_url: 'https://img' });
   t.same(nodeContent({ id: 'p', type: 'push', title: 'x' }, templates), { title: 'x' });
   t.same(nodeContent({ id: 'p', type: 'push', template_id: T1.replace(/1$/, '9') }, templates), {}, 'a missing template gives nothing');
@@ -200,7 +200,7 @@ t.test('workflow: a push node with a title or body, from the node or its templat
   t.same(problemFields(spec({ workflow_definition: { nodes: [{ id: 'p', type: 'push', title: '  ', image_url: 'https://x' }] } })), ['workflow_definition.nodes.0']);
   t.same(problemFields(spec({ workflow_definition: { nodes: [{ id: 'p', type: 'push', body: 'only a body' }] } })), []);
   const templated = spec({ workflow_definition: { nodes: [{ id: 'p', type: 'push', template_id: T1 }] } });
-  t.same(problemFields(templated, new Map([[T1, { title: 'From the template' }]])), []);
+  t.same(problemFields(templated, new Map([[T1, { channel: 'push' as const, title: 'From the template' }]])), []);
   t.same(problemFields(templated), ['workflow_definition.nodes.0', 'workflow_definition.nodes.0.template_id'], 'a template that is gone');
   t.same(problemFields(spec({ workflow_definition: { nodes: [{ id: 'p', type: 'push', title: '{% if %}' }] } })), ['workflow_definition.nodes.0.title'], 'a template that does not parse');
 });

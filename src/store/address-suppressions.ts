@@ -1,0 +1,62 @@
+// Address suppressions (DECISIONS §13, migration 200): an email address (lower case) or an E.164
+// number a workspace sends nothing to on that channel, once per type.
+import type { Queryable } from './db.js';
+import { newId } from '../ids.js';
+
+export type AddressChannel = 'email' | 'sms';
+export type AddressSuppressionType = 'hard_bounce' | 'complaint' | 'invalid_address' | 'opt_out' | 'manual';
+
+/** The form addresses are stored and compared in. */
+export const addressKey = (channel: AddressChannel, address: string): string => (channel === 'email' ? address.trim().toLowerCase() : address);
+
+/** Suppresses the address under the type; nothing when it already is. */
+export async function suppressAddress(q: Queryable, workspaceId: string, channel: AddressChannel, address: string, type: AddressSuppressionType, reason: string | null): Promise<void> {
+  await q.query(
+    `INSERT INTO address_suppressions (id, workspace_id, channel, address, suppression_type, reason) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (workspace_id, channel, address, suppression_type) DO NOTHING`,
+    [newId(), workspaceId, channel, addressKey(channel, address), type, reason],
+  );
+}
+
+/** Which of `addresses` are suppressed on the channel (in their stored form). */
+export async function suppressedAddresses(q: Queryable, workspaceId: string, channel: AddressChannel, addresses: readonly string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const r = await q.query<{ address: string }>(
+    'SELECT DISTINCT address FROM address_suppressions WHERE workspace_id = $1 AND channel = $2 AND address = ANY($3::text[])',
+    [workspaceId, channel, addresses.map((a) => addressKey(channel, a))],
+  );
+  return new Set(r.rows.map((x) => x.address));
+}
+
+export interface AddressSuppressionRow {
+  id: string;
+  channel: AddressChannel;
+  address: string;
+  suppression_type: AddressSuppressionType;
+  reason: string | null;
+  created_at: Date;
+}
+
+const ROW = 'id, channel, address, suppression_type, reason, created_at';
+
+/** The workspace's suppressions, newest first, optionally of one channel. */
+export async function listAddressSuppressions(q: Queryable, workspaceId: string, channel: AddressChannel | undefined, limit: number, offset: number): Promise<{ rows: AddressSuppressionRow[]; total: number }> {
+  const r = await q.query<AddressSuppressionRow & { total: number }>(
+    `SELECT ${ROW}, count(*) OVER ()::int AS total FROM address_suppressions
+     WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+    [workspaceId, channel ?? null, limit, offset],
+  );
+  const total = r.rows[0]?.total ?? (offset > 0 ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM address_suppressions WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2)`, [workspaceId, channel ?? null])).rows[0]!.n : 0);
+  return { rows: r.rows.map(({ total: _t, ...row }) => row), total };
+}
+
+/** The row of (address, type), created or already there. */
+export async function addressSuppression(q: Queryable, workspaceId: string, channel: AddressChannel, address: string, type: AddressSuppressionType): Promise<AddressSuppressionRow> {
+  const r = await q.query<AddressSuppressionRow>(`SELECT ${ROW} FROM address_suppressions WHERE workspace_id = $1 AND channel = $2 AND address = $3 AND suppression_type = $4`, [workspaceId, channel, addressKey(channel, address), type]);
+  return r.rows[0]!;
+}
+
+/** Lifts one suppression; false when the workspace has none of that id. */
+export async function deleteAddressSuppression(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  return (await q.query(`DELETE FROM address_suppressions WHERE workspace_id = $1 AND id = $2`, [workspaceId, id])).rowCount > 0;
+}
