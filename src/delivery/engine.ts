@@ -28,8 +28,10 @@ import { sendWithRetries, type RetryOptions } from '../push/retry.js';
 import type { SendCounters } from './counters.js';
 import { SendShares } from './send-shares.js';
 import { groupBy } from '../util/group-by.js';
-import type { Platform, ProviderRegistry, WorkspaceProviders } from './providers.js';
+import type { ProviderRegistry, WorkspaceProviders } from './providers.js';
+import type { DevicePlatform as Platform } from '../domain/tokens.js';
 import { countMessages } from '../metrics/index.js';
+import type { SendStatus } from '../domain/messages.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
 type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
@@ -46,7 +48,7 @@ type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_devic
  */
 export interface SendOutcome {
   id: string | null;
-  status: 'sent' | 'skipped' | 'policy_suppressed' | 'failed';
+  status: SendStatus;
   at: number;
   provider: string;
   provider_id?: string;

@@ -28,7 +28,7 @@ import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
 import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../domain/push-outcome.js';
 import { logger } from '../logger.js';
 
-export type Platform = 'ios' | 'android' | 'web';
+import type { DevicePlatform as Platform } from '../domain/tokens.js';
 
 /**
  * A workspace's providers as they were when it was asked for. Resolve it for each send (it is

@@ -9,6 +9,7 @@ import { compileContent, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
+import type { Channel } from './messages.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -74,7 +75,7 @@ export interface CampaignSpec {
 }
 
 /** A template's content: push fields, email fields (DECISIONS §13), and its channel. */
-export type TemplateContent = PushContent & { channel: 'push' | 'email' | 'sms'; subject?: string; html?: string; text?: string; preheader?: string };
+export type TemplateContent = PushContent & { channel: Channel; subject?: string; html?: string; text?: string; preheader?: string };
 /** Templates by id: what nodes naming them get. */
 export type Templates = ReadonlyMap<string, TemplateContent>;
 

@@ -4,6 +4,7 @@ import { POLICY_SKIPS } from './send-policy.js';
 
 /** A send's result per recipient. */
 export const SEND_STATUSES = ['sent', 'skipped', 'policy_suppressed', 'failed'] as const;
+export type SendStatus = (typeof SEND_STATUSES)[number];
 
 /** A push record as the status route and the message history show it: a claimed scheduled send still reads `scheduled`. */
 export const SHOWN_MESSAGE_STATUSES = ['scheduled', ...SEND_STATUSES] as const;
@@ -17,6 +18,8 @@ export const MESSAGE_STATUSES = ['scheduled', 'sending', ...SEND_STATUSES, ...PR
 /** The channels a message goes out on (push_messages.channel), and those with an address of a person's own. */
 export const CHANNELS = ['push', 'email', 'sms'] as const;
 export const ADDRESS_CHANNELS = ['email', 'sms'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export type AddressChannel = (typeof ADDRESS_CHANNELS)[number];
 
 /** One device's delivery of a push record (push_deliveries.status). */
 export const DELIVERY_STATUSES = ['sent', 'failed'] as const;
@@ -29,3 +32,4 @@ export const MESSAGE_SKIP_REASONS = [...SKIP_REASONS, 'person_bounced', 'no_emai
 
 /** Why an email address or phone number is suppressed (address_suppressions.suppression_type). */
 export const ADDRESS_SUPPRESSION_TYPES = ['hard_bounce', 'complaint', 'invalid_address', 'opt_out', 'manual'] as const;
+export type AddressSuppressionType = (typeof ADDRESS_SUPPRESSION_TYPES)[number];

@@ -11,6 +11,7 @@ import { suppressAddress } from '../store/address-suppressions.js';
 import { applyProviderEvent, messageIdIn, type EventKind, type ProviderEvent } from '../messaging/provider-events.js';
 import { callbackUrls } from '../messaging/settings.js';
 import { e164, storedForms } from '../sms/phone.js';
+import type { AddressChannel } from '../domain/messages.js';
 
 const flat = (status: number, error: string): Reply => json(status, { error });
 const UNAUTHORIZED = flat(401, 'Missing or bad signature');
@@ -20,7 +21,7 @@ const MALFORMED = flat(400, 'Malformed callback body');
 const header = (ctx: Ctx, name: string) => ctx.headers[name.toLowerCase()]?.[0];
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-async function channel<C extends 'email' | 'sms'>(ctx: Ctx, c: C) {
+async function channel<C extends AddressChannel>(ctx: Ctx, c: C) {
   const ws = ctx.params.workspaceId!;
   if (!isUuid(ws)) return undefined;
   const stored = await loadMessageChannel(ctx.db, ctx.messaging.secrets, ws, c);

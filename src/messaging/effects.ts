@@ -2,7 +2,8 @@
 // suppressed, a hard bounce making the person `bounced`, a complaint making them `unsubscribed`
 // (reason `spam_complaint`). The sandbox plays the simulator's answers through the same effects.
 import type { Queryable } from '../store/db.js';
-import { suppressAddress, type AddressSuppressionType } from '../store/address-suppressions.js';
+import { suppressAddress } from '../store/address-suppressions.js';
+import type { AddressSuppressionType } from '../domain/messages.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
 
 export interface Effect {

@@ -2,9 +2,8 @@
 // number a workspace sends nothing to on that channel, once per type.
 import type { Queryable } from './db.js';
 import { newId } from '../ids.js';
+import type { AddressChannel, AddressSuppressionType } from '../domain/messages.js';
 
-export type AddressChannel = 'email' | 'sms';
-export type AddressSuppressionType = 'hard_bounce' | 'complaint' | 'invalid_address' | 'opt_out' | 'manual';
 
 /** The form addresses are stored and compared in. */
 export const addressKey = (channel: AddressChannel, address: string): string => (channel === 'email' ? address.trim().toLowerCase() : address);

@@ -1,6 +1,7 @@
 // Email and SMS message records (DECISIONS §13): rows of push_messages with their `channel`
 // (migration 201), the address sent to, and the provider events applied to them.
 import type { Queryable } from './db.js';
+import type { AddressChannel } from '../domain/messages.js';
 
 type ChannelMessageStatus = 'sent' | 'failed' | 'skipped' | 'policy_suppressed' | 'delivered' | 'bounced' | 'complained';
 
@@ -9,7 +10,7 @@ export interface ChannelMessageRecord {
   workspace_id: string;
   person_id: string;
   external_id: string;
-  channel: 'email' | 'sms';
+  channel: AddressChannel;
   status: ChannelMessageStatus;
   provider: string;
   provider_id: string | null;

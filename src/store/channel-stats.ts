@@ -3,15 +3,16 @@
 // provider reported delivered (a complaint came from a delivered message), `opened` and
 // `clicked` the messages with such an event.
 import type { Queryable } from './db.js';
+import type { Channel } from '../domain/messages.js';
 
 const COUNTERS = ['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'] as const;
 type Counters = Record<(typeof COUNTERS)[number], number>;
-export type ChannelStats = Counters & { by_channel: Record<'push' | 'email' | 'sms', Counters> };
+export type ChannelStats = Counters & { by_channel: Record<Channel, Counters> };
 
 const zero = (): Counters => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Counters;
 
 export async function channelStats(q: Queryable, workspaceId: string, campaignId: string): Promise<ChannelStats> {
-  const r = await q.query<Counters & { channel: 'push' | 'email' | 'sms' }>(
+  const r = await q.query<Counters & { channel: Channel }>(
     `SELECT channel,
             count(*) FILTER (WHERE status IN ('sent', 'delivered', 'bounced', 'complained'))::int AS sent,
             count(*) FILTER (WHERE status = 'skipped')::int AS skipped,

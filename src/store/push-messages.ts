@@ -3,6 +3,7 @@
 // send's are one statement each for messages and deliveries).
 import type { Queryable } from './db.js';
 import { lapsed } from './leases.js';
+import type { Channel } from '../domain/messages.js';
 
 /** Why a send claimed by a process that stopped is failed rather than sent again. */
 const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
@@ -85,7 +86,7 @@ export async function sentTimes(q: Queryable, personIds: readonly string[], sinc
 export interface StoredMessage extends Omit<PushRecord, 'status'> {
   /** Email and SMS records add the statuses their callbacks report (DECISIONS §13). */
   status: PushRecord['status'] | 'delivered' | 'bounced' | 'complained';
-  channel: 'push' | 'email' | 'sms';
+  channel: Channel;
   events: { type: string; at: string; details?: Record<string, unknown> }[];
   created_at: Date;
   deliveries: Omit<DeliveryRecord, 'message_id'>[];

@@ -1,12 +1,13 @@
 // Message templates (DECISIONS §11): push content that campaign push nodes name by id.
 import type { Queryable } from './db.js';
 import type { TemplateContent } from '../domain/campaigns.js';
+import type { Channel } from '../domain/messages.js';
 
 export interface TemplateRow {
   id: string;
   workspace_id: string;
   name: string;
-  channel: 'push' | 'email' | 'sms';
+  channel: Channel;
   title: string | null;
   body: string | null;
   image_url: string | null;
