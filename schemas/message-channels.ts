@@ -20,7 +20,7 @@ export const emailChannelUpdate = object(
         username: nullable(nonEmptyString(255)),
         password: nullable(nonEmptyString(1024), 'Never echoed'),
         max_connections: { type: 'integer', minimum: 1, maximum: 50, description: 'Pooled connections to the relay; default 5' },
-        rate_per_second: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 10_000 } as const, 'Messages per second at most; default none'),
+        rate_per_second: nullable({ type: 'number', minimum: 0.001, maximum: 10_000 } as const, 'Messages per second at most; default none'),
       },
       [],
       { nullable: true, additionalProperties: false, description: 'Fields omitted keep their stored value; with none stored, host, port and security are required. null removes the email channel' },

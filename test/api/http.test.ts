@@ -434,7 +434,7 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
   // Every operation documents its real statuses, each with its body schema; nothing hides
   // behind a `default` or an "any object" body (test/helpers/contract.ts holds every
   // response of the suite to these).
-  type Resp = { description: string; content?: { 'application/json'?: { schema?: Record<string, unknown> } } };
+  type Resp = { description: string; content?: Record<string, { schema?: Record<string, unknown> }> };
   const schemas = doc.components?.schemas ?? {};
   for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, Resp> }>>)) {
     for (const [method, op] of Object.entries(item)) {
@@ -445,6 +445,12 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
       for (const [status, resp] of Object.entries(op.responses)) {
         if (status === '204') {
           t.notOk(resp.content, `${label} ${status}: no body`);
+          continue;
+        }
+        // An HTML or TwiML answer (the routes outside /api/v1) names its media type instead.
+        const other = Object.keys(resp.content ?? {}).find((m) => m !== 'application/json');
+        if (other) {
+          t.ok(/^text\/(html|xml)$/.test(other) && resp.content![other]!.schema, `${label} ${status}: a ${other} body`);
           continue;
         }
         const schema = resp.content?.['application/json']?.schema;
@@ -476,7 +482,9 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
       t.same(success(route.id), [], `${route.id}: no success documented`);
       t.ok(statuses.includes('501'), `${route.id}: 501`);
     } else t.notOk(statuses.includes('501'), `${route.id}: served, no 501`);
-    if (route.auth !== 'public') for (const s of ['401', '403', '429', '503']) t.ok(statuses.includes(s), `${route.id}: ${s}`);
+    if (route.auth === 'key' || route.auth === 'session') for (const s of ['401', '403', '429', '503']) t.ok(statuses.includes(s), `${route.id}: ${s}`);
+    // Outside /api/v1 no credential is asked; a provider callback refuses a bad signature with 401.
+    if (route.auth === 'none') for (const s of ['429', '503', ...(route.path.startsWith('/webhooks/') ? ['401'] : [])]) t.ok(statuses.includes(s), `${route.id}: ${s}`);
   }
   t.ok(doc.components?.responses?.UnknownRoute && doc.components?.responses?.MethodNotAllowed, 'the rules for unknown paths and methods');
   t.ok(doc.components?.responses?.BadFraming, 'the rule for malformed framing, whatever the path');

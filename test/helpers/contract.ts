@@ -28,6 +28,7 @@ interface Contract {
   doc: OpenApiDoc;
   ajv: Ajv;
   router: RouterLike;
+  outside: RouterLike;
   validators: Map<string, ValidateFunction>;
 }
 
@@ -43,8 +44,10 @@ async function load(): Promise<Contract> {
   ajv.addFormat('time-zone', true); // Herald's own format for IANA zone names; responses echo what the request schema checked
   ajv.addSchema(doc, DOC_ID);
   const { Router } = (await import(new URL('../../dist/src/http/router.js', import.meta.url).href)) as { Router: new (routes: unknown, prefix: string) => RouterLike };
-  const { ROUTES, API_PREFIX } = (await import(new URL('../../dist/src/routes.js', import.meta.url).href)) as { ROUTES: unknown; API_PREFIX: string };
-  return { doc, ajv, router: new Router(ROUTES, API_PREFIX), validators: new Map() };
+  const { ROUTES, API_PREFIX } = (await import(new URL('../../dist/src/routes.js', import.meta.url).href)) as { ROUTES: { auth: string }[]; API_PREFIX: string };
+  // As the front routes: the API under its prefix, the routes outside it (unsubscribe, provider callbacks) at the root.
+  const outside = (r: { auth: string }) => r.auth === 'none';
+  return { doc, ajv, router: new Router(ROUTES.filter((r) => !outside(r)), API_PREFIX), outside: new Router(ROUTES.filter(outside), ''), validators: new Map() };
 }
 
 type Target = { kind: 'operation'; path: string; method: string } | { kind: 'wrong-method'; path: string } | { kind: 'unknown' };
@@ -53,7 +56,8 @@ type Target = { kind: 'operation'; path: string; method: string } | { kind: 'wro
 function target(c: Contract, method: string, pathname: string): Target {
   const m = method.toLowerCase();
   if (pathname === '/healthz') return m === 'get' ? { kind: 'operation', path: '/healthz', method: m } : { kind: 'unknown' };
-  const match = c.router.match(method, pathname);
+  const inside = c.router.match(method, pathname);
+  const match = inside.kind === 'none' ? c.outside.match(method, pathname) : inside;
   if (match.kind === 'route') return { kind: 'operation', path: match.route.path, method: m };
   // A preflight is documented as an OPTIONS operation on the paths browsers may call.
   if (match.kind === 'method') return c.doc.paths[match.route.path]![m] ? { kind: 'operation', path: match.route.path, method: m } : { kind: 'wrong-method', path: match.route.path };
