@@ -184,6 +184,7 @@ t.test("a person's page: traits, devices, events, messages, consent", async (t) 
   await page.getByText('signed_up').waitFor();
   await page.getByRole('cell', { name: /Welcome/ }).waitFor();
   t.pass('the event and the message');
+  t.ok(await visible(page.getByRole('cell', { name: 'Push', exact: true })), 'the channel of the message');
   await scan(t, 'person');
 
   await page.getByLabel('Status', { exact: true }).selectOption('unsubscribed');
