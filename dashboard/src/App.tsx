@@ -18,7 +18,7 @@ const PAGES = [
   { path: 'people', label: 'People' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
-  { path: 'channels', label: 'Push channels' },
+  { path: 'channels', label: 'Channels' },
   { path: 'suppressions', label: 'Suppressions' },
   { path: 'members', label: 'Members' },
   { path: 'settings', label: 'Settings' },

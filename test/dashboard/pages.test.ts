@@ -1,7 +1,7 @@
 // Every dashboard page in a real browser against a real Herald, as a new user would go:
 // create workspaces and switch between them, create API keys (the permission picker, the key
 // shown once and copied, usage, refresh, revoke), find people (paging, search, status filter),
-// open a person (traits, devices, events, messages, consent), set push channels, change the settings (a refused value shown
+// open a person (traits, devices, events, messages, consent), set push, email and SMS channels, change the settings (a refused value shown
 // next to its field). Each page gets an accessibility scan and a screenshot, at 1280 px and at
 // phone width, and no page may log a console error.
 import t, { type Test } from 'tap';
@@ -9,8 +9,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { startServer, uniqueUser } from '../helpers/server.js';
 import { checkAtPhoneWidth, checkPage, helpersFor, launch, openPage } from '../helpers/browser.js';
 
+const SMTP_PASSWORD = 'smtp-pass-Qx8r2';
+const AUTH_TOKEN = 'twilio-token-9f8e7d6c5b4a';
+
 const browser = await launch(t);
-const s = await startServer({ HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000' });
+const PUBLIC = 'https://herald.example.com';
+const s = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000' });
 t.teardown(() => s.stop());
 const token = await s.session(uniqueUser('dash'));
 const { context, page, problems } = await openPage(browser);
@@ -180,6 +184,7 @@ t.test("a person's page: traits, devices, events, messages, consent", async (t) 
   await page.getByText('signed_up').waitFor();
   await page.getByRole('cell', { name: /Welcome/ }).waitFor();
   t.pass('the event and the message');
+  t.ok(await visible(page.getByRole('cell', { name: 'Push', exact: true })), 'the channel of the message');
   await scan(t, 'person');
 
   await page.getByLabel('Status', { exact: true }).selectOption('unsubscribed');
@@ -231,10 +236,10 @@ t.test('settings: a refused value shown at its field, the policy summary, saved'
 });
 
 t.test('push channels: set APNs (a refused id at its field) and FCM, never shown back, remove', async (t) => {
-  await nav('Push channels');
-  await h1('Push channels');
-  await page.getByText('not configured').nth(1).waitFor();
-  t.equal(await countOf(page.getByText('not configured'), 2), 2, 'neither configured');
+  await nav('Channels');
+  await h1('Channels');
+  await page.getByText('not configured').nth(3).waitFor();
+  t.equal(await countOf(page.getByText('not configured'), 4), 4, 'no channel configured');
   await scan(t, 'channels-empty');
 
   const apns = page.getByRole('region', { name: 'APNs (iOS)' });
@@ -271,6 +276,59 @@ t.test('push channels: set APNs (a refused id at its field) and FCM, never shown
   t.pass('APNs removed, FCM kept');
 });
 
+t.test('email and SMS channels: a refused field at its field, set, never shown back, the callback URLs copied, remove', async (t) => {
+  const email = page.getByRole('region', { name: 'Email', exact: true });
+  await email.getByText("Until it is set, emails go to Herald's sandbox.").waitFor();
+  await email.getByLabel('SMTP host').fill('10.1.2.3');
+  await email.getByLabel('SMTP username (optional)').fill('apikey');
+  await email.getByLabel('SMTP password').fill(SMTP_PASSWORD);
+  await email.getByLabel('From email').fill('news@example.com');
+  await email.getByLabel('From name (optional)').fill('Acme News');
+  await email.getByLabel('Delivery callbacks from').selectOption('sendgrid');
+  const sendgridKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  await email.getByLabel(/SendGrid verification key/).fill(sendgridKey);
+  await email.getByRole('button', { name: 'Save email' }).click();
+  const host = email.getByLabel('SMTP host');
+  await page.waitForFunction(() => document.querySelector('[aria-invalid="true"]') !== null);
+  t.equal(await host.getAttribute('aria-invalid'), 'true', 'the private host is refused at its field');
+  await host.fill('smtp.example.com');
+  await email.getByRole('button', { name: 'Save email' }).click();
+  await page.getByText('Email saved.').waitFor();
+  await email.getByRole('definition').filter({ hasText: 'smtp.example.com:587 (starttls)' }).waitFor();
+  const hookUrl = email.getByLabel('sendgrid callback URL');
+  t.equal(await hookUrl.inputValue(), `${PUBLIC}/webhooks/email/${workspaceId}`);
+  await email.getByText('Paste it into SendGrid').waitFor();
+  await email.getByRole('button', { name: 'Copy sendgrid callback URL' }).click();
+  await email.getByText('Copied.').waitFor();
+  t.equal(await page.evaluate(() => navigator.clipboard.readText()), `${PUBLIC}/webhooks/email/${workspaceId}`, 'the URL copied');
+  t.equal(await email.getByLabel(/SMTP password/).inputValue(), '', 'the password is not shown back');
+
+  const sms = page.getByRole('region', { name: 'SMS (Twilio)' });
+  t.equal(await sms.getByLabel('Inbound message URL').inputValue(), `${PUBLIC}/webhooks/sms/${workspaceId}/inbound`, 'the inbound URL, to paste before the channel is set');
+  await sms.getByLabel('Account SID').fill(`AC${'0123456789abcdef'.repeat(2)}`);
+  await sms.getByLabel(/Auth token/).fill(AUTH_TOKEN);
+  await sms.getByRole('button', { name: 'Save SMS' }).click();
+  const from = sms.getByLabel('From number');
+  await page.waitForFunction(() => document.querySelector('#sms-channel ~ form [aria-invalid="true"]') !== null);
+  t.equal(await from.getAttribute('aria-invalid'), 'true', 'neither from nor a messaging service: said at the from number');
+  await from.fill('+15005550006');
+  await sms.getByLabel('Default country (optional)').fill('us');
+  await sms.getByRole('button', { name: 'Save SMS' }).click();
+  await page.getByText('SMS saved.').waitFor();
+  await sms.getByRole('definition').filter({ hasText: '+15005550006' }).waitFor();
+  await sms.getByRole('definition').filter({ hasText: 'US' }).waitFor();
+  await sms.getByText('“A message comes in” webhook').waitFor();
+  const content = await page.content();
+  for (const secret of [SMTP_PASSWORD, AUTH_TOKEN]) t.notOk(content.includes(secret), 'no secret on the page');
+  await scan(t, 'channels-email-sms');
+
+  await email.getByRole('button', { name: 'Remove email' }).click();
+  await page.getByText('Email removed.').waitFor();
+  await sms.getByRole('button', { name: 'Remove SMS' }).click();
+  await page.getByText('SMS removed.').waitFor();
+  t.equal(await countOf(page.getByText('not configured'), 3), 3, 'APNs, email and SMS not configured; FCM kept');
+});
+
 t.test('keyboard: skip link first, pages reachable by Tab and Enter', async (t) => {
   await page.goto(`${s.base}/dashboard/w/${workspaceId}/people`);
   await h1('People');
@@ -291,6 +349,6 @@ t.test('phone width: every page fits and passes the scan', (t) =>
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of (400|404)/.test(p));
-  t.equal(refused.length, 4, 'the secret key without permissions, the unknown person, the unknown time zone, the APNs key id');
+  t.equal(refused.length, 6, 'the secret key without permissions, the unknown person, the unknown time zone, the APNs key id, the private SMTP host, the SMS without a sender');
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });

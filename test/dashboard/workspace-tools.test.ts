@@ -2,7 +2,8 @@
 // members (list, add, change a role, remove; a refused change says why); the live event
 // debugger (new events show without a reload, pause, filter, older pages); an API key's IP
 // allowlist (a refused entry at its field, a never-matching one warned of, edited later); push
-// token suppressions (empty, add, a second time, paging, lift). Each page gets an
+// token suppressions (empty, add, a second time, paging, lift) and address suppressions (per
+// channel, add, a refused number at its field, lift). Each page gets an
 // accessibility scan and a screenshot, at 1280 px and at phone width, and no page may log a
 // console error.
 import t, { type Test } from 'tap';
@@ -167,12 +168,40 @@ t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) =
   t.equal((await s.req('GET', `/workspaces/${ws.id}/push/suppressions`, { token: ws.token })).body.total, 25, 'lifted');
 });
 
+t.test('address suppressions: the second tab, per channel, add, a refused number at its field, lift', async (t) => {
+  await page.getByRole('link', { name: 'Email and SMS' }).click();
+  await page.getByText('No email address is suppressed.').waitFor();
+  await scan(t, 'suppressions-addresses-empty');
+  await page.getByRole('textbox', { name: 'Email address' }).fill('Ada@Example.com');
+  await page.getByLabel('Reason (optional)').fill('asked by phone');
+  await page.getByRole('button', { name: 'Suppress', exact: true }).click();
+  await page.getByText('ada@example.com suppressed.').waitFor();
+  const emails = page.getByRole('table', { name: /Suppressed email addresses/ });
+  t.match(await emails.getByRole('row').nth(1).textContent(), /ada@example\.com.*manual.*asked by phone/, 'listed, in lower case');
+
+  await page.getByLabel('Channel').selectOption('sms');
+  await page.getByText('No phone number is suppressed.').waitFor();
+  const phone = page.getByRole('textbox', { name: 'Phone number' });
+  await phone.fill('not a number');
+  await page.getByRole('button', { name: 'Suppress', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('[aria-invalid="true"]') !== null);
+  t.equal(await phone.getAttribute('aria-invalid'), 'true', 'the refused number is marked at its field');
+  await phone.fill('+15005550006');
+  await page.getByRole('button', { name: 'Suppress', exact: true }).click();
+  await page.getByRole('table', { name: /Suppressed phone numbers/ }).getByRole('cell', { name: '+15005550006', exact: true }).waitFor();
+  await scan(t, 'suppressions-addresses');
+  await page.getByRole('button', { name: 'Lift +15005550006' }).click();
+  await page.getByText('No phone number is suppressed.').waitFor();
+  const left = await s.req('GET', `/workspaces/${ws.id}/suppressions?channel=email`, { token: ws.token });
+  t.equal(left.body.total, 1, 'the email address stays suppressed');
+});
+
 t.test('phone width: every page fits and passes the scan', (t) =>
   checkAtPhoneWidth(t, browser, `${s.base}/dashboard/#token=${ws.token}`, visited.filter((v) => !v.name.endsWith('-empty'))));
 
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of 400/.test(p));
-  t.equal(refused.length, 2, "the owner's role, the allowlist entry");
+  t.equal(refused.length, 3, "the owner's role, the allowlist entry, the phone number");
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });

@@ -1,37 +1,50 @@
-// Push channels: which providers are configured (never their private keys: Herald does not
-// send them back), set or replace FCM (the service-account JSON file) and APNs (the .p8 key and
-// its ids), remove either.
+// Channels: which providers are configured (never their secrets: Herald does not send them
+// back). Push: set or replace FCM (the service-account JSON file) and APNs (the .p8 key and its
+// ids), remove either. Email and SMS are in MessageChannels.tsx.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import type { paths } from '../generated/openapi';
-import { Field, FormError, Loaded, useLoad, useSubmit, when } from '../ui';
+import { Field, FormError, Loaded, useLoad, useSubmit } from '../ui';
+import { Remove, Status } from './channel-parts';
+import { Email, Sms } from './MessageChannels';
 
 type Body = paths['/workspaces/{workspaceId}/channels/push']['put']['requestBody']['content']['application/json'];
 type Channels = Schemas['PushChannels'];
+export type AllChannels = paths['/workspaces/{workspaceId}/channels']['get']['responses'][200]['content']['application/json']['data'];
 
 export function Channels({ workspaceId }: { workspaceId: string }) {
-  const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/channels/push', { params: { path: { workspaceId } } })), [workspaceId]);
+  const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/channels', { params: { path: { workspaceId } } })), [workspaceId]);
   const [saved, setSaved] = useState('');
   const put = async (body: Body, done: string) => {
     await call(api.PUT('/workspaces/{workspaceId}/channels/push', { params: { path: { workspaceId } }, body }));
     setSaved(done);
     retry();
   };
+  /** Email and SMS: their PUT answers every channel as now stored. */
+  const changed = (done: string) => {
+    setSaved(done);
+    retry();
+  };
   return (
     <>
-      <h1 tabIndex={-1}>Push channels</h1>
+      <h1 tabIndex={-1}>Channels</h1>
       <p>
-        Without credentials, pushes go through Herald's sandbox provider (nothing reaches a device) unless the operator set{' '}
-        <code>HERALD_PUSH_PROVIDER=live</code>. Private keys are stored sealed and never shown again.
+        Without credentials, pushes, emails and text messages go through Herald's sandbox (nothing reaches a device or an inbox) unless the operator
+        set <code>HERALD_PUSH_PROVIDER</code>, <code>HERALD_EMAIL_PROVIDER</code> or <code>HERALD_SMS_PROVIDER</code> to <code>live</code>. Keys,
+        passwords and tokens are stored sealed and never shown again.
       </p>
       <p role="status" className="ok">{saved}</p>
       <Loaded load={load} retry={retry} what="the push channels">
         {({ data }) => (
           <>
-            <p className="muted">Last changed {when(data.updated_at)}.</p>
+            <h2>Push</h2>
             <div className="columns">
-              <Fcm state={data.channels.fcm} put={put} />
-              <Apns state={data.channels.apns} put={put} />
+              <Fcm state={data.push.fcm} put={put} />
+              <Apns state={data.push.apns} put={put} />
+            </div>
+            <div className="columns">
+              <Email workspaceId={workspaceId} state={data.email} saved={changed} />
+              <Sms workspaceId={workspaceId} state={data.sms} saved={changed} />
             </div>
           </>
         )}
@@ -41,33 +54,7 @@ export function Channels({ workspaceId }: { workspaceId: string }) {
 }
 
 type Put = (body: Body, done: string) => Promise<void>;
-
-function Status({ state, show }: { state: { configured: boolean; readable?: boolean }; show: [string, string][] }) {
-  if (!state.configured) return <p><span className="badge">not configured</span></p>;
-  if (state.readable === false) {
-    return <p className="error">Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends fail until it is set again.</p>;
-  }
-  return (
-    <dl className="traits">
-      {show.map(([k, v]) => (
-        <div key={k}><dt>{k}</dt><dd>{v}</dd></div>
-      ))}
-    </dl>
-  );
-}
-
-function Remove({ what, put, body }: { what: string; put: Put; body: Body }) {
-  const { busy, error, submit } = useSubmit();
-  const remove = () => {
-    if (confirm(`Remove the ${what} credentials? Pushes to those devices stop until they are set again.`)) void submit(() => put(body, `${what} removed.`));
-  };
-  return (
-    <>
-      <button type="button" className="danger" disabled={busy} onClick={remove}>Remove {what}</button>
-      <FormError error={error} />
-    </>
-  );
-}
+const PUSH_STOPS = 'Pushes to those devices stop until they are set again.';
 
 function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
   const [file, setFile] = useState('');
@@ -91,7 +78,7 @@ function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
   const fieldErrors = ['type', 'project_id', 'private_key', 'client_email', 'token_uri'].filter((k) => f(k)).map((k) => `${k} ${f(k)}`);
   return (
     <section aria-labelledby="fcm">
-      <h2 id="fcm">FCM (Android, web)</h2>
+      <h3 id="fcm">FCM (Android, web)</h3>
       <Status
         state={state}
         show={'project_id' in state ? [['Project', state.project_id], ['Client email', state.client_email], ['Key id', state.private_key_id ?? '—'], ['Token URI', state.token_uri]] : []}
@@ -105,7 +92,7 @@ function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
         <FormError error={error} />
         <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save FCM'}</button>
       </form>
-      {state.configured && <Remove what="FCM" put={put} body={{ fcm: null }} />}
+      {state.configured && <Remove what="FCM" consequence={PUSH_STOPS} remove={() => put({ fcm: null }, 'FCM removed.')} />}
     </section>
   );
 }
@@ -129,7 +116,7 @@ function Apns({ state, put }: { state: Channels['channels']['apns']; put: Put })
   const f = (k: string) => fields[`apns.${k}`];
   return (
     <section aria-labelledby="apns">
-      <h2 id="apns">APNs (iOS)</h2>
+      <h3 id="apns">APNs (iOS)</h3>
       <Status state={state} show={readable ? [['Key id', readable.key_id], ['Team id', readable.team_id], ['Bundle id', readable.bundle_id], ['Host', readable.production ? 'production' : 'sandbox']] : []} />
       <form onSubmit={save}>
         <div className="field">
@@ -146,7 +133,7 @@ function Apns({ state, put }: { state: Channels['channels']['apns']; put: Put })
         <FormError error={error} />
         <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save APNs'}</button>
       </form>
-      {state.configured && <Remove what="APNs" put={put} body={{ apns: null }} />}
+      {state.configured && <Remove what="APNs" consequence={PUSH_STOPS} remove={() => put({ apns: null }, 'APNs removed.')} />}
     </section>
   );
 }

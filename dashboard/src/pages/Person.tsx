@@ -1,5 +1,5 @@
 // One person, by address: traits, consent (with the change form), devices, their latest
-// events and their message history (paged).
+// events and their message history across channels, with the providers' events (paged).
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
@@ -9,6 +9,7 @@ import { displayName } from './People';
 type Person = Schemas['DashboardPerson'];
 const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
+const CHANNEL = { push: 'Push', email: 'Email', sms: 'SMS' } as const;
 
 export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
   const [load, retry] = useLoad(
@@ -192,16 +193,24 @@ function Messages({ workspaceId, personId }: { workspaceId: string; personId: st
                 <table>
                   <caption className="sr-only">Messages, newest first</caption>
                   <thead>
-                    <tr><th scope="col">Created</th><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Platform</th><th scope="col">Devices</th></tr>
+                    <tr><th scope="col">Created</th><th scope="col">Channel</th><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent to</th></tr>
                   </thead>
                   <tbody>
                     {r.messages.map((m) => (
                       <tr key={m.message_id}>
                         <td>{when(m.created_at)}</td>
+                        <td>{CHANNEL[m.channel]}</td>
                         <td>{m.title ?? '—'}<div className="muted">{m.body}</div></td>
                         <td>{m.status}{m.skip_reason && <div className="muted">{m.skip_reason.replaceAll('_', ' ')}</div>}{m.error && <div className="error">{m.error}</div>}</td>
-                        <td>{m.platform ?? '—'}</td>
-                        <td>{m.deliveries.map((d) => <div key={d.device_id}><code>{d.device_token}</code> {d.status}</div>)}</td>
+                        <td>
+                          {m.platform && <div>{m.platform}</div>}
+                          {m.deliveries.map((d) => <div key={d.device_id}><code>{d.device_token}</code> {d.status}</div>)}
+                          {m.events && m.events.length > 0 && (
+                            <ul className="plain" aria-label="Provider events">
+                              {m.events.map((ev, i) => <li key={i}>{ev.type.replaceAll('_', ' ')} <span className="muted">{when(ev.at)}</span>{typeof ev.details?.url === 'string' && <div className="muted">{ev.details.url}</div>}</li>)}
+                            </ul>
+                          )}
+                        </td>
                       </tr>
                     ))}
                   </tbody>

@@ -1,15 +1,22 @@
-// Suppressions: what Herald must not send to. One tab a kind: push tokens today (list newest
-// first with tokens masked, paged; add; lift). Email and SMS addresses join as a second entry
-// of KINDS once Herald serves their routes.
+// Suppressions: what Herald must not send to. One tab a kind: push tokens (masked) and email
+// addresses and phone numbers (DECISIONS §13, one channel at a time): list newest first, paged;
+// add; lift.
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
+import type { paths } from '../generated/openapi';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../../../src/domain/tokens.js';
+import { ADDRESS_CHANNELS, type AddressChannel } from '../../../src/domain/messages.js';
 import { Empty, Field, FormError, Loaded, Pager, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
-const KINDS = [{ kind: 'tokens', label: 'Push tokens' }] as const;
+const KINDS = [
+  { kind: 'tokens', label: 'Push tokens' },
+  { kind: 'addresses', label: 'Email and SMS' },
+] as const;
+const CHANNEL_LABEL: Record<AddressChannel, string> = { email: 'Email addresses', sms: 'Phone numbers' };
 const LIMIT = 25;
 type Suppression = Schemas['ListedSuppression'];
+type Address = paths['/workspaces/{workspaceId}/suppressions']['get']['responses'][200]['content']['application/json']['suppressions'][number];
 interface Body {
   device_token: string;
   platform: (typeof PUSH_PLATFORMS)[number];
@@ -29,36 +36,45 @@ export function Suppressions({ workspaceId }: { workspaceId: string }) {
           </Link>
         ))}
       </nav>
-      <TokenSuppressions workspaceId={workspaceId} />
+      {kind.kind === 'tokens' ? <TokenSuppressions workspaceId={workspaceId} /> : <AddressSuppressions workspaceId={workspaceId} />}
     </>
   );
 }
 
-function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
+/** A page of a list in the URL's offset, going back a page when lifting emptied this one. */
+function usePage<T extends { total: number }>(workspaceId: string, fetch: (offset: number) => Promise<T>, rows: (r: T) => unknown[], deps: unknown[]) {
   const { query } = useRoute();
   const offset = Math.max(0, Number(query.get('offset')) || 0);
-  const [load, retry] = useLoad(
-    () => call(api.GET('/workspaces/{workspaceId}/push/suppressions', { params: { path: { workspaceId }, query: { limit: LIMIT, offset } } })),
-    [workspaceId, offset],
-  );
-  const [rowError, setRowError] = useState('');
+  const [load, retry] = useLoad(() => fetch(offset), [workspaceId, offset, ...deps]);
   const go = (o: number) => navigate(`/w/${workspaceId}/suppressions${withQuery(query, { offset: o })}`);
-  // A page emptied by lifting its last row: the one before.
-  const emptied = load.state === 'done' && load.data.suppressions.length === 0 && offset > 0;
+  const emptied = load.state === 'done' && rows(load.data).length === 0 && offset > 0;
   useEffect(() => {
     if (emptied) navigate(`/w/${workspaceId}/suppressions${withQuery(query, { offset: Math.max(0, offset - LIMIT) })}`, { replace: true });
   });
-
-  const lift = async (x: Suppression) => {
-    if (!confirm(`Lift the suppression of ${x.device_token} (${x.suppression_type})? Sends to it resume.`)) return;
+  const [rowError, setRowError] = useState('');
+  /** Lift one, once confirmed; a failure is said above the list. */
+  const lift = async (what: string, remove: () => Promise<unknown>) => {
+    if (!confirm(`Lift the suppression of ${what}? Sends to it resume.`)) return;
     setRowError('');
     try {
-      await call(api.DELETE('/workspaces/{workspaceId}/push/suppressions/{id}', { params: { path: { workspaceId, id: x.id } } }));
+      await remove();
     } catch (e) {
       setRowError(`Could not lift it: ${describe(e)}`);
     }
     retry();
   };
+  return { offset, load, retry, go, rowError, lift };
+}
+
+function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
+  const { offset, load, retry, go, rowError, lift: liftRow } = usePage(
+    workspaceId,
+    (offset) => call(api.GET('/workspaces/{workspaceId}/push/suppressions', { params: { path: { workspaceId }, query: { limit: LIMIT, offset } } })),
+    (r) => r.suppressions,
+    [],
+  );
+  const lift = (x: Suppression) =>
+    liftRow(`${x.device_token} (${x.suppression_type})`, () => call(api.DELETE('/workspaces/{workspaceId}/push/suppressions/{id}', { params: { path: { workspaceId, id: x.id } } })));
 
   return (
     <section aria-labelledby="tokens">
@@ -141,6 +157,107 @@ function SuppressToken({ workspaceId, onAdded }: { workspaceId: string; onAdded:
         <FormError error={error} />
         <p role="status">{notice}</p>
         <button type="submit" disabled={busy}>{busy ? 'Suppressing…' : 'Suppress token'}</button>
+      </form>
+    </section>
+  );
+}
+
+function AddressSuppressions({ workspaceId }: { workspaceId: string }) {
+  const { query } = useRoute();
+  const channel = ADDRESS_CHANNELS.find((c) => c === query.get('channel')) ?? 'email';
+  const { offset, load, retry, go, rowError, lift: liftRow } = usePage(
+    workspaceId,
+    (offset) => call(api.GET('/workspaces/{workspaceId}/suppressions', { params: { path: { workspaceId }, query: { channel, limit: LIMIT, offset } } })),
+    (r) => r.suppressions,
+    [channel],
+  );
+  const lift = (x: Address) =>
+    liftRow(`${x.address} (${x.suppression_type})`, () => call(api.DELETE('/workspaces/{workspaceId}/suppressions/{suppressionId}', { params: { path: { workspaceId, suppressionId: x.id } } })));
+  const label = CHANNEL_LABEL[channel];
+  return (
+    <section aria-labelledby="addresses">
+      <h2 id="addresses">Suppressed {label.toLowerCase()}</h2>
+      <p className="muted">An email or text message to a suppressed address is skipped. Herald adds hard bounces, complaints, invalid addresses and STOP replies; you add and lift them here.</p>
+      <div className="field">
+        <label htmlFor="address-channel">Channel</label>
+        <select id="address-channel" value={channel} onChange={(e) => navigate(`/w/${workspaceId}/suppressions${withQuery(query, { channel: e.target.value, offset: 0 })}`)}>
+          {ADDRESS_CHANNELS.map((c) => <option key={c} value={c}>{CHANNEL_LABEL[c]}</option>)}
+        </select>
+      </div>
+      <FormError error={rowError} />
+      <Loaded load={load} retry={retry} what="suppressions">
+        {(r) =>
+          r.total === 0 ? (
+            <Empty title={`No ${channel === 'email' ? 'email address' : 'phone number'} is suppressed.`}>
+              <p>Suppress one below to stop every send to it, whichever person it belongs to.</p>
+            </Empty>
+          ) : (
+            <>
+              <TableBox label={`Suppressed ${label.toLowerCase()}`}>
+                <table>
+                  <caption className="sr-only">Suppressed {label.toLowerCase()}, newest first</caption>
+                  <thead>
+                    <tr><th scope="col">Address</th><th scope="col">Why</th><th scope="col">Since</th><th scope="col">Actions</th></tr>
+                  </thead>
+                  <tbody>
+                    {r.suppressions.map((x) => (
+                      <tr key={x.id}>
+                        <td><code>{x.address}</code></td>
+                        <td>{x.suppression_type.replace('_', ' ')}{x.reason && <div className="muted">{x.reason}</div>}</td>
+                        <td>{when(x.created_at)}</td>
+                        <td className="actions">
+                          <button type="button" onClick={() => void lift(x)}>Lift<span className="sr-only"> {x.address}</span></button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
+              <Pager offset={offset} limit={LIMIT} total={r.total} go={go} />
+            </>
+          )
+        }
+      </Loaded>
+      <SuppressAddress workspaceId={workspaceId} channel={channel} onAdded={retry} />
+    </section>
+  );
+}
+
+function SuppressAddress({ workspaceId, channel, onAdded }: { workspaceId: string; channel: AddressChannel; onAdded: () => void }) {
+  const [address, setAddress] = useState('');
+  const [reason, setReason] = useState('');
+  const [notice, setNotice] = useState('');
+  const { busy, error, fields, submit } = useSubmit();
+  const add = (e: FormEvent) => {
+    e.preventDefault();
+    setNotice('');
+    void submit(async () => {
+      const r = await call(api.POST('/workspaces/{workspaceId}/suppressions', { params: { path: { workspaceId } }, body: { channel, address: address.trim(), suppression_type: 'manual', ...(reason ? { reason } : {}) } }));
+      setNotice(`${r.suppression.address} suppressed.`);
+      setAddress('');
+      setReason('');
+      onAdded();
+    });
+  };
+  return (
+    <section aria-labelledby="suppress-address">
+      <h3 id="suppress-address">Suppress {channel === 'email' ? 'an email address' : 'a phone number'}</h3>
+      <form onSubmit={add}>
+        <Field
+          label={channel === 'email' ? 'Email address' : 'Phone number'}
+          type={channel === 'email' ? 'email' : 'tel'}
+          value={address}
+          onChange={(e) => setAddress(e.target.value)}
+          required
+          spellCheck={false}
+          autoComplete="off"
+          hint={channel === 'sms' ? 'E.164, e.g. +15005550006' : undefined}
+          error={fields.address}
+        />
+        <Field label="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} error={fields.reason} />
+        <FormError error={error} />
+        <p role="status">{notice}</p>
+        <button type="submit" disabled={busy}>{busy ? 'Suppressing…' : 'Suppress'}</button>
       </form>
     </section>
   );

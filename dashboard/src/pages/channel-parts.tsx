@@ -1,0 +1,53 @@
+// What the channel sections share: a channel's state (configured, readable, its non-secret
+// settings), the remove button, and a callback URL with its copy button.
+import { useState } from 'react';
+import { FormError, useSubmit } from '../ui';
+
+export function Status({ state, show }: { state: { configured: boolean; readable?: boolean }; show: [string, string][] }) {
+  if (!state.configured) return <p><span className="badge">not configured</span></p>;
+  if (state.readable === false) {
+    return <p className="error">Stored, but sealed under another HERALD_SECRETS_KEY (or damaged): sends fail until it is set again.</p>;
+  }
+  return (
+    <dl className="traits">
+      {show.map(([k, v]) => (
+        <div key={k}><dt>{k}</dt><dd>{v}</dd></div>
+      ))}
+    </dl>
+  );
+}
+
+/** Remove a channel's settings, once confirmed: `consequence` says what stops. */
+export function Remove({ what, consequence, remove }: { what: string; consequence: string; remove: () => Promise<void> }) {
+  const { busy, error, submit } = useSubmit();
+  const click = () => {
+    if (confirm(`Remove the ${what} settings? ${consequence}`)) void submit(remove);
+  };
+  return (
+    <>
+      <button type="button" className="danger" disabled={busy} onClick={click}>Remove {what}</button>
+      <FormError error={error} />
+    </>
+  );
+}
+
+/** A callback URL to paste into a provider's console, with where to paste it. */
+export function CallbackUrl({ label, url, where }: { label: string; url: string; where: string }) {
+  const [copied, setCopied] = useState('');
+  const copy = () =>
+    navigator.clipboard.writeText(url).then(
+      () => setCopied('Copied.'),
+      () => setCopied('Copying is not allowed here: select the URL and copy it.'),
+    );
+  return (
+    <div className="field">
+      <label htmlFor={`${label}-url`.replace(/\W+/g, '-')}>{label}</label>
+      <div className="inline url">
+        <input id={`${label}-url`.replace(/\W+/g, '-')} readOnly value={url} onFocus={(e) => e.target.select()} spellCheck={false} aria-describedby={`${label}-where`.replace(/\W+/g, '-')} />
+        <button type="button" onClick={() => void copy()}>Copy<span className="sr-only"> {label}</span></button>
+      </div>
+      <small id={`${label}-where`.replace(/\W+/g, '-')} className="muted">{where}</small>
+      <p role="status">{copied}</p>
+    </div>
+  );
+}
