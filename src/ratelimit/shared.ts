@@ -83,12 +83,14 @@ export class SharedBuckets {
   }
 
   /**
-   * Gives back a token `take` counted, while it is still waiting for the next flush (once in
-   * KV it stays spent until the bucket refills: at most one token per refund, and rare).
+   * Gives back a token `take` counted: before the next flush it is simply not sent; once in KV,
+   * the next flush returns it (a negative count), so refunds never leave the shared bucket spent.
    */
   refund(scope: Scope, subject: string): void {
-    const p = this.pending.get(scope + '\0' + subject);
-    if (p && p.count > 0) p.count--;
+    const key = scope + '\0' + subject;
+    const p = this.pending.get(key);
+    if (p) p.count--;
+    else this.pending.set(key, { scope, subject, count: -1 });
   }
 
   private async flush(): Promise<void> {
@@ -97,6 +99,7 @@ export class SharedBuckets {
     this.pending = new Map();
     await Promise.all(
       [...batch].map(async ([key, { scope, subject, count }]) => {
+        if (count === 0) return;
         try {
           this.known.set(key, await this.add(kvKey(scope, subject), scope, count));
         } catch (err) {
@@ -122,8 +125,8 @@ export class SharedBuckets {
         const entry = await this.kv.get(key);
         const live = entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<State>() : null;
         const tokens = live ? refill(live, burst, perMinute / 60_000, now) : burst;
-        // Overdraft (replicas letting requests through between flushes) is carried, up to one burst.
-        const next: State = { tokens: Math.max(-burst, tokens - count), at: now };
+        // Overdraft (replicas letting requests through between flushes) is carried, up to one burst; a refund (a negative count) refills no further than the burst.
+        const next: State = { tokens: Math.min(burst, Math.max(-burst, tokens - count)), at: now };
         writing = true;
         if (entry) await this.kv.update(key, JSON.stringify(next), entry.revision);
         else await this.kv.create(key, JSON.stringify(next));
