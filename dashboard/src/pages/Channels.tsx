@@ -10,7 +10,6 @@ import { Email, Sms } from './MessageChannels';
 
 type Body = paths['/workspaces/{workspaceId}/channels/push']['put']['requestBody']['content']['application/json'];
 type Channels = Schemas['PushChannels'];
-export type AllChannels = paths['/workspaces/{workspaceId}/channels']['get']['responses'][200]['content']['application/json']['data'];
 
 export function Channels({ workspaceId }: { workspaceId: string }) {
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/channels', { params: { path: { workspaceId } } })), [workspaceId]);

@@ -5,8 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import type { paths } from '../generated/openapi';
 import { Field, FormError, TextField, useSubmit } from '../ui';
-import { CallbackUrl, Remove, Status } from './channel-parts';
-import type { AllChannels } from './Channels';
+import { CallbackUrl, Remove, Status, type AllChannels } from './channel-parts';
 
 type EmailBody = paths['/workspaces/{workspaceId}/channels/email']['put']['requestBody']['content']['application/json'];
 type SmsBody = paths['/workspaces/{workspaceId}/channels/sms']['put']['requestBody']['content']['application/json'];

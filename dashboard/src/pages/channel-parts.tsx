@@ -2,6 +2,10 @@
 // settings), the remove button, and a callback URL with its copy button.
 import { useState } from 'react';
 import { FormError, useSubmit } from '../ui';
+import type { paths } from '../generated/openapi';
+
+/** Every channel as GET /channels answers. */
+export type AllChannels = paths['/workspaces/{workspaceId}/channels']['get']['responses'][200]['content']['application/json']['data'];
 
 export function Status({ state, show }: { state: { configured: boolean; readable?: boolean }; show: [string, string][] }) {
   if (!state.configured) return <p><span className="badge">not configured</span></p>;
