@@ -6,7 +6,7 @@
 // fake); runs one `run` and reports back (a warm-up is a run of its own).
 import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
-import { ServiceAccountTokenSource, type ServiceAccount } from '../src/push/fcm-auth.js';
+import { ServiceAccountTokenSource, type ServiceAccount } from '../src/push/index.js';
 import { OutboundPolicy, parseAllowList } from '../src/net/destinations.js';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
 

@@ -1,7 +1,7 @@
 // Request schemas of campaign authoring and message templates (INTERFACE 2.7, 4.7; DECISIONS
 // §6, §10, §11). Only the shape is checked here: trigger_config and audience_config are free
 // objects at creation, and what activation requires of them is src/domain/campaigns.ts.
-import { CAMPAIGN_STATUSES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
+import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent } from './push-send.js';
@@ -24,7 +24,7 @@ const emailContent: Record<string, Schema> = {
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
-    type: { type: 'string', enum: ['push', 'delay', 'email', 'sms'] },
+    type: { type: 'string', enum: NODE_TYPES },
     ...emailContent,
     ...pushContent,
     template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },

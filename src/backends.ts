@@ -11,7 +11,7 @@ import { storeLog, type Log } from './eventlog/event-log.js';
 import { connectNats, ensureEventStream, jetStreamLog, streamNames } from './eventlog/jetstream.js';
 import { clickHouseSink, jetStreamSink, type Sink } from './eventlog/event-sink.js';
 import type { AnalyticsStore } from './analytics/clickhouse.js';
-import { natsTriggerClaims, pgTriggerClaims, type TriggerClaims } from './campaigns/webhook-claims.js';
+import { natsTriggerClaims, pgTriggerClaims, type TriggerClaims } from './campaigns/index.js';
 import { natsKeyChanges, pgKeyChanges, type KeyChanges } from './auth/key-changes.js';
 import type { KeyCache } from './auth/key-cache.js';
 import { SharedBuckets } from './ratelimit/shared.js';

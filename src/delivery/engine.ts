@@ -23,8 +23,7 @@ import { outcomeError, type CompiledContent, type PushContent, type RenderOutcom
 import type { PushOutcome } from '../domain/push-outcome.js';
 import type { RenderPool } from '../render/pool.js';
 import { newId } from '../ids.js';
-import type { PushDevice, PushMessage } from '../push/types.js';
-import { sendWithRetries, type RetryOptions } from '../push/retry.js';
+import { sendWithRetries, type PushDevice, type PushMessage, type RetryOptions } from '../push/index.js';
 import type { SendCounters } from './counters.js';
 import { SendShares } from './send-shares.js';
 import { groupBy } from '../util/group-by.js';

@@ -19,12 +19,17 @@ import { CHANNELS, loadPushChannels, pushChannelsVersion, type Channel, type Pus
 import { SecretBox } from '../util/sealing.js';
 import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../config.js';
 import { OutboundPolicy, type AllowList } from '../net/destinations.js';
-import { ApnsProvider } from '../push/apns.js';
-import { FcmProvider } from '../push/fcm.js';
-import { tokenUriProblem, type TokenUriRule } from '../push/fcm-auth.js';
-import { SandboxProvider } from '../push/sandbox.js';
-import { UnconfiguredProvider } from '../push/unconfigured.js';
-import type { PushDevice, PushMessage, PushProvider } from '../push/types.js';
+import {
+  ApnsProvider,
+  FcmProvider,
+  SandboxProvider,
+  tokenUriProblem,
+  UnconfiguredProvider,
+  type PushDevice,
+  type PushMessage,
+  type PushProvider,
+  type TokenUriRule,
+} from '../push/index.js';
 import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../domain/push-outcome.js';
 import { logger } from '../logger.js';
 

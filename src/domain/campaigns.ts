@@ -27,9 +27,14 @@ const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string
 
 /** A schedule run's state (campaign_runs.state): enrolling its audience, then enrolled or failed. */
 export const CAMPAIGN_RUN_STATES = ['enrolling', 'enrolled', 'failed'] as const;
+/** How a run ends. */
+export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], 'enrolling'>;
 
 /** Where an enrolment is in its workflow (campaign_enrolments.state): due, claimed by an executor, finished, or cut short. */
 export const ENROLMENT_STATES = ['waiting', 'running', 'done', 'stopped'] as const;
+
+/** The kinds of workflow node (DECISIONS §6, §13). */
+export const NODE_TYPES = ['push', 'delay', 'email', 'sms'] as const;
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;

@@ -33,3 +33,6 @@ export const MESSAGE_SKIP_REASONS = [...SKIP_REASONS, 'person_bounced', 'no_emai
 /** Why an email address or phone number is suppressed (address_suppressions.suppression_type). */
 export const ADDRESS_SUPPRESSION_TYPES = ['hard_bounce', 'complaint', 'invalid_address', 'opt_out', 'manual'] as const;
 export type AddressSuppressionType = (typeof ADDRESS_SUPPRESSION_TYPES)[number];
+
+/** What a provider's delivery callback says happened to a message (DECISIONS §13 table); recorded in its events as `type`. */
+export type ProviderEventKind = 'delivered' | 'hard_bounce' | 'soft_bounce' | 'deferred' | 'complaint' | 'opened' | 'clicked' | 'failed';

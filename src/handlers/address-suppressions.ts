@@ -8,7 +8,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { isUuid } from '../ids.js';
 import { e164 } from '../sms/phone.js';
-import { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from '../store/address-suppressions.js';
+import { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from '../store/index.js';
 import type { AddressChannel } from '../domain/messages.js';
 
 const MAX_LIMIT = 200;

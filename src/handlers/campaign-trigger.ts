@@ -10,8 +10,7 @@ import { checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findCampaign } from '../store/index.js';
-import type { HeldClaim, TriggerClaim, TriggerOutcome } from '../campaigns/webhook-claims.js';
-import { runWebhookTrigger } from '../campaigns/webhook.js';
+import { runWebhookTrigger, type HeldClaim, type TriggerClaim, type TriggerOutcome } from '../campaigns/index.js';
 import { logger } from '../logger.js';
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;

@@ -2,7 +2,6 @@
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
-import { channelStats } from '../store/channel-stats.js';
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
@@ -12,7 +11,7 @@ import {
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { campaignStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
+import { campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;

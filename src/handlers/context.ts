@@ -8,8 +8,7 @@ import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
-import type { TriggerClaims } from '../campaigns/webhook-claims.js';
-import type { EventTriggers } from '../campaigns/event-triggers.js';
+import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
 import type { MessagingSettings } from '../messaging/settings.js';
 
 /** What the webhook trigger needs beyond the store. */

@@ -9,10 +9,8 @@ import { json } from './reply.js';
 import { requireManager } from './workspaces.js';
 import { describePush } from './channels.js';
 import { InvalidInput, type FieldError } from '../domain/errors.js';
-import { loadPushChannels } from '../store/push-channels.js';
-import { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from '../store/message-channels.js';
+import { loadMessageChannel, loadPushChannels, saveMessageChannel, type EmailChannel, type MessageChannel, type Queryable, type SmsChannel, type StoredSettings } from '../store/index.js';
 import { callbackUrls, type MessagingSettings } from '../messaging/settings.js';
-import type { Queryable } from '../store/db.js';
 
 /** `null` values removed: what a partial update leaves of `sent` over `stored`. */
 function merged<T extends object>(stored: T | undefined, sent: Record<string, unknown> | undefined): Record<string, unknown> {

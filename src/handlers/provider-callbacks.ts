@@ -6,12 +6,11 @@ import { createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypt
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
-import { loadMessageChannel, type EmailChannel, type SmsChannel } from '../store/message-channels.js';
-import { suppressAddress } from '../store/address-suppressions.js';
-import { applyProviderEvent, messageIdIn, type EventKind, type ProviderEvent } from '../messaging/provider-events.js';
+import { loadMessageChannel, suppressAddress, type EmailChannel, type SmsChannel } from '../store/index.js';
+import { applyProviderEvent, messageIdIn, type ProviderEvent } from '../messaging/provider-events.js';
 import { callbackUrls } from '../messaging/settings.js';
 import { e164, storedForms } from '../sms/phone.js';
-import type { AddressChannel } from '../domain/messages.js';
+import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
 
 const flat = (status: number, error: string): Reply => json(status, { error });
 const UNAUTHORIZED = flat(401, 'Missing or bad signature');
@@ -61,13 +60,13 @@ function sendgridVerified(key: string, ctx: Ctx): boolean {
   }
 }
 
-const SENDGRID: Record<string, EventKind> = { delivered: 'delivered', deferred: 'deferred', spamreport: 'complaint', open: 'opened', click: 'clicked' };
+const SENDGRID: Record<string, ProviderEventKind> = { delivered: 'delivered', deferred: 'deferred', spamreport: 'complaint', open: 'opened', click: 'clicked' };
 
 function sendgridEvents(body: unknown): ProviderEvent[] | undefined {
   if (!Array.isArray(body)) return undefined;
   return body.flatMap((e: Record<string, unknown>): ProviderEvent[] => {
     const type = String(e.event ?? '');
-    const kind: EventKind | undefined = type === 'bounce' ? (e.type === 'blocked' ? 'soft_bounce' : 'hard_bounce') : type === 'dropped' ? undefined : SENDGRID[type];
+    const kind: ProviderEventKind | undefined = type === 'bounce' ? (e.type === 'blocked' ? 'soft_bounce' : 'hard_bounce') : type === 'dropped' ? undefined : SENDGRID[type];
     if (!kind || typeof e.sg_event_id !== 'string') return [];
     return [{ provider: 'sendgrid', eventId: e.sg_event_id, messageId: messageIdIn(e['smtp-id']), kind, details: { ...(e.url ? { url: e.url } : {}), ...(e.reason ? { reason: e.reason } : {}) } }];
   });
@@ -81,8 +80,8 @@ function mailgunEvent(key: string, body: unknown): ProviderEvent | 'unauthorized
   const d = b?.['event-data'];
   if (!d || typeof d.id !== 'string') return undefined;
   const type = String(d.event ?? '');
-  const kind: EventKind | undefined =
-    type === 'failed' ? (d.severity === 'permanent' ? 'hard_bounce' : 'soft_bounce') : ({ delivered: 'delivered', complained: 'complaint', opened: 'opened', clicked: 'clicked' } as Record<string, EventKind>)[type];
+  const kind: ProviderEventKind | undefined =
+    type === 'failed' ? (d.severity === 'permanent' ? 'hard_bounce' : 'soft_bounce') : ({ delivered: 'delivered', complained: 'complaint', opened: 'opened', clicked: 'clicked' } as Record<string, ProviderEventKind>)[type];
   const headers = (d.message as { headers?: Record<string, unknown> } | undefined)?.headers;
   return kind && { provider: 'mailgun', eventId: d.id, messageId: messageIdIn(headers?.['message-id']), kind, details: d.url ? { url: d.url } : {} };
 }
@@ -96,8 +95,8 @@ function postmarkVerified(hooks: NonNullable<EmailChannel['webhooks']>, ctx: Ctx
 function postmarkEvent(body: unknown): ProviderEvent | undefined {
   const b = body as Record<string, unknown> | undefined;
   if (!b || typeof b.RecordType !== 'string') return undefined;
-  const kind: EventKind | undefined =
-    b.RecordType === 'Bounce' ? (b.Type === 'HardBounce' ? 'hard_bounce' : 'soft_bounce') : ({ Delivery: 'delivered', SpamComplaint: 'complaint', Open: 'opened', Click: 'clicked' } as Record<string, EventKind>)[b.RecordType];
+  const kind: ProviderEventKind | undefined =
+    b.RecordType === 'Bounce' ? (b.Type === 'HardBounce' ? 'hard_bounce' : 'soft_bounce') : ({ Delivery: 'delivered', SpamComplaint: 'complaint', Open: 'opened', Click: 'clicked' } as Record<string, ProviderEventKind>)[b.RecordType];
   const id = String(b.ID ?? `${b.RecordType}:${String(b.MessageID)}:${String(b.ReceivedAt ?? b.DeliveredAt ?? b.BouncedAt ?? '')}`);
   const headers = Array.isArray(b.Headers) ? (b.Headers as { Name: string; Value: string }[]) : [];
   const messageId = messageIdIn(headers.find((h) => h.Name.toLowerCase() === 'message-id')?.Value) ?? messageIdIn(b.MessageID);
@@ -146,7 +145,7 @@ const status: Handler = async (ctx) => {
   const sid = form.MessageSid ?? form.SmsSid;
   const state = form.MessageStatus ?? form.SmsStatus;
   if (!sid || !state) return MALFORMED;
-  const kind: EventKind | undefined = state === 'delivered' ? 'delivered' : state === 'undelivered' || state === 'failed' ? 'failed' : undefined;
+  const kind: ProviderEventKind | undefined = state === 'delivered' ? 'delivered' : state === 'undelivered' || state === 'failed' ? 'failed' : undefined;
   if (!kind) return applyAll(ctx, []);
   const errorCode = form.ErrorCode ? Number(form.ErrorCode) : undefined;
   return applyAll(ctx, [{ provider: 'twilio', eventId: `${sid}:${state}`, providerMessageId: sid, kind, details: { status: state, ...(errorCode ? { error_code: errorCode } : {}) }, ...(errorCode ? { errorCode } : {}) }]);

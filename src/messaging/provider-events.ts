@@ -1,11 +1,11 @@
 // A provider's delivery event applied to the message it names (DECISIONS §13 table), once: the
 // provider's own event id is recorded in provider_events (migration 202) in the transaction that
 // applies it, so a retried callback changes nothing the second time.
+import type { ProviderEventKind } from '../domain/messages.js';
 import type { Queryable } from '../store/db.js';
 import { applyOutcome, type Effect } from './effects.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
 
-export type EventKind = 'delivered' | 'hard_bounce' | 'soft_bounce' | 'deferred' | 'complaint' | 'opened' | 'clicked' | 'failed';
 
 export interface ProviderEvent {
   provider: string;
@@ -14,7 +14,7 @@ export interface ProviderEvent {
   /** Herald's message id (from the Message-ID it set, or Twilio's MessageSid found through provider_id). */
   messageId?: string;
   providerMessageId?: string;
-  kind: EventKind;
+  kind: ProviderEventKind;
   details: Record<string, unknown>;
   /** Twilio: the ErrorCode of an undelivered or failed message. */
   errorCode?: number;

@@ -6,6 +6,7 @@ import { lapsed } from './leases.js';
 import type { CampaignRow } from './campaigns.js';
 import { audienceWhere, Params } from './audience.js';
 import type { AudienceConfig } from '../domain/conditions.js';
+import type { CampaignStatus, FinishedRunState } from '../domain/campaigns.js';
 
 export interface LiveSchedule extends CampaignRow {
   live_since: Date | null;
@@ -61,14 +62,14 @@ export async function runProgress(q: Queryable, campaignId: string, runKey: stri
   await q.query('UPDATE campaign_runs SET after_person = $3, enrolled = enrolled + $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2', [campaignId, runKey, afterPerson, walked]);
 }
 
-export async function finishRun(q: Queryable, campaignId: string, runKey: string, outcome: { state: 'enrolled' | 'failed'; truncated?: boolean; error?: string }): Promise<void> {
+export async function finishRun(q: Queryable, campaignId: string, runKey: string, outcome: { state: FinishedRunState; truncated?: boolean; error?: string }): Promise<void> {
   await q.query('UPDATE campaign_runs SET state = $3, truncated = $4, error = $5, finished_at = now() WHERE campaign_id = $1 AND run_key = $2', [
     campaignId, runKey, outcome.state, outcome.truncated ?? false, outcome.error ?? null,
   ]);
 }
 
 /** A status the system sets (INTERFACE 3.1: `completed`, `failed`), only from one of `from` (a user's pause meanwhile stays). */
-export async function setSystemStatus(q: Queryable, campaignId: string, from: readonly string[], to: 'completed' | 'failed'): Promise<void> {
+export async function setSystemStatus(q: Queryable, campaignId: string, from: readonly CampaignStatus[], to: Extract<CampaignStatus, 'completed' | 'failed'>): Promise<void> {
   await q.query('UPDATE campaigns SET status = $3, updated_at = now() WHERE id = $1 AND status = ANY ($2::text[])', [campaignId, from, to]);
 }
 

@@ -2,8 +2,10 @@
 // per table or concern (SQL access, PostgreSQL only); import them through here, as nats.js's
 // core/src/mod.ts is its package's surface.
 
+export { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from './address-suppressions.js';
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
 export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
+export { channelStats } from './channel-stats.js';
 export type { Db, Queryable } from './db.js';
 export { registerDevice } from './device-registrar.js';
 export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
@@ -11,6 +13,7 @@ export { eventsOf, latestEvents, searchEvents, type EventRow } from './events.js
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
+export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
 export { loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { openPostgres } from '../../src/store/pg.js';
 import { audienceExceeds, audiencePages } from '../../src/store/audience.js';
 import { insertCampaign, type CampaignRow } from '../../src/store/campaigns.js';
-import { enrolPeople, enrolmentId } from '../../src/campaigns/enrol.js';
+import { enrolPeople, enrolmentId } from '../../src/campaigns/index.js';
 import type { AudienceConfig } from '../../src/domain/conditions.js';
 import { eventually, newWorkspace, startServer, storeUrl } from '../helpers/server.js';
 import { CASES, PEOPLE } from '../helpers/condition-cases.js';

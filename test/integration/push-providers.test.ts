@@ -3,12 +3,7 @@
 // session pool (more than 100 streams, GOAWAY, a dropped connection), retries with Retry-After,
 // APNs token auth, reserved data keys, the sandbox.
 import t from 'tap';
-import { ApnsProvider } from '../../src/push/apns.js';
-import { FcmProvider } from '../../src/push/fcm.js';
-import { sendWithRetries } from '../../src/push/retry.js';
-import { SandboxProvider } from '../../src/push/sandbox.js';
-import { UnconfiguredProvider } from '../../src/push/unconfigured.js';
-import type { PushDevice } from '../../src/push/types.js';
+import { ApnsProvider, FcmProvider, SandboxProvider, sendWithRetries, UnconfiguredProvider, type PushDevice } from '../../src/push/index.js';
 import { OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
 import { makeP8, startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';

@@ -17,7 +17,7 @@ import { ProviderRegistry, type ProviderRegistryOptions } from '../../src/delive
 import type { DevicePlatform as Platform } from '../../src/domain/tokens.js';
 import { openPostgres } from '../../src/store/pg.js';
 import { parseAllowList } from '../../src/net/destinations.js';
-import { sendWithRetries } from '../../src/push/retry.js';
+import { sendWithRetries } from '../../src/push/index.js';
 import { setLogLevel } from '../../src/logger.js';
 import { eventually, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
 import { startFakeApns, type FakeApns } from '../fakes/fake-apns.js';

@@ -3,9 +3,8 @@
 // maxElapsedMs has not passed, so a send with its retries ends inside the request timeout. The
 // clock is the test's: each attempt advances it by the providers' 10 s deadline.
 import t from 'tap';
-import { sendWithRetries } from '../../src/push/retry.js';
+import { sendWithRetries, type PushDevice, type PushMessage, type PushProvider } from '../../src/push/index.js';
 import type { PushOutcome } from '../../src/domain/push-outcome.js';
-import type { PushDevice, PushMessage, PushProvider } from '../../src/push/types.js';
 
 function slowProvider(clock: { now: number }, attemptMs: number, outcome: PushOutcome): PushProvider & { attempts: number } {
   return {
