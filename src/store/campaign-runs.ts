@@ -1,12 +1,14 @@
 // Schedule runs (campaigns/schedule-runs.ts; migration 8): one campaign_runs row per run key, whose
 // insertion is the lease that makes a run start once whatever the number of replicas; the row
 // then records how far the audience walk got, so a run a crash interrupted resumes there.
-import type { Queryable } from './db.js';
+import { sqlLiterals, type Queryable } from './db.js';
 import { lapsed } from './leases.js';
 import type { CampaignRow } from './campaigns.js';
 import { audienceWhere, Params } from './audience.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import type { CampaignStatus, FinishedRunState } from '../domain/campaigns.js';
+import { CAMPAIGN_RUN_STATES, type CampaignStatus, type FinishedRunState } from '../domain/campaigns.js';
+
+const R = sqlLiterals(CAMPAIGN_RUN_STATES);
 
 export interface LiveSchedule extends CampaignRow {
   live_since: Date | null;
@@ -33,7 +35,7 @@ export interface RunLease {
 
 /** Starts a run: true for the one caller that inserted it; every other caller, now or later, gets false. */
 export async function startRun(q: Queryable, workspaceId: string, campaignId: string, runKey: string, instance: number): Promise<boolean> {
-  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state, claimed_by) VALUES ($1, $2, $3, 'enrolling', $4) ON CONFLICT DO NOTHING`, [
+  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state, claimed_by) VALUES ($1, $2, $3, ${R.enrolling}, $4) ON CONFLICT DO NOTHING`, [
     campaignId, runKey, workspaceId, instance,
   ]);
   return r.rowCount === 1;
@@ -42,13 +44,13 @@ export async function startRun(q: Queryable, workspaceId: string, campaignId: st
 /** Takes over runs still enrolling whose lease lapsed (store/leases.ts: their holder gone, or not refreshed for `staleMs`). */
 export async function takeOverLapsed(q: Queryable, staleMs: number, owns: (workspaceId: string) => boolean, instance: number): Promise<RunLease[]> {
   const stale = await q.query<{ campaign_id: string; run_key: string; workspace_id: string }>(
-    `SELECT campaign_id, run_key, workspace_id FROM campaign_runs WHERE state = 'enrolling' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
+    `SELECT campaign_id, run_key, workspace_id FROM campaign_runs WHERE state = ${R.enrolling} AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
     [staleMs],
   );
   const taken: RunLease[] = [];
   for (const s of stale.rows.filter((x) => owns(x.workspace_id))) {
     const r = await q.query<RunLease>(
-      `UPDATE campaign_runs SET claimed_by = $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2 AND state = 'enrolling' AND ${lapsed('claimed_by', 'claimed_at', '$3')}
+      `UPDATE campaign_runs SET claimed_by = $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2 AND state = ${R.enrolling} AND ${lapsed('claimed_by', 'claimed_at', '$3')}
        RETURNING campaign_id, run_key, workspace_id, after_person, enrolled`,
       [s.campaign_id, s.run_key, staleMs, instance],
     );

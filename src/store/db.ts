@@ -54,3 +54,12 @@ export function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && DATA_ERROR_CLASSES.has(code.slice(0, 2));
 }
+
+/**
+ * SQL string literals of one of src/domain's enumerations, by value: `${s.waiting}` is `'waiting'`
+ * in a statement's text, and stops compiling when the tuple loses that value, so a state or
+ * status is spelled once (the values are the tuple's own: no quoting is needed).
+ */
+export function sqlLiterals<T extends string>(values: readonly T[]): { readonly [K in T]: string } {
+  return Object.fromEntries(values.map((v) => [v, `'${v}'`])) as { [K in T]: string };
+}

@@ -2,11 +2,14 @@
 // when due, moved to their next node, delayed, finished or stopped. A claim is a lease
 // (store/leases.ts): it names its holder and claimed_at is refreshed while the executor works on
 // the enrolment; a lapsed claim (its holder gone or its lease stale) is released to be claimed again.
-import type { Queryable } from './db.js';
+import { sqlLiterals, type Queryable } from './db.js';
 import { lapsed } from './leases.js';
+import { CAMPAIGN_STATUSES, ENROLMENT_STATES } from '../domain/campaigns.js';
 
+const E = sqlLiterals(ENROLMENT_STATES);
+const C = sqlLiterals(CAMPAIGN_STATUSES);
 /** The statuses whose enrolments wait where they are; the others' are claimed (and stopped when archived or failed). */
-const HELD = `('draft', 'paused')`;
+const HELD = `(${C.draft}, ${C.paused})`;
 
 export interface EnrolContext {
   /** Template scope `event` = parameters; the push records carry the event id. */
@@ -56,7 +59,7 @@ export async function insertEnrolments(
      ),
      ins AS (
        INSERT INTO campaign_enrolments (id, workspace_id, campaign_id, person_id, run_id, entry, state, due_at, context)
-       SELECT id, $2, $1, person_id, $3, entry, 'waiting', COALESCE($8::timestamptz, now()), $9::text::jsonb FROM candidates
+       SELECT id, $2, $1, person_id, $3, entry, ${E.waiting}, COALESCE($8::timestamptz, now()), $9::text::jsonb FROM candidates
        ON CONFLICT DO NOTHING
        RETURNING person_id
      )
@@ -84,9 +87,9 @@ export interface ClaimedEnrolment {
 export async function workspacesWaiting(q: Queryable): Promise<string[]> {
   const r = await q.query<{ workspace_id: string }>(
     `WITH RECURSIVE ws(workspace_id) AS (
-       (SELECT workspace_id FROM campaign_enrolments WHERE state = 'waiting' ORDER BY workspace_id LIMIT 1)
+       (SELECT workspace_id FROM campaign_enrolments WHERE state = ${E.waiting} ORDER BY workspace_id LIMIT 1)
        UNION ALL
-       SELECT (SELECT e.workspace_id FROM campaign_enrolments e WHERE e.state = 'waiting' AND e.workspace_id > ws.workspace_id ORDER BY e.workspace_id LIMIT 1)
+       SELECT (SELECT e.workspace_id FROM campaign_enrolments e WHERE e.state = ${E.waiting} AND e.workspace_id > ws.workspace_id ORDER BY e.workspace_id LIMIT 1)
        FROM ws WHERE ws.workspace_id IS NOT NULL
      )
      SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL`,
@@ -105,12 +108,12 @@ export async function workspacesWaiting(q: Queryable): Promise<string[]> {
  */
 export async function claimDue(q: Queryable, workspaceId: string, limit: number, instance: number): Promise<ClaimedEnrolment[]> {
   const r = await q.query<ClaimedEnrolment>(
-    `UPDATE campaign_enrolments SET state = 'running', claimed_by = $3, claimed_at = now(), claims = claims + 1
+    `UPDATE campaign_enrolments SET state = ${E.running}, claimed_by = $3, claimed_at = now(), claims = claims + 1
      WHERE id IN (SELECT e.id FROM campaign_enrolments e
-                  WHERE e.workspace_id = $1 AND e.state = 'waiting' AND e.due_at <= now()
+                  WHERE e.workspace_id = $1 AND e.state = ${E.waiting} AND e.due_at <= now()
                     AND (SELECT c.status FROM campaigns c WHERE c.id = e.campaign_id) NOT IN ${HELD}
                   ORDER BY e.due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       AND state = 'waiting'
+       AND state = ${E.waiting}
      RETURNING id, campaign_id, person_id, next_node, context, claims`,
     [workspaceId, limit, instance],
   );
@@ -119,14 +122,14 @@ export async function claimDue(q: Queryable, workspaceId: string, limit: number,
 
 /** Keeps the claims alive while their executor works on them. */
 export async function refreshClaims(q: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET claimed_at = now() WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
+  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET claimed_at = now() WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`, [ids]);
 }
 
 /** Lapsed claims (their holder gone, or not refreshed for `staleMs`) go back to waiting, due at once. */
 export async function releaseLapsed(q: Queryable, staleMs: number): Promise<number> {
   const r = await q.query(
-    `UPDATE campaign_enrolments SET state = 'waiting', claimed_by = NULL, claimed_at = NULL
-     WHERE state = 'running' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
+    `UPDATE campaign_enrolments SET state = ${E.waiting}, claimed_by = NULL, claimed_at = NULL
+     WHERE state = ${E.running} AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
     [staleMs],
   );
   return r.rowCount;
@@ -140,14 +143,14 @@ export async function moveOn(q: Queryable, ids: readonly string[], next: string 
   if (ids.length === 0) return;
   await q.query(
     `UPDATE campaign_enrolments SET claimed_by = NULL, claimed_at = NULL, claims = 0,
-       state = CASE WHEN $2::text IS NULL THEN 'done' ELSE 'waiting' END, next_node = $2,
+       state = CASE WHEN $2::text IS NULL THEN ${E.done} ELSE ${E.waiting} END, next_node = $2,
        due_at = CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision * 60) END
-     WHERE id = ANY ($1::uuid[]) AND state = 'running'`,
+     WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`,
     [ids, next, delayMinutes ?? null],
   );
 }
 
 /** Stops the claimed enrolments (their campaign was archived or failed, or their node is gone from the workflow). */
 export async function stopEnrolments(q: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = 'stopped', claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
+  if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = ${E.stopped}, claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`, [ids]);
 }
