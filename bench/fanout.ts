@@ -204,7 +204,10 @@ async function rigFor(opt: FanoutOptions, caDir: string, url: () => string, work
         const r = await counter.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sent'`, [workspaceId(), campaignId]);
         return r.rows[0]!.n;
       },
-      close: async () => void (connected && (await counter.end())),
+      async close() {
+        if (connected) await counter.end();
+        connected = false;
+      },
     };
   }
   if (opt.channel === 'push') {
