@@ -18,7 +18,8 @@ import { embeddedDatabaseUrl, eventually, newKey, newWorkspace, serversOnOneDir,
 import { startFakeFcm } from '../fakes/fake-fcm.js';
 import { SMTPServer } from 'smtp-server';
 
-t.setTimeout(300_000);
+// Four kill or pair runs of a few thousand sends and a two-workspace fan-out: minutes on a loaded machine.
+t.setTimeout(480_000);
 const DB = await ownDatabase(t);
 const fcm = await startFakeFcm();
 t.teardown(() => fcm.close());
