@@ -192,21 +192,25 @@ interface Rig {
 
 async function rigFor(opt: FanoutOptions, caDir: string, url: () => string, workspaceId: () => string): Promise<Rig> {
   if (opt.channel === 'push' && opt.provider === 'sandbox') {
-    const counter = new pg.Client({ connectionString: url() });
-    let connected = false;
+    // Connected at the first count: the database exists once Herald has started.
+    let counter: pg.Client | undefined;
     return {
       describe: "Herald's sandbox provider",
       env: { HERALD_PUSH_PROVIDER: 'sandbox' },
       setup: async () => {},
       async sends(campaignId) {
-        if (!connected) await counter.connect();
-        connected = true;
+        if (!counter) {
+          counter = new pg.Client({ connectionString: url() });
+          counter.on('error', () => {}); // ended by the run's cleanup if it stops Herald first
+          await counter.connect();
+        }
         const r = await counter.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sent'`, [workspaceId(), campaignId]);
         return r.rows[0]!.n;
       },
       async close() {
-        if (connected) await counter.end();
-        connected = false;
+        const c = counter;
+        counter = undefined;
+        await c?.end();
       },
     };
   }
@@ -352,10 +356,11 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const statements = await statementStats(url, 'read');
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
+    // Before Herald stops: the sandbox's counter is connected to its embedded PostgreSQL.
+    await rig.close?.();
     t = Date.now();
     const shutdown = await stopChild(herald.child, 120_000);
     log(`Herald stopped in ${Date.now() - t} ms`);
-    await rig.close?.();
 
     // The floor, Herald stopped: as many messages as Herald sent, the bare way.
     let floor: ChannelFloorResult | null = null;
