@@ -6,10 +6,18 @@
 // RSS max of Herald and of its embedded PostgreSQL (PSS: shared buffers counted once). See
 // bench/README.md.
 //
+// `--scenario email-fanout` and `sms-fanout` (issue 25) run the same campaign with one email or
+// SMS node instead, each person with an email address or a mobile number, against a local SMTP
+// server (the workspace's email channel with --connections pooled connections) or the fake
+// Twilio, both in a process of their own (bench/messaging-fakes.ts), and then, Herald stopped,
+// the floor (bench/channel-floor.ts): the same number of messages through a bare nodemailer
+// pool of as many connections, or bare `fetch` POSTs as concurrent as Herald's were. Herald's
+// messages/s are reported as a ratio to the floor's (issue 25's target: ≥ 0.6).
+//
 // Setup is not timed. The people and their devices are inserted straight into PostgreSQL in
 // bulk (generate_series): through the API, 250,000 device registrations take minutes on this
 // machine, and the scenario measures the fan-out, not ingestion. Everything else (workspace,
-// key, push credentials, campaign, activation) goes through Herald's HTTP interface.
+// key, channel settings, campaign, activation) goes through Herald's HTTP interface.
 import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -17,44 +25,57 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
-import { call, databaseUrl, FakeProviders, guardRun, Sampler, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, runChannelFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
+import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
-import { BENCH_LIMITS, optionChecks } from './cli.js';
+import { optionChecks } from './cli.js';
+import type { BenchWorkspace } from './scenarios.js';
 
-export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout [options]
+export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fanout|sms-fanout [options]
 
-  --people 250000     people in the campaign's audience, each with one android device
+  --people N          people in the campaign's audience, each with one android device (fanout,
+                      default 250000), an email address (email-fanout) or a mobile number
+                      (sms-fanout; both default 50000)
   --ceiling N         HERALD_SCHEDULE_AUDIENCE_CEILING of the Herald started (default: 250000,
                       Herald's default; a smaller one truncates the run)
   --send-in 10s       send_at this long after the campaign is activated
-  --provider fakes    fakes: the fake FCM over HTTP/2 TLS in a process of its own, sends counted
-                      as the requests it received; sandbox: Herald's sandbox provider, sends
-                      counted as the campaign's records \`sent\`
+  --provider fakes    fanout: fakes: the fake FCM over HTTP/2 TLS in a process of its own, sends
+                      counted as the requests it received; sandbox: Herald's sandbox provider,
+                      sends counted as the campaign's records \`sent\`
+  --connections 5     email-fanout: the email channel's pooled SMTP connections, and the floor's
   --timeout 600s      give up when the provider has not received everything by then
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads into DIR when it stops
                       (node --cpu-prof; profiling slows Herald down)
   --out bench/results where the JSON result goes`;
 
+/** What the campaign sends through. */
+export type FanoutChannel = 'push' | 'email' | 'sms';
+/** The issue 25 target: Herald's messages/s at least this share of the floor's. */
+const FLOOR_TARGET = 0.6;
+
 interface FanoutOptions {
+  channel: FanoutChannel;
   people: number;
   ceiling: number;
   sendInMs: number;
   provider: 'fakes' | 'sandbox';
+  connections: number;
   timeoutMs: number;
   cpuProf?: string;
   out: string;
 }
 
-function options(argv: string[]): FanoutOptions {
+function options(argv: string[], channel: FanoutChannel): FanoutOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
       scenario: { type: 'string' },
-      people: { type: 'string', default: '250000' },
+      people: { type: 'string', default: channel === 'push' ? '250000' : '50000' },
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
       provider: { type: 'string', default: 'fakes' },
+      connections: { type: 'string', default: '5' },
       timeout: { type: 'string', default: '600s' },
       'cpu-prof': { type: 'string' },
       out: { type: 'string', default: 'bench/results' },
@@ -65,16 +86,15 @@ function options(argv: string[]): FanoutOptions {
     process.stdout.write(FANOUT_USAGE + '\n');
     process.exit(0);
   }
-  const { int, dur } = optionChecks(FANOUT_USAGE);
-  const provider = values.provider;
-  if (provider !== 'fakes' && provider !== 'sandbox') {
-    process.stderr.write(`--provider must be fakes or sandbox\n${FANOUT_USAGE}\n`);
-    process.exit(2);
-  }
+  const { int, dur, fail } = optionChecks(FANOUT_USAGE);
+  const provider = values.provider === 'fakes' || values.provider === 'sandbox' ? values.provider : fail('--provider must be fakes or sandbox');
+  if (provider === 'sandbox' && channel !== 'push') fail('--provider sandbox is for the push fanout only');
   return {
+    channel,
     provider,
-    people: int('people', values.people, 1, 5_000_000),
+    people: int('people', values.people, 1, channel === 'sms' ? 1_000_000 : 5_000_000),
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
+    connections: int('connections', values.connections, 1, 50),
     sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
     timeoutMs: dur('timeout', values.timeout!),
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
@@ -82,26 +102,36 @@ function options(argv: string[]): FanoutOptions {
   };
 }
 
-/** `n` people (external ids `p-0` …) with one android device each (an FCM-shaped token), in bulk. */
-export async function insertAudience(url: string, workspaceId: string, n: number): Promise<void> {
+/**
+ * `n` people (external ids `p-0` …) in bulk, each with what the campaign's channel needs: one
+ * android device (an FCM-shaped token), an email address `p-<i>@bench.example.com`, or a UK
+ * mobile number `+447400<i, six digits>`.
+ */
+export async function insertAudience(url: string, workspaceId: string, n: number, channel: FanoutChannel = 'push'): Promise<void> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
     await db.query('BEGIN');
     await db.query(
-      `INSERT INTO people (id, workspace_id, external_id, first_name, traits)
-       SELECT gen_random_uuid(), $1, 'p-' || i, 'First' || i, jsonb_build_object('plan', 'pro') FROM generate_series(0, $2 - 1) AS i`,
-      [workspaceId, n],
+      `INSERT INTO people (id, workspace_id, external_id, first_name, email, phone, traits)
+       SELECT gen_random_uuid(), $1, 'p-' || i, 'First' || i,
+         CASE WHEN $3 = 'email' THEN 'p-' || i || '@bench.example.com' END,
+         CASE WHEN $3 = 'sms' THEN '+447400' || lpad(i::text, 6, '0') END,
+         jsonb_build_object('plan', 'pro')
+       FROM generate_series(0, $2 - 1) AS i`,
+      [workspaceId, n, channel],
     );
-    await db.query(
-      `INSERT INTO devices (id, workspace_id, person_id, device_token, platform)
-       SELECT gen_random_uuid(), $1, p.id, left(md5(p.id::text), 22) || ':APA91b' || md5('a' || p.id) || md5('b' || p.id) || md5('c' || p.id), 'android'
-       FROM people p WHERE p.workspace_id = $1`,
-      [workspaceId],
-    );
+    if (channel === 'push') {
+      await db.query(
+        `INSERT INTO devices (id, workspace_id, person_id, device_token, platform)
+         SELECT gen_random_uuid(), $1, p.id, left(md5(p.id::text), 22) || ':APA91b' || md5('a' || p.id) || md5('b' || p.id) || md5('c' || p.id), 'android'
+         FROM people p WHERE p.workspace_id = $1`,
+        [workspaceId],
+      );
+    }
     await db.query('COMMIT');
     await db.query('ANALYZE people');
-    await db.query('ANALYZE devices');
+    if (channel === 'push') await db.query('ANALYZE devices');
   } finally {
     await db.end();
   }
@@ -134,63 +164,135 @@ async function statementStats(url: string, action: 'reset' | 'read'): Promise<{ 
 
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
-export async function fanout(argv: string[]): Promise<number> {
-  const opt = options(argv);
+/** The campaign's workflow node for each channel: templated, as a campaign's is. */
+const NODES: Record<FanoutChannel, Record<string, unknown>> = {
+  push: { id: 'hello', type: 'push', title: 'Hello {{ person.first_name }}', body: 'Your plan: {{ traits.plan }}' },
+  email: { id: 'hello', type: 'email', subject: 'Hello {{ person.first_name }}', html: '<p>Your plan: {{ traits.plan }}</p><p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>' },
+  sms: { id: 'hello', type: 'sms', body: 'Hello {{ person.first_name }}, your plan: {{ traits.plan }}' },
+};
+
+/**
+ * What differs between the channels: Herald's provider settings (and the fakes they point at),
+ * the workspace's channel settings, how the sends are counted, and the floor.
+ */
+interface Rig {
+  describe: string;
+  env: Record<string, string>;
+  pid?: number;
+  /** The channel's settings on the workspace, over HTTP. */
+  setup(base: string, secret: string, ws: BenchWorkspace): Promise<void>;
+  /** Sends so far, as the provider (or, in the sandbox, the store) counts them. */
+  sends(campaignId: string): Promise<number>;
+  /** The fakes' own figures, for the result. */
+  stats?(): Promise<unknown>;
+  /** The floor, once Herald has stopped: `count` messages the bare way. */
+  floor?(count: number): Promise<ChannelFloorResult>;
+  close?(): Promise<void>;
+}
+
+async function rigFor(opt: FanoutOptions, caDir: string, url: () => string, workspaceId: () => string): Promise<Rig> {
+  if (opt.channel === 'push' && opt.provider === 'sandbox') {
+    // Connected at the first count: the database exists once Herald has started.
+    let counter: pg.Client | undefined;
+    return {
+      describe: "Herald's sandbox provider",
+      env: { HERALD_PUSH_PROVIDER: 'sandbox' },
+      setup: async () => {},
+      async sends(campaignId) {
+        if (!counter) {
+          counter = new pg.Client({ connectionString: url() });
+          counter.on('error', () => {}); // ended by the run's cleanup if it stops Herald first
+          await counter.connect();
+        }
+        const r = await counter.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sent'`, [workspaceId(), campaignId]);
+        return r.rows[0]!.n;
+      },
+      async close() {
+        const c = counter;
+        counter = undefined;
+        await c?.end();
+      },
+    };
+  }
+  if (opt.channel === 'push') {
+    const fakes = await FakeProviders.start();
+    return {
+      describe: 'the fake FCM in a process of its own',
+      env: pushFakesEnv(fakes.ready, caDir),
+      pid: fakes.child.pid,
+      setup: (base, secret, ws) => setupPushChannels(base, secret, [ws], fakes.ready),
+      sends: async () => (await fakes.stats()).fcm.requests,
+      stats: () => fakes.stats(),
+    };
+  }
+  const fakes = await MessagingFakes.start();
+  const email = opt.channel === 'email';
+  const put = async (base: string, secret: string, ws: BenchWorkspace) => {
+    const body = email
+      ? { smtp: { host: fakes.ready.smtp.host, port: fakes.ready.smtp.port, security: 'none', max_connections: opt.connections }, from: { email: 'bench@herald.example', name: 'Herald bench' } }
+      : { twilio: fakes.ready.twilio.account };
+    const r = await call(base, 'PUT', `/api/v1/workspaces/${ws.id}/channels/${opt.channel}`, await sessionToken(secret, 'herald-bench'), body);
+    if (r.status !== 200) throw new Error(`setting the ${opt.channel} channel answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  };
+  return {
+    describe: email ? `a local SMTP server (smtp-server) in a process of its own, ${opt.connections} pooled connections` : 'the fake Twilio in a process of its own',
+    // Live: a workspace whose channel did not take fails its sends instead of going to the sandbox.
+    env: email ? { HERALD_EMAIL_PROVIDER: 'live', HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' } : { HERALD_SMS_PROVIDER: 'live', HERALD_TWILIO_ENDPOINT: fakes.ready.twilio.url },
+    pid: fakes.child.pid,
+    setup: put,
+    sends: async () => {
+      const s = await fakes.stats();
+      return email ? s.smtp.messages : s.twilio.requests;
+    },
+    stats: () => fakes.stats(),
+    async floor(count) {
+      await fakes.quiet(1000, 30_000);
+      const [sample, stats] = [await fakes.sample(), await fakes.stats()];
+      const budget = opt.timeoutMs + 60_000;
+      const config: ChannelFloorConfig = email
+        ? { kind: 'email', host: fakes.ready.smtp.host, port: fakes.ready.smtp.port, connections: opt.connections, count, mails: sample.mails }
+        : { kind: 'sms', url: fakes.ready.twilio.url, concurrency: Math.max(1, stats.twilio.max_connections), count, requests: sample.sms };
+      if ((email ? sample.mails : sample.sms).length === 0) throw new Error('the fakes kept no message of Herald\'s to send at the floor');
+      return runChannelFloor(config, budget);
+    },
+  };
+}
+
+export async function fanout(argv: string[], channel: FanoutChannel = 'push'): Promise<number> {
+  const opt = options(argv, channel);
+  const scenario = channel === 'push' ? 'fanout' : `${channel}-fanout`;
   const startedAt = new Date();
   const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)}s] ${msg}\n`);
   let herald: HeraldProc | undefined;
-  let fakes: FakeProviders | undefined;
-  const { dataDir, caDir, cleanup } = guardRun(opt.timeoutMs + opt.sendInMs + 1_800_000, log, async () => {
+  let rig: Rig | undefined;
+  const { dataDir, caDir, cleanup } = guardRun(2 * opt.timeoutMs + opt.sendInMs + 1_800_000, log, async () => {
+    await rig?.close?.();
     if (herald) await stopChild(herald.child, 30_000);
   });
 
-  /** Herald's provider settings: the fakes (started here, trusted through their CA) or the sandbox. */
-  const providerEnv = async (): Promise<Record<string, string>> => {
-    if (opt.provider === 'sandbox') return { HERALD_PUSH_PROVIDER: 'sandbox' };
-    fakes = await FakeProviders.start();
-    const caFile = join(caDir, 'fake-providers-ca.pem');
-    writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
-    return {
-      HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
-      HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
-      NODE_EXTRA_CA_CERTS: caFile,
-      // The fake's token endpoint (the workspace's token_uri) is on this machine (DECISIONS §15).
-      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
-      HERALD_PUSH_PROVIDER: 'live',
-    };
-  };
-
   try {
     const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
-    herald = await startHerald({
-      ...process.env,
-      HERALD_HOST: '127.0.0.1',
-      HERALD_PORT: '0',
-      HERALD_DATA_DIR: dataDir,
-      HERALD_AUTH_SECRET: secret,
-      HERALD_RATE_LIMITS: BENCH_LIMITS,
-      HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
-      ...(await providerEnv()),
-      HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling),
-    }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
+    let ws: BenchWorkspace | undefined;
+    rig = await rigFor(opt, caDir, () => databaseUrl(dataDir), () => ws!.id);
+    herald = await startBenchHerald(dataDir, secret, { ...rig.env, HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling) }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
     const base = herald.base;
-    log(`Herald is up at ${base} (pid ${herald.pid}), ${fakes ? `fake providers pid ${fakes.child.pid}` : 'the sandbox provider'}`);
-    const [ws] = await setupWorkspaces(base, secret, 1);
-    if (fakes) await setupPushChannels(base, secret, [ws!], fakes.ready);
+    log(`Herald is up at ${base} (pid ${herald.pid}), ${rig.describe}${rig.pid ? ` (pid ${rig.pid})` : ''}`);
+    [ws] = await setupWorkspaces(base, secret, 1);
+    await rig.setup(base, secret, ws!);
     const url = databaseUrl(dataDir);
     let t = Date.now();
-    await insertAudience(url, ws!.id, opt.people);
+    await insertAudience(url, ws!.id, opt.people, channel);
     const setupS = round((Date.now() - t) / 1000, 1);
-    log(`inserted ${fmt(opt.people)} people with an android device each in SQL (${setupS} s)`);
+    log(`inserted ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each in SQL (${setupS} s)`);
 
     const token = await sessionToken(secret, 'herald-bench');
     const inWs = `workspace_id=${ws!.id}`;
     const sendAt = Date.now() + opt.sendInMs;
     const created = await call(base, 'POST', `/api/v1/campaigns?${inWs}`, token, {
-      name: 'bench fan-out',
+      name: `bench ${scenario}`,
       trigger_type: 'schedule',
       trigger_config: { send_at: new Date(sendAt).toISOString() },
-      workflow_definition: { nodes: [{ id: 'hello', type: 'push', title: 'Hello {{ person.first_name }}', body: 'Your plan: {{ traits.plan }}' }] },
+      workflow_definition: { nodes: [NODES[channel]] },
     });
     const campaignId = created.body?.data?.campaign?.id as string | undefined;
     if (created.status !== 201 || !campaignId) throw new Error(`creating the campaign answered ${created.status}: ${JSON.stringify(created.body).slice(0, 500)}`);
@@ -201,20 +303,15 @@ export async function fanout(argv: string[]): Promise<number> {
 
     const pgDir = process.env.DATABASE_URL ? null : join(dataDir, 'pg');
     const sampler = new Sampler(herald.pid, pgDir);
-    // Sends so far: the fake FCM's requests, or (sandbox) the campaign's records `sent`.
-    const counter = new pg.Client({ connectionString: url });
-    await counter.connect();
-    const sends = async () =>
-      fakes
-        ? (await fakes.stats()).fcm.requests
-        : (await counter.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2 AND status = 'sent'`, [ws!.id, campaignId])).rows[0]!.n;
+    // Sends so far: what the provider received, or (sandbox) the campaign's records `sent`.
+    const sends = () => rig!.sends(campaignId);
     const before = await sends();
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
     sampler.mark('start');
     const metricsStart = await scrapeMetrics(base);
     const loadStart = loadavg();
-    // Poll what the fake FCM received until everything arrived (or nothing more comes).
+    // Poll what the provider received until everything arrived (or nothing more comes).
     let first: number | null = null;
     let last: number | null = null;
     let received = 0;
@@ -237,7 +334,6 @@ export async function fanout(argv: string[]): Promise<number> {
       if (received > 0 && now - lastChange > 30_000) break; // stalled
     }
     sampler.mark('end');
-    await counter.end();
     const loadEnd = loadavg();
     // The stats once every send is recorded (the last records follow the last provider answers).
     const readStats = async () => (await call(base, 'GET', `/api/v1/campaigns/${campaignId}?${inWs}`, token)).body?.data;
@@ -259,15 +355,29 @@ export async function fanout(argv: string[]): Promise<number> {
     await db.end();
     const statements = await statementStats(url, 'read');
     sampler.stop();
+    const providerStats = (await rig.stats?.()) ?? null;
+    // Before Herald stops: the sandbox's counter is connected to its embedded PostgreSQL.
+    await rig.close?.();
     t = Date.now();
     const shutdown = await stopChild(herald.child, 120_000);
     log(`Herald stopped in ${Date.now() - t} ms`);
 
+    // The floor, Herald stopped: as many messages as Herald sent, the bare way.
+    let floor: ChannelFloorResult | null = null;
+    if (rig.floor && received > 0) {
+      log(`the floor: ${fmt(received)} messages`);
+      floor = await rig.floor(received);
+      log(`the floor sent ${fmt(floor.sent)} (${fmt(floor.errors)} errors${floor.error ? `, first: ${floor.error}` : ''}) in ${floor.duration_s} s`);
+    }
+
     const toLast = last === null ? null : round((last - sendAt) / 1000, 2);
+    const perS = toLast ? round(received / toLast) : null;
+    const perSFromFirst = first !== null && last !== null && last > first ? round(received / ((last - first) / 1000)) : null;
+    const ratio = floor && floor.per_s > 0 && perS !== null ? round(perS / floor.per_s, 3) : null;
     const result = {
-      scenario: 'fanout',
+      scenario,
       started_at: startedAt.toISOString(),
-      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, provider: opt.provider },
+      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, ...(channel === 'push' ? { provider: opt.provider } : {}), ...(channel === 'email' ? { connections: opt.connections } : {}) },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: { start: loadStart, end: loadEnd } },
       setup_s: setupS,
       expected,
@@ -276,9 +386,14 @@ export async function fanout(argv: string[]): Promise<number> {
       send_at: new Date(sendAt).toISOString(),
       first_request_after_send_at_s: first === null ? null : round((first - sendAt) / 1000, 2),
       last_request_after_send_at_s: toLast,
-      sends_per_s: toLast ? round(received / toLast) : null,
+      sends_per_s: perS,
       received_by_second: timeline.reduce<number[]>((out, x, i) => [...out, x ?? out[i - 1] ?? 0], []),
-      sends_per_s_from_first: first !== null && last !== null && last > first ? round(received / ((last - first) / 1000)) : null,
+      sends_per_s_from_first: perSFromFirst,
+      floor,
+      ratio_to_floor: ratio,
+      ratio_to_floor_from_first: floor && floor.per_s > 0 && perSFromFirst !== null ? round(perSFromFirst / floor.per_s, 3) : null,
+      target: floor ? FLOOR_TARGET : null,
+      provider: providerStats,
       campaign: { status: stats?.campaign?.status ?? null, stats: stats?.stats ?? null, run, failures },
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
@@ -289,15 +404,16 @@ export async function fanout(argv: string[]): Promise<number> {
       samples: sampler.samples,
     };
     mkdirSync(resolve(opt.out), { recursive: true });
-    const file = join(resolve(opt.out), `fanout-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    const file = join(resolve(opt.out), `${scenario}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
     const s = result.campaign.stats as Record<string, number> | null;
     process.stdout.write(
       [
         '',
-        `scenario fanout: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one android device each; ${fakes ? 'the fake FCM in a process of its own' : "Herald's sandbox provider"}; ${availableParallelism()} CPUs`,
-        `${fakes ? 'provider requests' : 'sends recorded sent'}: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
+        `scenario ${scenario}: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one ${NODES[channel].type} node; ${rig.describe}; ${availableParallelism()} CPUs`,
+        `${opt.provider === 'sandbox' ? 'sends recorded sent' : channel === 'email' ? 'messages the SMTP server accepted' : 'provider requests'}: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
         `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
+        floor ? `the floor (${floor.kind === 'email' ? `bare nodemailer pool, ${opt.connections} connections` : `bare fetch, ${(result.provider as { twilio?: { max_connections: number } } | null)?.twilio?.max_connections ?? '?'} in flight, as many as Herald's connections`}): ${fmt(floor.per_s)} messages/s; Herald ${fmt(ratio, 3)} of it from send_at (${fmt(result.ratio_to_floor_from_first, 3)} from the first send); target ≥ ${FLOOR_TARGET}: ${ratio !== null && ratio >= FLOOR_TARGET ? 'met' : 'NOT met'}` : '',
         `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
         failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
@@ -309,7 +425,7 @@ export async function fanout(argv: string[]): Promise<number> {
         '',
       ].join('\n'),
     );
-    return result.complete ? 0 : 1;
+    return result.complete && (!rig.floor || floor?.errors === 0) ? 0 : 1;
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? err}`);
     if (herald && herald.child.exitCode !== null) log(herald.output());

@@ -17,11 +17,11 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { makeTlsCert } from '../test/fakes/tls.js';
-import { call, databaseUrl, FakeProviders, guardRun, LoadGenerator, sessionToken, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, guardRun, LoadGenerator, pushFakesEnv, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { setupPushChannels } from './push.js';
 import { insertAudience } from './fanout.js';
 import { LatencyHistogram } from './stats.js';
-import { BENCH_LIMITS, optionChecks } from './cli.js';
+import { optionChecks } from './cli.js';
 import type { BenchWorkspace } from './scenarios.js';
 
 export const ISOLATION_USAGE = `usage: npm run bench -- --scenario isolation [options]
@@ -167,25 +167,8 @@ export async function isolation(argv: string[]): Promise<number> {
   try {
     const fakes = await FakeProviders.start();
     hostileEndpoint = await hostileTokenEndpoint(opt.hugeMb, opt.dripMs);
-    const caFile = join(caDir, 'isolation-ca.pem');
-    writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca + hostileEndpoint.ca);
     const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
-    herald = await startHerald({
-      ...process.env,
-      HERALD_HOST: '127.0.0.1',
-      HERALD_PORT: '0',
-      HERALD_DATA_DIR: dataDir,
-      HERALD_AUTH_SECRET: secret,
-      HERALD_RATE_LIMITS: BENCH_LIMITS,
-      HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
-      HERALD_FCM_ENDPOINT: fakes.ready.fcm.url,
-      HERALD_APNS_ENDPOINT: fakes.ready.apns.url,
-      // The fakes and the hostile token endpoint listen on loopback.
-      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
-      NODE_EXTRA_CA_CERTS: caFile,
-      HERALD_PUSH_PROVIDER: 'live',
-      HERALD_TRIGGER_AUDIENCE_CEILING: String(Math.max(10_000, opt.hostile)),
-    });
+    herald = await startBenchHerald(dataDir, secret, { ...pushFakesEnv(fakes.ready, caDir, hostileEndpoint.ca), HERALD_TRIGGER_AUDIENCE_CEILING: String(Math.max(10_000, opt.hostile)) });
     const base = herald.base;
     const actors = (await call(base, 'GET', '/healthz', '')).body?.components?.actors as number | undefined;
     log(`Herald is up at ${base} (pid ${herald.pid}, ${actors ?? '?'} actors)`);

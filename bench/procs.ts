@@ -1,7 +1,8 @@
 // The processes a bench run starts (Herald, the floor, the load generator, the push scenarios'
-// fake providers and push floor), how it talks to them, and how it makes sure none outlives it.
+// fake providers and push floor, the email and SMS fakes and floor), how it talks to them, and
+// how it makes sure none outlives it.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
@@ -9,14 +10,19 @@ import { shardOf } from '../src/util/shard.js';
 import { requestTimeoutMs, type BenchWorkspace } from './scenarios.js';
 import type { FromLoad, LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersReady, FakeProvidersStats, FromFakes, ToFakes } from './fake-providers.js';
-import type { FromPushFloor, PushFloorConfig, PushFloorResult } from './push-floor.js';
+import type { PushFloorConfig, PushFloorResult } from './push-floor.js';
+import type { FromMessagingFakes, MessagingFakesReady, MessagingFakesSample, MessagingFakesStats, ToMessagingFakes } from './messaging-fakes.js';
+import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
 import { round } from './stats.js';
+import { BENCH_LIMITS } from './cli.js';
 
 const HERALD_CLI = new URL('../src/cli.js', import.meta.url).pathname;
 const FLOOR = new URL('./floor.js', import.meta.url).pathname;
 const LOAD = new URL('./load.js', import.meta.url).pathname;
 const FAKES = new URL('./fake-providers.js', import.meta.url).pathname;
 const PUSH_FLOOR = new URL('./push-floor.js', import.meta.url).pathname;
+const MESSAGING_FAKES = new URL('./messaging-fakes.js', import.meta.url).pathname;
+const CHANNEL_FLOOR = new URL('./channel-floor.js', import.meta.url).pathname;
 
 /** Every child this run started; killed (by pid, each one) when the run ends in any way. */
 const children = new Set<ChildProcess>();
@@ -128,7 +134,7 @@ export interface HeraldProc {
  * (GET /metrics on the main port), so a run reports Herald's own figures beside the bench's,
  * unless `env` sets HERALD_METRICS itself (e.g. false, to measure without them).
  */
-export async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<HeraldProc> {
+async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<HeraldProc> {
   const child = track(spawn(process.execPath, [...nodeArgs, HERALD_CLI, 'start'], { env: { HERALD_METRICS: 'true', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), 'herald');
   const out = tail(4000);
   const err = tail(8000);
@@ -151,12 +157,99 @@ export async function startHerald(env: NodeJS.ProcessEnv, nodeArgs: string[] = [
   return { child, pid: child.pid!, base: m[1]!, logged, output };
 }
 
+/**
+ * Herald as every bench scenario starts it: on 127.0.0.1 with a random port, its data in
+ * `dataDir`, the session secret `secret`, every rate limit out of reach (BENCH_LIMITS) and
+ * warnings and errors logged; `env` adds to (or overrides) that, e.g. the providers' endpoints.
+ */
+export function startBenchHerald(dataDir: string, secret: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<HeraldProc> {
+  return startHerald({
+    ...process.env,
+    HERALD_HOST: '127.0.0.1',
+    HERALD_PORT: '0',
+    HERALD_DATA_DIR: dataDir,
+    HERALD_AUTH_SECRET: secret,
+    HERALD_RATE_LIMITS: BENCH_LIMITS,
+    HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
+    ...env,
+  }, nodeArgs);
+}
+
+/**
+ * What Herald (and the push floor) need to send to the fake FCM and APNs: their endpoints, their
+ * CA (written to `caDir`, with `extraCa`, e.g. another fake's, trusted too), the live provider
+ * (a workspace whose credentials did not take fails instead of falling back to the sandbox) and
+ * loopback allowed (the fake's token endpoint is a tenant's setting, DECISIONS §15).
+ */
+export function pushFakesEnv(ready: FakeProvidersReady, caDir: string, extraCa = ''): Record<string, string> {
+  const caFile = join(caDir, 'fake-providers-ca.pem');
+  writeFileSync(caFile, ready.fcm.ca + ready.apns.ca + extraCa);
+  return {
+    HERALD_FCM_ENDPOINT: ready.fcm.url,
+    HERALD_APNS_ENDPOINT: ready.apns.url,
+    NODE_EXTRA_CA_CERTS: caFile,
+    HERALD_PUSH_PROVIDER: 'live',
+    HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
+  };
+}
+
 export async function startFloor(): Promise<{ child: ChildProcess; base: string }> {
   const child = track(fork(FLOOR, [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }), 'floor');
   const err = tail(4000);
   child.stderr!.on('data', err.push);
   const m = await waitForLine(child, /floor listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000, 'the floor', () => err.get());
   return { child, base: m[1]! };
+}
+
+/** Forks `script` (a fake provider's process) and resolves with its `ready` message. */
+function forkReady<R extends { type: string }>(script: string, name: string): Promise<{ child: ChildProcess; ready: R }> {
+  const child = track(fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), name);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the ${name} did not start within 30 s`)), 30_000);
+    child.once('message', (m: R) => {
+      clearTimeout(timer);
+      if (m.type === 'ready') resolve({ child, ready: m });
+      else reject(new Error(`the ${name} sent ${m.type} before ready`));
+    });
+    child.once('exit', (code) => reject(new Error(`the ${name} exited (${code}) while starting`)));
+  });
+}
+
+/** Sends `{type}` to the child and resolves with its first answer of that type. */
+function ask<M extends { type: string }, T extends M['type']>(child: ChildProcess, type: T, name: string): Promise<Extract<M, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`the ${name} did not answer ${type} within 10 s`)), 10_000);
+    const onMessage = (m: M) => {
+      if (m.type === type) done(null, m as Extract<M, { type: T }>);
+    };
+    const done = (err: Error | null, m?: Extract<M, { type: T }>) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      if (err) reject(err);
+      else resolve(m!);
+    };
+    child.on('message', onMessage);
+    child.send({ type });
+  });
+}
+
+/**
+ * Waits until `count()` has not moved for `quietMs`: what a finished phase left in flight is
+ * still being sent until then. Resolves with how long that took.
+ */
+async function quietCount(count: () => Promise<number>, quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+  const t0 = Date.now();
+  let last = await count();
+  let since = Date.now();
+  while (Date.now() - t0 < maxMs) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await count();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return { ms: Date.now() - t0, quiet: true };
+  }
+  return { ms: Date.now() - t0, quiet: false };
 }
 
 /** The fake FCM and APNs, in a process of their own; asked over IPC what they received. */
@@ -167,84 +260,86 @@ export class FakeProviders {
   ) {}
 
   static async start(): Promise<FakeProviders> {
-    const child = track(fork(FAKES, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'fake providers');
-    const ready = await new Promise<FakeProvidersReady>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the fake providers did not start within 30 s')), 30_000);
-      child.once('message', (m: FromFakes) => {
-        clearTimeout(timer);
-        if (m.type === 'ready') resolve(m);
-        else reject(new Error(`the fake providers sent ${m.type} before ready`));
-      });
-      child.once('exit', (code) => reject(new Error(`the fake providers exited (${code}) while starting`)));
-    });
+    const { child, ready } = await forkReady<FakeProvidersReady>(FAKES, 'fake providers');
     return new FakeProviders(child, ready);
   }
 
-  private ask<T extends FromFakes['type']>(type: ToFakes['type'] & T): Promise<Extract<FromFakes, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`the fake providers did not answer ${type} within 10 s`)), 10_000);
-      const onMessage = (m: FromFakes) => {
-        if (m.type === type) done(null, m as Extract<FromFakes, { type: T }>);
-      };
-      const done = (err: Error | null, m?: Extract<FromFakes, { type: T }>) => {
-        clearTimeout(timer);
-        this.child.off('message', onMessage);
-        if (err) reject(err);
-        else resolve(m!);
-      };
-      this.child.on('message', onMessage);
-      this.child.send({ type });
-    });
-  }
-
   stats(): Promise<FakeProvidersStats> {
-    return this.ask('stats');
+    return ask<FromFakes, 'stats'>(this.child, 'stats' satisfies ToFakes['type'], 'fake providers');
   }
 
   /** FCM request bodies as the fake received them (the first ones). */
   async sample(): Promise<string[]> {
-    return (await this.ask('sample')).bodies;
+    return (await ask<FromFakes, 'sample'>(this.child, 'sample' satisfies ToFakes['type'], 'fake providers')).bodies;
   }
 
-  /**
-   * Waits until the fakes have received nothing new for `quietMs`: requests a finished phase
-   * left in flight are still being sent until then. Resolves with how long that took.
-   */
-  async quiet(quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
-    const t0 = Date.now();
-    let last = await this.stats();
-    let since = Date.now();
-    while (Date.now() - t0 < maxMs) {
-      await new Promise((r) => setTimeout(r, 100));
-      const now = await this.stats();
-      if (now.fcm.requests !== last.fcm.requests || now.apns.requests !== last.apns.requests) {
-        last = now;
-        since = Date.now();
-      } else if (Date.now() - since >= quietMs) return { ms: Date.now() - t0, quiet: true };
-    }
-    return { ms: Date.now() - t0, quiet: false };
+  /** Waits until the fakes have received nothing new for `quietMs` (see quietCount). */
+  quiet(quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+    return quietCount(async () => {
+      const s = await this.stats();
+      return s.fcm.requests + s.apns.requests;
+    }, quietMs, maxMs);
   }
+}
+
+/** The SMTP server and the fake Twilio, in a process of their own (bench/messaging-fakes.ts). */
+export class MessagingFakes {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly ready: MessagingFakesReady,
+  ) {}
+
+  static async start(): Promise<MessagingFakes> {
+    const { child, ready } = await forkReady<MessagingFakesReady>(MESSAGING_FAKES, 'messaging fakes');
+    return new MessagingFakes(child, ready);
+  }
+
+  stats(): Promise<MessagingFakesStats> {
+    return ask<FromMessagingFakes, 'stats'>(this.child, 'stats' satisfies ToMessagingFakes['type'], 'messaging fakes');
+  }
+
+  sample(): Promise<MessagingFakesSample> {
+    return ask<FromMessagingFakes, 'sample'>(this.child, 'sample' satisfies ToMessagingFakes['type'], 'messaging fakes');
+  }
+
+  /** Waits until neither fake has received anything new for `quietMs` (see quietCount). */
+  quiet(quietMs: number, maxMs: number): Promise<{ ms: number; quiet: boolean }> {
+    return quietCount(async () => {
+      const s = await this.stats();
+      return s.smtp.messages + s.twilio.requests;
+    }, quietMs, maxMs);
+  }
+}
+
+/** Forks a floor `script`, sends it one `run` and resolves with its result (rejects past `budgetMs`). */
+function runOnce<C, R>(script: string, name: string, config: C, budgetMs: number, env?: NodeJS.ProcessEnv): Promise<R> {
+  const child = track(fork(script, [], { ...(env ? { env } : {}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), name);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the ${name} exceeded its time budget`));
+    }, budgetMs);
+    child.once('message', (m: { type: 'result'; result: R } | { type: 'error'; message: string }) => {
+      clearTimeout(timer);
+      if (m.type === 'result') resolve(m.result);
+      else reject(new Error(`the ${name} failed: ${m.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the ${name} exited (${code}) without a result`));
+    });
+    child.send({ type: 'run', config });
+  });
 }
 
 /** Runs the push floor in a process of its own; `env` carries NODE_EXTRA_CA_CERTS for the fake. */
 export function runPushFloor(config: PushFloorConfig, env: NodeJS.ProcessEnv): Promise<PushFloorResult> {
-  const child = track(fork(PUSH_FLOOR, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), 'push floor');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('the push floor exceeded its time budget'));
-    }, config.durationMs + 60_000);
-    child.once('message', (m: FromPushFloor) => {
-      clearTimeout(timer);
-      if (m.type === 'result') resolve(m.result);
-      else reject(new Error(`the push floor failed: ${m.message}`));
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the push floor exited (${code}) without a result`));
-    });
-    child.send({ type: 'run', config });
-  });
+  return runOnce<PushFloorConfig, PushFloorResult>(PUSH_FLOOR, 'push floor', config, config.durationMs + 60_000, env);
+}
+
+/** Runs the email or SMS floor in a process of its own, within `budgetMs`. */
+export function runChannelFloor(config: ChannelFloorConfig, budgetMs: number): Promise<ChannelFloorResult> {
+  return runOnce<ChannelFloorConfig, ChannelFloorResult>(CHANNEL_FLOOR, `${config.kind} floor`, config, budgetMs);
 }
 
 /** A load-generator process; runs one phase at a time. */

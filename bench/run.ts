@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|store-floor|isolation> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -13,20 +13,21 @@ import type { LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersStats } from './fake-providers.js';
 import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
-import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, settle, setupWorkspaces, startFloor, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, pushFakesEnv, settle, setupWorkspaces, startBenchHerald, startFloor, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_CAMPAIGNS, setupEventCampaigns, type EventCampaign } from './event-campaign.js';
 import { round } from './stats.js';
 import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
 import { seedEvents, type SeedResult } from './seed-events.js';
-import { BENCH_LIMITS, optionChecks } from './cli.js';
+import { optionChecks } from './cli.js';
 import { fanout, FANOUT_USAGE } from './fanout.js';
 import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
+import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|store-floor|isolation> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -62,14 +63,9 @@ ${FANOUT_USAGE}
 
 ${STORE_FLOOR_USAGE}
 
-${ISOLATION_USAGE}`;
+${ISOLATION_USAGE}
 
-/**
- * HERALD_PUSH_PROVIDER for the runs against the fakes: not the sandbox, so a workspace whose
- * credentials did not take fails its sends instead of being served by the sandbox unnoticed.
- */
-const PUSH_PROVIDER_LIVE = 'live';
-
+${CALLBACKS_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -425,10 +421,7 @@ async function main(): Promise<number> {
     if (push && opt.pushProvider === 'fakes') {
       fakes = await FakeProviders.start();
       caDir = mkdtempSync(join(tmpdir(), 'herald-bench-ca-'));
-      const caFile = join(caDir, 'fake-providers-ca.pem');
-      writeFileSync(caFile, fakes.ready.fcm.ca + fakes.ready.apns.ca);
-      // The fake's token endpoint (the workspaces' token_uri) is on this machine: allowed (DECISIONS §15).
-      pushEnv = { HERALD_FCM_ENDPOINT: fakes.ready.fcm.url, HERALD_APNS_ENDPOINT: fakes.ready.apns.url, NODE_EXTRA_CA_CERTS: caFile, HERALD_PUSH_PROVIDER: PUSH_PROVIDER_LIVE, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' };
+      pushEnv = pushFakesEnv(fakes.ready, caDir);
       log(`fake providers are up (FCM ${fakes.ready.fcm.url}, APNs ${fakes.ready.apns.url}, pid ${fakes.child.pid})`);
     } else if (push) {
       pushEnv = { HERALD_PUSH_PROVIDER: 'sandbox' };
@@ -440,17 +433,7 @@ async function main(): Promise<number> {
         dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
         secret ??= randomBytes(24).toString('hex');
         log(`starting Herald (${production.postgres ? 'Postgres' : 'embedded PostgreSQL'}${production.nats ? `, NATS (prefix ${natsPrefix ?? process.env.HERALD_NATS_PREFIX ?? 'herald'})` : ''}${production.clickhouse ? ', ClickHouse' : ''}) in ${dataDir}`);
-        herald = await startHerald({
-          ...process.env,
-          HERALD_HOST: '127.0.0.1',
-          HERALD_PORT: '0',
-          HERALD_DATA_DIR: dataDir,
-          HERALD_AUTH_SECRET: secret,
-          HERALD_RATE_LIMITS: BENCH_LIMITS,
-          HERALD_LOG_LEVEL: process.env.HERALD_LOG_LEVEL ?? 'warn',
-          ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
-          ...pushEnv,
-        }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
+        herald = await startBenchHerald(dataDir, secret, { ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}), ...pushEnv }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
         base = herald.base;
         herald.child.once('exit', (code, sig) => {
           if (!cleanedUp && !stoppingHerald) log(`Herald exited unexpectedly (${code ?? sig})\n${herald!.output()}`);
@@ -691,8 +674,17 @@ async function main(): Promise<number> {
 
 // Whatever happens, no child outlives the run.
 process.once('exit', killAllNow);
-// The fanout and store-floor scenarios have no load generator nor floor: runs of their own
-// (bench/fanout.ts, bench/store-floor.ts); isolation drives the load generator itself (bench/isolation.ts).
+// The fan-outs, callbacks and store-floor have no load generator nor HTTP floor: runs of their own
+// (bench/fanout.ts, bench/callbacks.ts, bench/store-floor.ts); isolation drives the load
+// generator itself (bench/isolation.ts).
 const argv = process.argv.slice(2);
 const scenarioIs = (name: string) => argv.some((a, i) => a === `--scenario=${name}` || (a === '--scenario' && argv[i + 1] === name));
-process.exitCode = scenarioIs('fanout') ? await fanout(argv) : scenarioIs('store-floor') ? await storeFloor(argv) : scenarioIs('isolation') ? await isolation(argv) : await main();
+const own: [string, () => Promise<number>][] = [
+  ['fanout', () => fanout(argv)],
+  ['email-fanout', () => fanout(argv, 'email')],
+  ['sms-fanout', () => fanout(argv, 'sms')],
+  ['callbacks', () => callbacks(argv)],
+  ['store-floor', () => storeFloor(argv)],
+  ['isolation', () => isolation(argv)],
+];
+process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

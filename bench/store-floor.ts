@@ -17,9 +17,9 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { databaseUrl, killAllNow, samplePostgres, setupWorkspaces, startHerald, stopChild, type HeraldProc } from './procs.js';
+import { databaseUrl, killAllNow, samplePostgres, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_NAMES, PLANS, SOURCES } from './scenarios.js';
-import { BENCH_LIMITS, optionChecks } from './cli.js';
+import { optionChecks } from './cli.js';
 import { round } from './stats.js';
 import { applyEvents } from '../src/eventlog/apply-events.js';
 import { newId } from '../src/ids.js';
@@ -130,7 +130,7 @@ export async function storeFloor(argv: string[]): Promise<number> {
   const clients: pg.Client[] = [];
   try {
     const secret = randomBytes(24).toString('hex');
-    herald = await startHerald({ ...process.env, HERALD_HOST: '127.0.0.1', HERALD_PORT: '0', HERALD_DATA_DIR: dataDir, HERALD_AUTH_SECRET: secret, HERALD_RATE_LIMITS: BENCH_LIMITS, HERALD_LOG_LEVEL: 'warn' });
+    herald = await startBenchHerald(dataDir, secret, { HERALD_LOG_LEVEL: 'warn' });
     const workspaces = await setupWorkspaces(herald.base, secret, opt.workspaces);
     const url = databaseUrl(dataDir);
     const pgDir = join(dataDir, 'pg');

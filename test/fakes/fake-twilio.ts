@@ -20,14 +20,24 @@ const ERRORS: Record<string, { code: number; message: string }> = {
 
 export interface FakeTwilio {
   url: string;
+  /** The requests received (the first `keep`). */
   requests: TwilioRequest[];
+  /** Every request received on the Messages route, kept or not, and the most connections open at once (a client's concurrency). */
+  readonly received: number;
+  readonly maxConnections: number;
   close(): Promise<void>;
 }
 
-/** `busyOnce`: numbers whose first send is answered 429 (code 20429) with Retry-After: 1, as Twilio throttles. */
-export async function startFakeTwilio(accounts: Record<string, string>, busyOnce: string[] = []): Promise<FakeTwilio> {
+/**
+ * `busyOnce`: numbers whose first send is answered 429 (code 20429) with Retry-After: 1, as Twilio
+ * throttles. `keep`: how many requests `requests` keeps (the bench counts the rest).
+ */
+export async function startFakeTwilio(accounts: Record<string, string>, busyOnce: string[] = [], { keep = Infinity }: { keep?: number } = {}): Promise<FakeTwilio> {
   const requests: TwilioRequest[] = [];
   const busy = new Set(busyOnce);
+  let received = 0;
+  let open = 0;
+  let maxConnections = 0;
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
@@ -42,7 +52,8 @@ export async function startFakeTwilio(accounts: Record<string, string>, busyOnce
       const auth = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
       if (accounts[sid] === undefined || auth !== `${sid}:${accounts[sid]}`) return answer(401, { code: 20003, message: 'Authenticate', status: 401 });
       const form = Object.fromEntries(new URLSearchParams(raw));
-      requests.push({ sid, auth, form });
+      received++;
+      if (requests.length < keep) requests.push({ sid, auth, form });
       if (busy.delete(form.To ?? '')) {
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
         return res.end(JSON.stringify({ code: 20429, message: 'Too Many Requests', status: 429 }));
@@ -53,7 +64,21 @@ export async function startFakeTwilio(accounts: Record<string, string>, busyOnce
       answer(201, { sid: `SM${randomBytes(16).toString('hex')}`, account_sid: sid, to: form.To, from: form.From ?? null, body: form.Body, status: 'queued', error_code: null });
     });
   });
+  server.on('connection', (socket) => {
+    maxConnections = Math.max(maxConnections, ++open);
+    socket.once('close', () => open--);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    get received() {
+      return received;
+    },
+    get maxConnections() {
+      return maxConnections;
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
