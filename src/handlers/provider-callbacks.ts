@@ -7,7 +7,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
 import { loadMessageChannel, suppressAddress, type EmailChannel, type SmsChannel } from '../store/index.js';
-import { applyProviderEvent, messageIdIn, type ProviderEvent } from '../messaging/provider-events.js';
+import { applyProviderEvents, messageIdIn, type ProviderEvent } from '../messaging/provider-events.js';
 import { callbackUrls } from '../messaging/settings.js';
 import { e164, storedForms } from '../sms/phone.js';
 import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
@@ -37,12 +37,8 @@ function parseJson(raw: Uint8Array): unknown {
 
 async function applyAll(ctx: Ctx, events: ProviderEvent[]): Promise<Reply> {
   const counts = { applied: 0, duplicates: 0, unmatched: 0 };
-  await ctx.db.tx(async (q) => {
-    for (const e of events) {
-      const r = await applyProviderEvent(q, ctx.params.workspaceId!, e);
-      counts[r === 'applied' ? 'applied' : r === 'duplicate' ? 'duplicates' : 'unmatched']++;
-    }
-  });
+  const fates = await ctx.db.tx((q) => applyProviderEvents(q, ctx.params.workspaceId!, events));
+  for (const r of fates) counts[r === 'applied' ? 'applied' : r === 'duplicate' ? 'duplicates' : 'unmatched']++;
   return json(200, { success: true, ...counts });
 }
 

@@ -43,22 +43,72 @@ function outcome(e: ProviderEvent): { status?: string; error?: string; effect?: 
 
 export type Applied = 'applied' | 'duplicate' | 'unmatched';
 
-export async function applyProviderEvent(q: Queryable, workspaceId: string, e: ProviderEvent): Promise<Applied> {
-  const seen = await q.query(`INSERT INTO provider_events (workspace_id, provider, event_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, e.provider, e.eventId]);
-  if (seen.rowCount === 0) return 'duplicate';
-  const o = outcome(e);
-  const event = JSON.stringify([{ type: e.kind, at: new Date().toISOString(), details: e.details }]);
-  // A final status is not moved back to `delivered` by a late or reordered callback.
-  const r = await q.query<ChannelMessageRecord>(
-    `UPDATE push_messages SET events = events || $3::jsonb,
-       status = CASE WHEN $4::text IS NULL OR ($4 = 'delivered' AND status <> 'sent') THEN status ELSE $4 END,
-       error = COALESCE($5, error)
-     WHERE workspace_id = $1 AND channel IN ('email', 'sms') AND ${e.messageId ? 'id = $2::uuid' : 'provider_id = $2'}
-     RETURNING id, workspace_id, person_id, channel, address, error, skip_reason`,
-    [workspaceId, e.messageId ?? e.providerMessageId ?? '', event, o.status ?? null, o.error ?? null],
+/** An event's entry in its message's `events`, and what it does to the message. */
+interface Planned {
+  at: number;
+  key: string;
+  byId: boolean;
+  event: string;
+  status: string | null;
+  error: string | null;
+  effect?: Effect;
+}
+
+/**
+ * A callback's events applied in a few statements whatever their number (a SendGrid batch holds
+ * up to thousands): one insert records every event id and answers which are new, then one update
+ * per round moves the messages, a round holding each message at most once so that two events of
+ * one message apply in the order the provider sent them. Effects (suppressions, the person's
+ * status) follow per record; they are rare. The answer is each event's fate, in order.
+ */
+export async function applyProviderEvents(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<Applied[]> {
+  const fates: Applied[] = events.map(() => 'duplicate');
+  if (events.length === 0) return fates;
+  const fresh = await q.query<{ provider: string; event_id: string }>(
+    `INSERT INTO provider_events (workspace_id, provider, event_id)
+     SELECT $1, u.provider, u.event_id FROM unnest($2::text[], $3::text[]) AS u(provider, event_id)
+     ON CONFLICT DO NOTHING RETURNING provider, event_id`,
+    [workspaceId, events.map((e) => e.provider), events.map((e) => e.eventId)],
   );
-  const record = r.rows[0];
-  if (!record) return 'unmatched';
-  if (o.effect) await applyOutcome(q, record, o.effect);
-  return 'applied';
+  const isNew = new Set(fresh.rows.map((r) => `${r.provider}\u0000${r.event_id}`));
+  const rounds: Planned[][] = [];
+  const seen = new Map<string, number>();
+  const at = new Date().toISOString();
+  events.forEach((e, i) => {
+    // The first of an event id repeated within the batch is new; the rest are duplicates.
+    if (!isNew.delete(`${e.provider}\u0000${e.eventId}`)) return;
+    fates[i] = 'unmatched';
+    const byId = e.messageId !== undefined;
+    const key = e.messageId ?? e.providerMessageId ?? '';
+    const round = seen.get(`${byId}:${key}`) ?? 0;
+    seen.set(`${byId}:${key}`, round + 1);
+    const o = outcome(e);
+    (rounds[round] ??= []).push({ at: i, key, byId, event: JSON.stringify([{ type: e.kind, at, details: e.details }]), status: o.status ?? null, error: o.error ?? null, effect: o.effect });
+  });
+  for (const round of rounds) {
+    for (const byId of [true, false]) {
+      const planned = round.filter((p) => p.byId === byId);
+      if (planned.length > 0) await applyRound(q, workspaceId, byId, planned, fates);
+    }
+  }
+  return fates;
+}
+
+async function applyRound(q: Queryable, workspaceId: string, byId: boolean, planned: Planned[], fates: Applied[]): Promise<void> {
+  // A final status is not moved back to `delivered` by a late or reordered callback.
+  const r = await q.query<ChannelMessageRecord & { at: number }>(
+    `UPDATE push_messages m SET events = m.events || u.event::jsonb,
+       status = CASE WHEN u.status IS NULL OR (u.status = 'delivered' AND m.status <> 'sent') THEN m.status ELSE u.status END,
+       error = COALESCE(u.error, m.error)
+     FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(at, key, event, status, error)
+     WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND ${byId ? 'm.id = u.key::uuid' : 'm.provider_id = u.key'}
+     RETURNING u.at, m.id, m.workspace_id, m.person_id, m.channel, m.address, m.error, m.skip_reason`,
+    [workspaceId, planned.map((p) => p.at), planned.map((p) => p.key), planned.map((p) => p.event), planned.map((p) => p.status), planned.map((p) => p.error)],
+  );
+  const byAt = new Map(planned.map((p) => [p.at, p]));
+  for (const record of r.rows) {
+    fates[record.at] = 'applied';
+    const effect = byAt.get(record.at)?.effect;
+    if (effect) await applyOutcome(q, record, effect);
+  }
 }

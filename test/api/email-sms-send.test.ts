@@ -214,16 +214,27 @@ t.test('SendGrid: signed events applied once, verified against the raw bytes', a
   t.match(await first.json(), { applied: 2, duplicates: 0 });
   const again = await outside(path, { body: raw, headers });
   t.match(await again.json(), { applied: 0, duplicates: 2 }, 'each event applied once');
+  // Within one batch too: an event id repeated is applied once, and one naming no message of this
+  // workspace's is counted unmatched, the others applied.
+  const mixed = JSON.stringify([
+    { email: 'ok@example.com', event: 'open', sg_event_id: 'ev-3', 'smtp-id': `<${sentEmail.id}@herald.example>`, timestamp: 3 },
+    { email: 'ok@example.com', event: 'open', sg_event_id: 'ev-3', 'smtp-id': `<${sentEmail.id}@herald.example>`, timestamp: 3 },
+    { email: 'x@example.com', event: 'delivered', sg_event_id: 'ev-4', 'smtp-id': '<00000000-0000-4000-8000-000000000000@herald.example>', timestamp: 4 },
+  ]);
+  const mixedSignature = sign('sha256', Buffer.from(timestamp + mixed), privateKey).toString('base64');
+  const m = await outside(path, { body: mixed, headers: { ...headers, 'X-Twilio-Email-Event-Webhook-Signature': mixedSignature } });
+  t.match(await m.json(), { applied: 1, duplicates: 1, unmatched: 1 });
   const reformatted = await outside(path, { body: JSON.stringify(events, null, 1), headers });
   t.equal(reformatted.status, 401, 'the same JSON in other bytes is not what was signed');
   t.equal((await outside(path, { body: raw, headers: { 'content-type': 'application/json' } })).status, 401, 'no signature');
   const row = (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0];
   t.equal(row.status, 'delivered');
-  t.match(row.events, [{ type: 'delivered' }, { type: 'clicked', details: { url: 'https://example.com/x' } }]);
+  t.match(row.events, [{ type: 'delivered' }, { type: 'clicked', details: { url: 'https://example.com/x' } }, { type: 'opened' }], 'in the order sent, within a batch and across');
+  t.equal(row.events.length, 3);
   const personId = (await sql.query('SELECT person_id FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
   const history = await s.req('GET', `/workspaces/${sentEmail.ws.id}/people/${personId}/messages`, { token: sentEmail.ws.token });
   t.equal(history.status, 200, history.text);
-  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }] }], 'the message history lists email');
+  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }, { type: 'opened' }] }], 'the message history lists email');
   t.equal((await outside(`/webhooks/email/00000000-0000-4000-8000-000000000000`, { body: raw, headers })).status, 404, 'no such workspace');
 });
 
