@@ -319,3 +319,50 @@ t.test("templates per channel: an email template fills an email node (the node's
   const row = await until(async () => (await sql.query('SELECT status, title, body FROM push_messages WHERE campaign_id = $1', [c.body.data.campaign.id])).rows[0]);
   t.match(row, { status: 'delivered', title: 'From the node', body: /Hello t1@example\.com/ }, 'sent through the sandbox with the template html rendered to text');
 });
+
+t.test("node-messages takes each node type's fields: email subject, html, text, preheader; sms body; another type's field is a 400 naming it", async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'NM', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'mail', type: 'email' }, { id: 'text', type: 'sms' }] } } });
+  t.equal(c.status, 201, c.text);
+  const id = c.body.data.campaign.id as string;
+  const put = (node: string, body: object) => s.req('PUT', `/workspaces/${k.ws.id}/campaigns/${id}/node-messages/${node}`, { token: k.ws.token, body });
+  const mail = await put('mail', { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', preheader: 'Plan news' });
+  t.equal(mail.status, 200, mail.text);
+  t.same(mail.body.data, { node_id: 'mail', message: { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', preheader: 'Plan news' } });
+  t.same(mail.body.warnings, ['email node mail: its html has no {{ unsubscribe_url }} link (the List-Unsubscribe header is still sent)']);
+  const withText = await put('mail', { text: 'Your {{ trigger.plan }} plan, in text', preheader: null });
+  t.same(withText.body.data.message, { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', text: 'Your {{ trigger.plan }} plan, in text' }, 'null removes, omitted stay');
+  const foreign = await put('mail', { title: 'A push title', subject: 'S', custom_data: {} });
+  t.equal(foreign.status, 400, foreign.text);
+  t.match(foreign.body, { success: false, error: { code: 'VALIDATION_ERROR', message: /title, custom_data/ } });
+  t.same(foreign.body.error.details.map((d: { field: string }) => d.field), ['title', 'custom_data'], 'each foreign field named');
+  const smsForeign = await put('text', { subject: 'S' });
+  t.equal(smsForeign.status, 400, smsForeign.text);
+  t.same(smsForeign.body.error.details, [{ field: 'subject', message: 'is not a field of an sms node (an sms node takes body)' }]);
+  const badLiquid = await put('text', { body: 'Hi {{ person.email ' });
+  t.equal(badLiquid.status, 400);
+  t.same(badLiquid.body.error.details.map((d: { field: string }) => d.field), ['body'], 'Liquid that does not parse, named');
+  const sms = await put('text', { body: 'Your {{ trigger.plan }} plan by text' });
+  t.equal(sms.status, 200, sms.text);
+  t.same(sms.body.data, { node_id: 'text', message: { body: 'Your {{ trigger.plan }} plan by text' } });
+  const stored = await s.req('GET', `/campaigns/${id}`, hdr);
+  t.same(stored.body.data.campaign.workflow_definition.nodes, [
+    { id: 'mail', type: 'email', subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', text: 'Your {{ trigger.plan }} plan, in text' },
+    { id: 'text', type: 'sms', body: 'Your {{ trigger.plan }} plan by text' },
+  ]);
+
+  // Activation uses the content stored: sent through the sandboxes.
+  t.equal((await s.req('POST', '/people/batch', { token: k.write, body: { identify: [{ userId: 'nm', email: 'nm@example.com', phone: '+15017122662' }] } })).status, 200);
+  const on = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
+  t.equal(on.status, 200, on.text);
+  t.equal((await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id, trigger_data: { plan: 'Pro' } } })).status, 202);
+  const rows = await until(async () => {
+    const q = await sql.query('SELECT channel, status, title, body FROM push_messages WHERE campaign_id = $1 ORDER BY channel', [id]);
+    return q.rows.length === 2 ? q.rows : undefined;
+  });
+  t.match(rows, [
+    { channel: 'email', status: 'delivered', title: 'Hello nm@example.com', body: 'Your Pro plan, in text' },
+    { channel: 'sms', status: 'delivered', body: 'Your Pro plan by text' },
+  ]);
+});
