@@ -16,6 +16,7 @@ import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
+import { hhmm, localMinutes } from '../helpers/push.js';
 
 const tls = makeTlsCert();
 const dir = mkdtempSync(join(tmpdir(), 'herald-smtp-'));
@@ -82,13 +83,15 @@ const sentSms = { ws: { id: '', token: '' }, sid: '' };
 /** A request to a route outside /api/v1, as a provider or a mail client sends it. */
 const outside = (path: string, init: RequestInit = {}) => fetch(`${s.base}${path}`, { method: 'POST', ...init });
 
-async function runCampaign(node: object, people: { userId: string; email?: string; phone?: string }[], configure: (wsId: string, token: string) => Promise<void>) {
+/** A webhook campaign of `node` (or of these nodes, in order) triggered for `people`; done when each node has recorded each person. */
+async function runCampaign(node: object | object[], people: { userId: string; email?: string; phone?: string; traits?: Record<string, unknown> }[], configure: (wsId: string, token: string) => Promise<void>) {
+  const nodes = Array.isArray(node) ? node : [node];
   const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
   await configure(k.ws.id, k.ws.token);
   const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: people } });
   t.equal(r.status, 200, r.text);
   const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
-  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: [node] } } });
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes } } });
   t.equal(c.status, 201, c.text);
   const id = c.body.data.campaign.id as string;
   const a = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
@@ -97,9 +100,9 @@ async function runCampaign(node: object, people: { userId: string; email?: strin
   t.equal(f.status, 202, f.text);
   const rows = await until(async () => {
     const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
-    return q.rows.length === people.length ? q.rows : undefined;
+    return q.rows.length === people.length * nodes.length ? q.rows : undefined;
   });
-  return { ws: k.ws, campaignId: id, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
+  return { ws: k.ws, campaignId: id, rows, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
 }
 
 t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order, 5.1.1 suppresses', async (t) => {
@@ -168,6 +171,26 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.equal(twilio.requests.filter((x) => x.form.To === '+15017122661').length, 2, 'two requests: the 429, then the accepted send');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
   t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550004', suppression_type: 'opt_out' }]);
+});
+
+t.test("SMS quiet hours: the send policy's, in the recipient's zone, suppress an SMS (quiet_hours); the email in the same window is sent", async (t) => {
+  // The window holds the New York person's time now with an hour of margin either side; the
+  // policy's own zone (Kolkata, 9.5 to 10.5 hours ahead) is outside it, which decides for a
+  // person with no zone of their own.
+  const local = localMinutes('America/New_York');
+  const quiet = { start: hhmm(local - 60), end: hhmm(local + 60) };
+  const { rows } = await runCampaign([{ id: 'text', type: 'sms', body: 'Late news' }, { id: 'mail', type: 'email', subject: 'Late news', text: 'T' }], [
+    { userId: 'night', email: 'night@example.com', phone: '+15017122663', traits: { timezone: 'America/New_York' } },
+    { userId: 'day', email: 'day@example.com', phone: '+15017122664' },
+  ], async (id, token) => {
+    const r = await s.req('PUT', `/workspaces/${id}`, { token, body: { settings: { send_policy: { timezone: 'Asia/Kolkata', quiet_hours: quiet } } } });
+    t.equal(r.status, 200, r.text);
+  });
+  const of = (who: string, channel: string) => rows.find((r) => r.who === who && r.channel === channel);
+  t.match(of('night', 'sms'), { status: 'policy_suppressed', skip_reason: 'quiet_hours', error: /Quiet hours .*America\/New_York/ }, `inside ${quiet.start}-${quiet.end} New York time`);
+  t.match(of('night', 'email'), { status: 'delivered', address: 'night@example.com' }, 'quiet hours do not apply to email');
+  t.match(of('day', 'sms'), { status: 'delivered' }, "outside the window in the policy's zone");
+  t.match(of('day', 'email'), { status: 'delivered' });
 });
 
 t.test('unsubscribe: GET changes nothing, one-click POST unsubscribes with no redirect, a bad token is a 404', async (t) => {
