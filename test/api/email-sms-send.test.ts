@@ -272,6 +272,48 @@ t.test('Mailgun and Postmark: a permanent failure bounces and suppresses; a comp
   t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'complained');
 });
 
+t.test("Postmark: a SoftBounce is an event on the message only, a HardBounce bounces, suppresses and marks the person; each applied once", async (t) => {
+  const { ws, byPerson } = await runCampaign({ id: 'mail', type: 'email', subject: 'S', text: 'T' }, [{ userId: 'soft', email: 'soft@example.com' }, { userId: 'hard', email: 'hard@example.com' }], async (id, token) => {
+    const r = await s.req('PUT', `/workspaces/${id}/channels/email`, {
+      token,
+      body: { smtp: { host: '127.0.0.1', port: smtpPort, security: 'starttls', username: 'relay', password: 'relay-pass' }, from: { email: 'news@herald.example' }, webhooks: { provider: 'postmark', username: 'pm', password: 'pm-pass' } },
+    });
+    t.equal(r.status, 200, r.text);
+  });
+  const soft = byPerson.get('soft');
+  const hard = byPerson.get('hard');
+  t.match([soft.status, hard.status], ['sent', 'sent']);
+  // Postmark's bounce webhook as it posts it; MessageID is Herald's when sent with the Message-ID kept.
+  const bounce = (id: number, type: string, typeCode: number, messageId: string, email: string) =>
+    JSON.stringify({ RecordType: 'Bounce', MessageStream: 'outbound', ID: id, Type: type, TypeCode: typeCode, Name: type, MessageID: messageId, ServerID: 23, Description: 'd', Details: 'smtp;452 4.2.2 Mailbox full', Email: email, From: 'news@herald.example', BouncedAt: new Date().toISOString(), Inactive: type === 'HardBounce', CanActivate: true, Subject: 'S' });
+  const post = (body: string, password = 'pm-pass') => outside(`/webhooks/email/${ws.id}`, { body, headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`pm:${password}`).toString('base64')}` } });
+  const row = async (id: string) => (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [id])).rows[0];
+  const person = async (who: string) => (await sql.query('SELECT status FROM people WHERE workspace_id = $1 AND external_id = $2', [ws.id, who])).rows[0].status;
+  const suppressed = async () => (await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id])).rows;
+
+  const softBody = bounce(7001, 'SoftBounce', 4096, soft.id, 'soft@example.com');
+  t.equal((await post(softBody, 'wrong')).status, 401, 'not authenticated: refused');
+  t.match(await row(soft.id), { status: 'sent', events: [] }, 'and nothing recorded');
+  for (const attempt of ['first', 'repeat']) {
+    const r = await post(softBody);
+    t.equal(r.status, 200, attempt);
+    t.match(await r.json(), attempt === 'first' ? { applied: 1, duplicates: 0 } : { applied: 0, duplicates: 1 }, attempt);
+  }
+  const softRow = await row(soft.id);
+  t.equal(softRow.status, 'sent', 'a soft bounce does not change the status');
+  t.same(softRow.events.map((e: { type: string }) => e.type), ['soft_bounce'], 'one event on the message');
+  t.equal(await person('soft'), 'active', 'the person stays active');
+  t.same(await suppressed(), [], 'nothing suppressed');
+
+  const hardBody = bounce(7002, 'HardBounce', 1, `<${hard.id}@herald.example>`, 'hard@example.com');
+  for (const attempt of ['first', 'repeat']) t.match(await (await post(hardBody)).json(), attempt === 'first' ? { applied: 1 } : { duplicates: 1 }, attempt);
+  const hardRow = await row(hard.id);
+  t.equal(hardRow.status, 'bounced');
+  t.same(hardRow.events.map((e: { type: string }) => e.type), ['hard_bounce'], 'applied once');
+  t.equal(await person('hard'), 'bounced');
+  t.same(await suppressed(), [{ address: 'hard@example.com', suppression_type: 'hard_bounce' }]);
+});
+
 t.test('Twilio: status callbacks and inbound STOP / START / text, signed as Twilio signs', async (t) => {
   const status = `/webhooks/sms/${sentSms.ws.id}/status`;
   const inbound = `/webhooks/sms/${sentSms.ws.id}/inbound`;
