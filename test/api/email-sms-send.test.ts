@@ -146,6 +146,32 @@ t.test('email sandbox: the simulator addresses bounce and complain', async (t) =
   t.match(got.body.data.stats, { enrolled: 3, ...email, by_channel: { push: none, email, sms: none } }, 'stats by channel');
   const people = await sql.query('SELECT external_id, status, unsubscribe_reason FROM people WHERE workspace_id = $1 ORDER BY external_id', [ws.id]);
   t.same(people.rows.map((p) => [p.external_id, p.status, p.unsubscribe_reason]), [['b', 'bounced', null], ['c', 'unsubscribed', 'spam_complaint'], ['d', 'active', null]]);
+  // The simulator's reports went through the provider callbacks' handling: the events a real
+  // provider's callback writes (as the Postmark test below sees them), each a provider event applied once.
+  t.same(['b', 'c', 'd'].map((who) => byPerson.get(who).events.map((e: { type: string }) => e.type)), [['hard_bounce'], ['complaint'], ['delivered']]);
+  const played = await sql.query(`SELECT event_id FROM provider_events WHERE workspace_id = $1 AND provider = 'sandbox' ORDER BY event_id`, [ws.id]);
+  t.same(played.rows.map((r) => r.event_id), [`${byPerson.get('b').id}:hard_bounce`, `${byPerson.get('c').id}:complaint`, `${byPerson.get('d').id}:delivered`].sort());
+  const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
+  t.same(sup.rows, [{ address: 'bounce@simulator.herald.test', suppression_type: 'hard_bounce' }, { address: 'complaint@simulator.herald.test', suppression_type: 'complaint' }]);
+});
+
+t.test("SMS sandbox: Twilio's test numbers answered as Twilio answers them, through the same handling", async (t) => {
+  const { ws, byPerson } = await runCampaign({ id: 'text', type: 'sms', body: 'Hi' }, [
+    { userId: 'invalid', phone: '+15005550001' },
+    { userId: 'landline', phone: '+15005550009' },
+    { userId: 'ok', phone: '+15017122665' },
+  ], async () => {});
+  t.match(byPerson.get('invalid'), { status: 'failed', provider: 'sandbox', address: '+15005550001', error: /^twilio 400 21211: / });
+  t.match(byPerson.get('landline'), { status: 'failed', error: /^twilio 400 21614: / });
+  const ok = byPerson.get('ok');
+  t.match(ok, { status: 'delivered', provider_id: /^SM[0-9a-f]{32}$/ });
+  t.same(ok.events.map((e: { type: string }) => e.type), ['delivered'], 'the status callback as Twilio would send it');
+  const played = await sql.query(`SELECT event_id FROM provider_events WHERE workspace_id = $1 AND provider = 'sandbox'`, [ws.id]);
+  t.same(played.rows, [{ event_id: `${ok.id}:delivered` }], 'played through the callback handling');
+  const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
+  t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550009', suppression_type: 'invalid_address' }]);
+  const got = await s.req('GET', `/campaigns/${byPerson.get('ok').campaign_id}`, { token: ws.token, headers: { 'x-workspace-id': ws.id } });
+  t.match(got.body.data.stats.by_channel.sms, { sent: 1, failed: 2, delivered: 1 });
 });
 
 t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', async (t) => {
