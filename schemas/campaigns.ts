@@ -73,8 +73,13 @@ export const campaignList = object({
   trigger_type: { type: 'string', enum: [...TRIGGER_TYPES] },
 });
 
-/** PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}: fields sent replace, `null` removes, omitted stay. */
-export const nodeMessage = object(nullable(pushContent));
+/**
+ * PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}: fields sent replace,
+ * `null` removes, omitted stay. Each node type takes its own (push: title, body, image_url,
+ * action_url, custom_data; email: subject, html, text, preheader; sms: body); another type's
+ * field is refused by the rule (src/domain/campaigns.ts setNodeMessage), which knows the node.
+ */
+export const nodeMessage = object({ ...nullable(pushContent), ...nullable(emailContent) });
 
 /** POST /workspaces/{workspaceId}/templates */
 export const templateCreate = object(
@@ -154,9 +159,9 @@ export const messageTemplate = closed({
   updated_at: isoTime,
 });
 const nodeContent = closed(
-  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, template_id: uuidText },
+  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, subject: str, html: str, text: str, preheader: str, template_id: uuidText },
   [],
-  { description: "The push node's own content (and the template it uses); fields it does not set are absent" },
+  { description: "The node's own content (push: title, body, image_url, action_url, custom_data; email: subject, html, text, preheader; sms: body) and the template it uses; fields it does not set are absent" },
 );
 
 
@@ -221,9 +226,14 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound, 409: { codes: ['CAMPAIGN_ACTIVE'], why: 'The campaign is active or scheduled: pause it first' } },
   },
   'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': {
-    success: { 200: ok("The push node's content now", { data: closed({ node_id: str, message: nodeContent }) }) },
+    success: {
+      200: ok("The node's content now", {
+        data: closed({ node_id: str, message: nodeContent }),
+        warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' },
+      }, ['data']),
+    },
     errors: {
-      400: { codes: ['ACTIVATION_FAILED'], why: `The node is not a push node (VALIDATION_ERROR), ${TEMPLATE_PARSE}; a live campaign left failing the activation rules` },
+      400: { codes: ['ACTIVATION_FAILED'], why: `The node is a delay node, or a field sent belongs to another node type (VALIDATION_ERROR, details name each field); ${TEMPLATE_PARSE}; a live campaign left failing the activation rules` },
       404: { codes: ['NOT_FOUND'], why: "No such campaign in the workspace, or no such node in its workflow" },
     },
   },

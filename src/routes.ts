@@ -168,7 +168,7 @@ const defs = [
   { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign with its stats' },
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
   { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
-  { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push node's content" },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push, email or SMS node's content" },
   { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
   { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },

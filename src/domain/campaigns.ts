@@ -38,6 +38,10 @@ export const NODE_TYPES = ['push', 'delay', 'email', 'sms'] as const;
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
+/** An email node's and an email template's fields (DECISIONS §13); an SMS node uses `body`. */
+export const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
+/** The fields each node type takes from node-messages and templates (DECISIONS §13). */
+export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['body'] } as const;
 
 export interface PushNode extends PushContent {
   id: string;
@@ -143,29 +147,47 @@ export function templateIdsOf(workflow: Workflow): string[] {
 }
 
 /** A node-messages body: fields sent replace the node's, `null` removes one, omitted stay. */
-export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent[K] | null };
+export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent[K] | null } & { [K in (typeof EMAIL_FIELDS)[number]]?: string | null };
+/** The nodes that carry a message. */
+export type MessageNode = PushNode | EmailNode | SmsNode;
 
-/** The workflow with push node `nodeId`'s content changed; the new content must parse (400 naming the field). */
-export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeMessage): { workflow: Workflow; node: PushNode } {
+/**
+ * The workflow with node `nodeId`'s content changed (DECISIONS §13: each node type takes its own
+ * fields: push title, body, image_url, action_url, custom_data; email subject, html, text,
+ * preheader; sms body). A field of another node type is a 400 naming it, as is new content that
+ * does not parse.
+ */
+export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeMessage): { workflow: Workflow; node: MessageNode } {
   const index = workflow.nodes.findIndex((n) => n.id === nodeId);
   if (index < 0) throw new DomainError('NOT_FOUND', `This campaign's workflow has no node ${nodeId}`);
   const current = workflow.nodes[index]!;
-  if (current.type !== 'push') {
-    throw new InvalidInput(`Node ${nodeId} is a ${current.type} node; only push nodes carry a message`, [{ field: 'nodeId', message: `names a ${current.type} node, not a push node` }]);
+  if (current.type === 'delay') {
+    throw new InvalidInput(`Node ${nodeId} is a delay node; only push nodes, email nodes and sms nodes carry a message`, [{ field: 'nodeId', message: 'names a delay node, not a push, email or sms node' }]);
   }
-  const node: PushNode = { ...current };
-  const set: PushContent = {};
-  for (const key of CONTENT_FIELDS) {
+  const fields: readonly string[] = NODE_FIELDS[current.type];
+  const foreign = Object.keys(change).filter((k) => !fields.includes(k));
+  if (foreign.length > 0) {
+    const kind = `${current.type === 'push' ? 'a' : 'an'} ${current.type} node`;
+    const takes = `${kind} takes ${fields.join(', ')}`;
+    throw new InvalidInput(`${foreign.join(', ')}: not a field of ${current.type} node ${nodeId} (${takes})`, foreign.map((field) => ({ field, message: `is not a field of ${kind} (${takes})` })));
+  }
+  const node = { ...current } as Record<string, unknown>;
+  const set: Record<string, unknown> = {};
+  for (const key of fields) {
     if (!has(change, key)) continue;
-    const value = change[key];
+    const value = (change as Record<string, unknown>)[key];
     if (value === null || value === undefined) delete node[key];
-    else (node as unknown as Record<string, unknown>)[key] = (set as Record<string, unknown>)[key] = value;
+    else node[key] = set[key] = value;
   }
   // Only what this request sets: content stored earlier is checked at activation.
-  compileContent(set);
+  if (current.type === 'push') compileContent(set as PushContent);
+  else {
+    const problems = liquidProblems(set as Record<string, string>, '');
+    if (problems.length > 0) throw new InvalidInput(`Not a valid template: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  }
   const nodes = workflow.nodes.slice();
-  nodes[index] = node;
-  return { workflow: { ...workflow, nodes }, node };
+  nodes[index] = node as unknown as MessageNode;
+  return { workflow: { ...workflow, nodes }, node: node as unknown as MessageNode };
 }
 
 /**
@@ -404,7 +426,7 @@ function workflowProblems(workflow: Workflow, templates: Templates): FieldError[
 
 /** The Liquid fields of an email or SMS node, by name: its template's (of its channel), each overridden by the node's own. */
 export function channelFields(node: EmailNode | SmsNode, templates: Templates): Record<string, string> {
-  const names = node.type === 'email' ? (['subject', 'html', 'text', 'preheader'] as const) : (['body'] as const);
+  const names = NODE_FIELDS[node.type];
   const template = node.template_id === undefined ? undefined : templates.get(node.template_id);
   const base = template?.channel === node.type ? (template as unknown as Record<string, unknown>) : {};
   const out: Record<string, string> = {};
@@ -427,14 +449,20 @@ function channelNodeProblems(workflow: Workflow, templates: Templates): FieldErr
     if (n.type === 'email' && !f.subject?.trim()) problems.push({ field: `${at}.subject`, message: `is required on email node ${n.id}` });
     if (n.type === 'email' && !f.html?.trim() && !f.text?.trim()) problems.push({ field: at, message: `email node ${n.id} has neither html nor text` });
     if (n.type === 'sms' && !f.body?.trim()) problems.push({ field: `${at}.body`, message: `is required on sms node ${n.id}` });
-    try {
-      compileContent({ custom_data: f });
-    } catch (err) {
-      if (!(err instanceof InvalidInput)) throw err;
-      problems.push(...err.fields.map((e) => ({ field: `${at}.${e.field.replace(/^custom_data\./, '')}`, message: e.message })));
-    }
+    problems.push(...liquidProblems(f, `${at}.`));
     return problems;
   });
+}
+
+/** Why email or SMS fields (plain strings) do not parse as Liquid, each field named with `prefix`. */
+function liquidProblems(fields: Record<string, string>, prefix: string): FieldError[] {
+  try {
+    compileContent({ custom_data: fields });
+    return [];
+  } catch (err) {
+    if (!(err instanceof InvalidInput)) throw err;
+    return err.fields.map((e) => ({ field: `${prefix}${e.field.replace(/^custom_data\./, '')}`, message: e.message }));
+  }
 }
 
 /** DECISIONS §13: an email node whose html has no `unsubscribe_url` goes live, with this warning. */

@@ -6,8 +6,8 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
-  CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
-  type CampaignSpec, type PushNode, type SettableStatus, type Workflow,
+  NODE_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
+  type CampaignSpec, type MessageNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
@@ -116,9 +116,12 @@ const remove: Handler = async (ctx) => {
 };
 
 /** The node's own content (and the template it names), as node-messages answers it. */
-function messageOf(node: PushNode) {
+function messageOf(node: MessageNode) {
   const message: Record<string, unknown> = {};
-  for (const key of [...CONTENT_FIELDS, 'template_id'] as const) if (node[key] !== undefined) message[key] = node[key];
+  for (const key of [...NODE_FIELDS[node.type], 'template_id']) {
+    const value = (node as unknown as Record<string, unknown>)[key];
+    if (value !== undefined) message[key] = value;
+  }
   return message;
 }
 
@@ -131,7 +134,8 @@ const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}
     return changed.node;
   });
   await ctx.eventTriggers.changed(ctx.workspaceId);
-  return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) } });
+  const warnings = workflowWarnings({ nodes: [node] });
+  return json(200, { success: true, data: { node_id: node.id, message: messageOf(node) }, ...(warnings.length ? { warnings } : {}) });
 };
 
 export const campaignHandlers = {

@@ -6,7 +6,7 @@ import { createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypt
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
-import { loadMessageChannel, suppressAddress, type EmailChannel, type SmsChannel } from '../store/index.js';
+import { loadMessageChannel, personByPhone, suppressAddress, type EmailChannel, type SmsChannel } from '../store/index.js';
 import { applyProviderEvents, messageIdIn, type ProviderEvent } from '../messaging/provider-events.js';
 import { callbackUrls } from '../messaging/settings.js';
 import { e164, storedForms } from '../sms/phone.js';
@@ -165,12 +165,8 @@ const inbound: Handler = async (ctx) => {
     if (first.rowCount === 0) return undefined;
     if (STOP.has(word)) return void (await suppressAddress(q, ws, 'sms', from, 'opt_out', `inbound ${word}`));
     if (START.has(word)) return void (await q.query(`DELETE FROM address_suppressions WHERE workspace_id = $1 AND channel = 'sms' AND address = $2 AND suppression_type = 'opt_out'`, [ws, from]));
-    // People keep their phone as they gave it: any spelling of the number matches.
-    const who = await q.query<{ external_id: string }>(
-      `SELECT external_id FROM people WHERE workspace_id = $1 AND regexp_replace(phone, '[^0-9+]', '', 'g') = ANY($2::text[]) ORDER BY created_at LIMIT 1`,
-      [ws, storedForms(from)],
-    );
-    return who.rows[0];
+    // People keep their phone as they gave it: any spelling of the number matches (an index lookup).
+    return personByPhone(q, ws, storedForms(from));
   });
   // Any other text is the person's event (it can trigger campaigns), for whoever has that number.
   if (person) {

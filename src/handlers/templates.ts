@@ -4,14 +4,11 @@
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError } from '../domain/errors.js';
-import { CONTENT_FIELDS } from '../domain/campaigns.js';
+import { CONTENT_FIELDS, EMAIL_FIELDS } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { deleteTemplate, findTemplate, insertTemplate, liveCampaignsUsing, saveTemplate, templatesOf, type Queryable, type TemplateFields, type TemplateRow } from '../store/index.js';
-
-/** An email template's fields (DECISIONS §13); an SMS template uses `body`. */
-const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
 
 function present(t: TemplateRow) {
   return {

@@ -1,10 +1,12 @@
 // What a provider's answer does beyond the message record (DECISIONS §13 table): a dead address
 // suppressed, a hard bounce making the person `bounced`, a complaint making them `unsubscribed`
-// (reason `spam_complaint`). The sandbox plays the simulator's answers through the same effects.
+// (reason `spam_complaint`). The sandbox's answers go through the same handling: its send
+// answers through the senders' classification, its callbacks through applyProviderEvents.
 import type { Queryable } from '../store/db.js';
 import { suppressAddress } from '../store/address-suppressions.js';
 import type { AddressSuppressionType } from '../domain/messages.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
+import { classifyTwilio, type TwilioOutcome } from '../sms/twilio.js';
 
 export interface Effect {
   suppress?: AddressSuppressionType;
@@ -19,30 +21,35 @@ export async function applyOutcome(q: Queryable, record: ChannelMessageRecord, e
   }
 }
 
-type Rendered = Omit<ChannelMessageRecord, 'status'>;
-const at = () => new Date().toISOString();
-
-/** Amazon SES's mailbox simulator, as Herald's sandbox plays it. */
-export function sandboxEmail(r: Rendered, address: string): { record: ChannelMessageRecord; effect?: Effect } {
-  const sent = { ...r, provider_id: r.id };
+/**
+ * The sandbox (DECISIONS §13), in the manner of Amazon SES's mailbox simulator: what the provider
+ * would report of a message accepted for `address`. The sender records the message `sent` and
+ * plays this through the callback handling (provider-events.ts applyProviderEvents), so the
+ * message, the address suppressions and the person change as a real provider's callback changes them.
+ */
+export function sandboxEmailEvent(address: string): 'hard_bounce' | 'complaint' | 'delivered' {
   switch (address.toLowerCase()) {
     case 'bounce@simulator.herald.test':
-      return { record: { ...sent, status: 'bounced', error: 'hard bounce (sandbox)', events: [{ type: 'bounced', at: at(), details: { bounce_type: 'hard' } }] }, effect: { suppress: 'hard_bounce', person: 'bounced' } };
+      return 'hard_bounce';
     case 'complaint@simulator.herald.test':
-      return { record: { ...sent, status: 'complained', events: [{ type: 'complained', at: at() }] }, effect: { suppress: 'complaint', person: 'unsubscribed' } };
+      return 'complaint';
     default:
-      return { record: { ...sent, status: 'delivered', events: [{ type: 'delivered', at: at() }] } };
+      return 'delivered';
   }
 }
 
-/** Twilio's test numbers, as Herald's sandbox plays them. */
-export function sandboxSms(r: Rendered, number: string): { record: ChannelMessageRecord; effect?: Effect } {
+/**
+ * Twilio's test numbers, as Herald's sandbox answers them: what Twilio's Messages API answers a
+ * send to `number`, classified by the same code as its real answers (sms/twilio.ts). A number
+ * accepted is then reported `delivered` through the status callback handling.
+ */
+export function sandboxTwilio(number: string, messageId: string): TwilioOutcome {
   switch (number) {
     case '+15005550001':
-      return { record: { ...r, status: 'failed', error: 'twilio 400 21211: invalid number (sandbox)' }, effect: { suppress: 'invalid_address' } };
+      return classifyTwilio(400, { code: 21211, message: `The 'To' number ${number} is not a valid phone number. (sandbox)` }, null);
     case '+15005550009':
-      return { record: { ...r, status: 'failed', error: 'twilio 400 21614: cannot receive SMS (sandbox)' }, effect: { suppress: 'invalid_address' } };
+      return classifyTwilio(400, { code: 21614, message: "'To' number is not a valid mobile number (sandbox)" }, null);
     default:
-      return { record: { ...r, provider_id: `SM${r.id.replace(/-/g, '')}`, status: 'delivered', events: [{ type: 'delivered', at: at() }] } };
+      return { status: 'sent', sid: `SM${messageId.replace(/-/g, '')}` };
   }
 }

@@ -2,7 +2,8 @@
 // four steps: the skip decisions in §13's order (the first that applies wins, recorded as
 // `skipped` / `policy_suppressed` with its reason) → render (Liquid, `unsubscribe_url` in scope)
 // → send (the workspace's SMTP relay or Twilio; the sandbox without a channel while the server
-// says so) → classify the answer (dead addresses suppressed). Every recipient ends with one
+// says so, whose answers go through the same classification and whose reports through the
+// provider callbacks' handling) → classify the answer (dead addresses suppressed). Every recipient ends with one
 // record, written with the caller's `withRecords` in one transaction.
 import type { Db, Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
@@ -18,7 +19,9 @@ import { unsubscribeToken } from '../email/unsubscribe.js';
 import { sendTwilio, type TwilioOutcome } from '../sms/twilio.js';
 import { e164 } from '../sms/phone.js';
 import { callbackUrls, type MessagingSettings } from './settings.js';
-import { applyOutcome, sandboxEmail, sandboxSms, type Effect } from './effects.js';
+import { applyOutcome, sandboxEmailEvent, sandboxTwilio, type Effect } from './effects.js';
+import { applyProviderEvents } from './provider-events.js';
+import type { ProviderEventKind } from '../domain/messages.js';
 import { withRetries } from './retry.js';
 
 export interface ChannelRecipient {
@@ -101,7 +104,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
   const compiled = compileContent({ custom_data: channelFields(node, send.templates) });
   const provider = sandbox ? 'sandbox' : email ? 'smtp' : 'twilio';
   const records = await Promise.all(
-    recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect }> => {
+    recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect; sandboxEvent?: ProviderEventKind }> => {
       const d = decisions[i]!;
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: node.type, provider, provider_id: null,
@@ -123,22 +126,26 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         const content = fields as unknown as EmailContent;
         // The text part as sent (derived from the html when the node has none) is what the record keeps.
         const rendered = { ...base, title: content.subject, body: content.text ?? textOf(content.html ?? '') };
-        if (sandbox) return sandboxEmail(rendered, d.address);
+        if (sandbox) return { record: { ...rendered, status: 'sent', provider_id: r.id }, sandboxEvent: sandboxEmailEvent(d.address) };
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
         const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));
         if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: r.id } };
         return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.invalidAddress ? { effect: { suppress: 'invalid_address' as const } } : {}) };
       }
       const rendered = { ...base, body: fields.body ?? '' };
-      if (sandbox) return sandboxSms(rendered, d.address);
-      const outcome: TwilioOutcome = await withRetries(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
-      if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: outcome.sid } };
+      const outcome: TwilioOutcome = sandbox
+        ? sandboxTwilio(d.address, r.id)
+        : await withRetries(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
+      if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: outcome.sid }, ...(sandbox ? { sandboxEvent: 'delivered' as const } : {}) };
       return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.suppress ? { effect: { suppress: outcome.suppress } } : {}) };
     }),
   );
   await db.tx(async (q) => {
     await saveChannelMessages(q, records.map((x) => x.record));
     for (const { record, effect } of records) if (effect) await applyOutcome(q, record, effect);
+    // The sandbox's provider reports, through the callback handling (DECISIONS §13).
+    const reports = records.flatMap(({ record, sandboxEvent }) => (sandboxEvent ? [{ provider: 'sandbox', eventId: `${record.id}:${sandboxEvent}`, messageId: record.id, kind: sandboxEvent, details: {} }] : []));
+    await applyProviderEvents(q, workspaceId, reports);
     await send.withRecords(q);
   });
 }

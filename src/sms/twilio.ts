@@ -11,7 +11,7 @@ export type TwilioOutcome =
 const SUPPRESS: Record<number, 'invalid_address' | 'opt_out'> = { 21211: 'invalid_address', 21614: 'invalid_address', 21610: 'opt_out' };
 
 /** Twilio's error answer `{code, message, status}` classified; 429 and 5xx are retryable (after Retry-After seconds when given). */
-function classifyTwilio(status: number, body: { code?: number; message?: string } | undefined, retryAfter: string | null): TwilioOutcome {
+export function classifyTwilio(status: number, body: { code?: number; message?: string } | undefined, retryAfter: string | null): TwilioOutcome {
   const code = body?.code;
   const error = `twilio ${status}${code ? ` ${code}` : ''}: ${body?.message ?? 'no message'}`;
   const suppress = code === undefined ? undefined : SUPPRESS[code];

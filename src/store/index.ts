@@ -12,7 +12,7 @@ export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './
 export { eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
-export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
+export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';

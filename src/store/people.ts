@@ -184,3 +184,20 @@ export async function setConsent(q: Queryable, personId: string, status: PersonR
   );
   return r.rows[0] ?? null;
 }
+
+/** A phone with its punctuation removed: the expression migration 204 indexes (people_phone_digits), spelled the same. */
+const PHONE_DIGITS = `regexp_replace(phone, '[^0-9+]', '', 'g')`;
+/**
+ * personByPhone's query ($1 the workspace, $2 the spellings); its plan is checked in
+ * test/integration/people-phone-index.test.ts. The matches are gathered first (MATERIALIZED),
+ * then the oldest taken: with `ORDER BY created_at LIMIT 1` on the scan itself the planner may
+ * walk the workspace's people in people_by_created order hoping to meet a match early.
+ */
+export const PERSON_BY_PHONE = `WITH matches AS MATERIALIZED (
+    SELECT external_id, created_at FROM people WHERE workspace_id = $1 AND phone IS NOT NULL AND ${PHONE_DIGITS} = ANY ($2::text[])
+  ) SELECT external_id FROM matches ORDER BY created_at LIMIT 1`;
+
+/** The first person (oldest) whose phone, punctuation removed, is one of `spellings`; read through people_phone_digits. */
+export async function personByPhone(q: Queryable, workspaceId: string, spellings: readonly string[]): Promise<{ external_id: string } | undefined> {
+  return (await q.query<{ external_id: string }>(PERSON_BY_PHONE, [workspaceId, spellings])).rows[0];
+}

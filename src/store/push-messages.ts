@@ -175,19 +175,21 @@ export interface CampaignSendRecord {
   external_id: string;
   campaign_id: string;
   event_id: string | null;
+  /** The node's channel: push, email or sms (DECISIONS §13). */
+  channel: Channel;
 }
 
 /**
  * Campaign sends whose claim was interrupted (the process stopped while they were with the
- * engine): those the engine did not record are recorded `failed`, never sent again, since the
- * provider may have had them; those it recorded keep their outcome.
+ * engine or the email/SMS sender): those not recorded are recorded `failed` on their node's
+ * channel, never sent again, since the provider may have had them; those recorded keep their outcome.
  */
 export async function recordInterrupted(q: Queryable, sends: readonly CampaignSendRecord[]): Promise<void> {
   if (sends.length === 0) return;
   await q.query(
-    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error)
-     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2
-     FROM json_to_recordset($1::json) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text)
+    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error, channel)
+     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2, channel
+     FROM json_to_recordset($1::json) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text, channel text)
      ON CONFLICT (id) DO NOTHING`,
     [JSON.stringify(sends), INTERRUPTED],
   );

@@ -16,6 +16,7 @@ import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
+import { hhmm, localMinutes } from '../helpers/push.js';
 
 const tls = makeTlsCert();
 const dir = mkdtempSync(join(tmpdir(), 'herald-smtp-'));
@@ -82,13 +83,15 @@ const sentSms = { ws: { id: '', token: '' }, sid: '' };
 /** A request to a route outside /api/v1, as a provider or a mail client sends it. */
 const outside = (path: string, init: RequestInit = {}) => fetch(`${s.base}${path}`, { method: 'POST', ...init });
 
-async function runCampaign(node: object, people: { userId: string; email?: string; phone?: string }[], configure: (wsId: string, token: string) => Promise<void>) {
+/** A webhook campaign of `node` (or of these nodes, in order) triggered for `people`; done when each node has recorded each person. */
+async function runCampaign(node: object | object[], people: { userId: string; email?: string; phone?: string; traits?: Record<string, unknown> }[], configure: (wsId: string, token: string) => Promise<void>) {
+  const nodes = Array.isArray(node) ? node : [node];
   const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
   await configure(k.ws.id, k.ws.token);
   const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: people } });
   t.equal(r.status, 200, r.text);
   const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
-  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: [node] } } });
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes } } });
   t.equal(c.status, 201, c.text);
   const id = c.body.data.campaign.id as string;
   const a = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
@@ -97,9 +100,9 @@ async function runCampaign(node: object, people: { userId: string; email?: strin
   t.equal(f.status, 202, f.text);
   const rows = await until(async () => {
     const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
-    return q.rows.length === people.length ? q.rows : undefined;
+    return q.rows.length === people.length * nodes.length ? q.rows : undefined;
   });
-  return { ws: k.ws, campaignId: id, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
+  return { ws: k.ws, campaignId: id, rows, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
 }
 
 t.test('email over SMTP (AUTH, STARTTLS): headers, derived text, skips in order, 5.1.1 suppresses', async (t) => {
@@ -143,6 +146,32 @@ t.test('email sandbox: the simulator addresses bounce and complain', async (t) =
   t.match(got.body.data.stats, { enrolled: 3, ...email, by_channel: { push: none, email, sms: none } }, 'stats by channel');
   const people = await sql.query('SELECT external_id, status, unsubscribe_reason FROM people WHERE workspace_id = $1 ORDER BY external_id', [ws.id]);
   t.same(people.rows.map((p) => [p.external_id, p.status, p.unsubscribe_reason]), [['b', 'bounced', null], ['c', 'unsubscribed', 'spam_complaint'], ['d', 'active', null]]);
+  // The simulator's reports went through the provider callbacks' handling: the events a real
+  // provider's callback writes (as the Postmark test below sees them), each a provider event applied once.
+  t.same(['b', 'c', 'd'].map((who) => byPerson.get(who).events.map((e: { type: string }) => e.type)), [['hard_bounce'], ['complaint'], ['delivered']]);
+  const played = await sql.query(`SELECT event_id FROM provider_events WHERE workspace_id = $1 AND provider = 'sandbox' ORDER BY event_id`, [ws.id]);
+  t.same(played.rows.map((r) => r.event_id), [`${byPerson.get('b').id}:hard_bounce`, `${byPerson.get('c').id}:complaint`, `${byPerson.get('d').id}:delivered`].sort());
+  const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
+  t.same(sup.rows, [{ address: 'bounce@simulator.herald.test', suppression_type: 'hard_bounce' }, { address: 'complaint@simulator.herald.test', suppression_type: 'complaint' }]);
+});
+
+t.test("SMS sandbox: Twilio's test numbers answered as Twilio answers them, through the same handling", async (t) => {
+  const { ws, byPerson } = await runCampaign({ id: 'text', type: 'sms', body: 'Hi' }, [
+    { userId: 'invalid', phone: '+15005550001' },
+    { userId: 'landline', phone: '+15005550009' },
+    { userId: 'ok', phone: '+15017122665' },
+  ], async () => {});
+  t.match(byPerson.get('invalid'), { status: 'failed', provider: 'sandbox', address: '+15005550001', error: /^twilio 400 21211: / });
+  t.match(byPerson.get('landline'), { status: 'failed', error: /^twilio 400 21614: / });
+  const ok = byPerson.get('ok');
+  t.match(ok, { status: 'delivered', provider_id: /^SM[0-9a-f]{32}$/ });
+  t.same(ok.events.map((e: { type: string }) => e.type), ['delivered'], 'the status callback as Twilio would send it');
+  const played = await sql.query(`SELECT event_id FROM provider_events WHERE workspace_id = $1 AND provider = 'sandbox'`, [ws.id]);
+  t.same(played.rows, [{ event_id: `${ok.id}:delivered` }], 'played through the callback handling');
+  const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
+  t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550009', suppression_type: 'invalid_address' }]);
+  const got = await s.req('GET', `/campaigns/${byPerson.get('ok').campaign_id}`, { token: ws.token, headers: { 'x-workspace-id': ws.id } });
+  t.match(got.body.data.stats.by_channel.sms, { sent: 1, failed: 2, delivered: 1 });
 });
 
 t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', async (t) => {
@@ -168,6 +197,26 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.equal(twilio.requests.filter((x) => x.form.To === '+15017122661').length, 2, 'two requests: the 429, then the accepted send');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
   t.same(sup.rows, [{ address: '+15005550001', suppression_type: 'invalid_address' }, { address: '+15005550004', suppression_type: 'opt_out' }]);
+});
+
+t.test("SMS quiet hours: the send policy's, in the recipient's zone, suppress an SMS (quiet_hours); the email in the same window is sent", async (t) => {
+  // The window holds the New York person's time now with an hour of margin either side; the
+  // policy's own zone (Kolkata, 9.5 to 10.5 hours ahead) is outside it, which decides for a
+  // person with no zone of their own.
+  const local = localMinutes('America/New_York');
+  const quiet = { start: hhmm(local - 60), end: hhmm(local + 60) };
+  const { rows } = await runCampaign([{ id: 'text', type: 'sms', body: 'Late news' }, { id: 'mail', type: 'email', subject: 'Late news', text: 'T' }], [
+    { userId: 'night', email: 'night@example.com', phone: '+15017122663', traits: { timezone: 'America/New_York' } },
+    { userId: 'day', email: 'day@example.com', phone: '+15017122664' },
+  ], async (id, token) => {
+    const r = await s.req('PUT', `/workspaces/${id}`, { token, body: { settings: { send_policy: { timezone: 'Asia/Kolkata', quiet_hours: quiet } } } });
+    t.equal(r.status, 200, r.text);
+  });
+  const of = (who: string, channel: string) => rows.find((r) => r.who === who && r.channel === channel);
+  t.match(of('night', 'sms'), { status: 'policy_suppressed', skip_reason: 'quiet_hours', error: /Quiet hours .*America\/New_York/ }, `inside ${quiet.start}-${quiet.end} New York time`);
+  t.match(of('night', 'email'), { status: 'delivered', address: 'night@example.com' }, 'quiet hours do not apply to email');
+  t.match(of('day', 'sms'), { status: 'delivered' }, "outside the window in the policy's zone");
+  t.match(of('day', 'email'), { status: 'delivered' });
 });
 
 t.test('unsubscribe: GET changes nothing, one-click POST unsubscribes with no redirect, a bad token is a 404', async (t) => {
@@ -260,6 +309,48 @@ t.test('Mailgun and Postmark: a permanent failure bounces and suppresses; a comp
   t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'complained');
 });
 
+t.test("Postmark: a SoftBounce is an event on the message only, a HardBounce bounces, suppresses and marks the person; each applied once", async (t) => {
+  const { ws, byPerson } = await runCampaign({ id: 'mail', type: 'email', subject: 'S', text: 'T' }, [{ userId: 'soft', email: 'soft@example.com' }, { userId: 'hard', email: 'hard@example.com' }], async (id, token) => {
+    const r = await s.req('PUT', `/workspaces/${id}/channels/email`, {
+      token,
+      body: { smtp: { host: '127.0.0.1', port: smtpPort, security: 'starttls', username: 'relay', password: 'relay-pass' }, from: { email: 'news@herald.example' }, webhooks: { provider: 'postmark', username: 'pm', password: 'pm-pass' } },
+    });
+    t.equal(r.status, 200, r.text);
+  });
+  const soft = byPerson.get('soft');
+  const hard = byPerson.get('hard');
+  t.match([soft.status, hard.status], ['sent', 'sent']);
+  // Postmark's bounce webhook as it posts it; MessageID is Herald's when sent with the Message-ID kept.
+  const bounce = (id: number, type: string, typeCode: number, messageId: string, email: string) =>
+    JSON.stringify({ RecordType: 'Bounce', MessageStream: 'outbound', ID: id, Type: type, TypeCode: typeCode, Name: type, MessageID: messageId, ServerID: 23, Description: 'd', Details: 'smtp;452 4.2.2 Mailbox full', Email: email, From: 'news@herald.example', BouncedAt: new Date().toISOString(), Inactive: type === 'HardBounce', CanActivate: true, Subject: 'S' });
+  const post = (body: string, password = 'pm-pass') => outside(`/webhooks/email/${ws.id}`, { body, headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`pm:${password}`).toString('base64')}` } });
+  const row = async (id: string) => (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [id])).rows[0];
+  const person = async (who: string) => (await sql.query('SELECT status FROM people WHERE workspace_id = $1 AND external_id = $2', [ws.id, who])).rows[0].status;
+  const suppressed = async () => (await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id])).rows;
+
+  const softBody = bounce(7001, 'SoftBounce', 4096, soft.id, 'soft@example.com');
+  t.equal((await post(softBody, 'wrong')).status, 401, 'not authenticated: refused');
+  t.match(await row(soft.id), { status: 'sent', events: [] }, 'and nothing recorded');
+  for (const attempt of ['first', 'repeat']) {
+    const r = await post(softBody);
+    t.equal(r.status, 200, attempt);
+    t.match(await r.json(), attempt === 'first' ? { applied: 1, duplicates: 0 } : { applied: 0, duplicates: 1 }, attempt);
+  }
+  const softRow = await row(soft.id);
+  t.equal(softRow.status, 'sent', 'a soft bounce does not change the status');
+  t.same(softRow.events.map((e: { type: string }) => e.type), ['soft_bounce'], 'one event on the message');
+  t.equal(await person('soft'), 'active', 'the person stays active');
+  t.same(await suppressed(), [], 'nothing suppressed');
+
+  const hardBody = bounce(7002, 'HardBounce', 1, `<${hard.id}@herald.example>`, 'hard@example.com');
+  for (const attempt of ['first', 'repeat']) t.match(await (await post(hardBody)).json(), attempt === 'first' ? { applied: 1 } : { duplicates: 1 }, attempt);
+  const hardRow = await row(hard.id);
+  t.equal(hardRow.status, 'bounced');
+  t.same(hardRow.events.map((e: { type: string }) => e.type), ['hard_bounce'], 'applied once');
+  t.equal(await person('hard'), 'bounced');
+  t.same(await suppressed(), [{ address: 'hard@example.com', suppression_type: 'hard_bounce' }]);
+});
+
 t.test('Twilio: status callbacks and inbound STOP / START / text, signed as Twilio signs', async (t) => {
   const status = `/webhooks/sms/${sentSms.ws.id}/status`;
   const inbound = `/webhooks/sms/${sentSms.ws.id}/inbound`;
@@ -329,4 +420,51 @@ t.test("templates per channel: an email template fills an email node (the node's
   t.equal((await s.req('POST', `/campaigns/${c.body.data.campaign.id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id } })).status, 202);
   const row = await until(async () => (await sql.query('SELECT status, title, body FROM push_messages WHERE campaign_id = $1', [c.body.data.campaign.id])).rows[0]);
   t.match(row, { status: 'delivered', title: 'From the node', body: /Hello t1@example\.com/ }, 'sent through the sandbox with the template html rendered to text');
+});
+
+t.test("node-messages takes each node type's fields: email subject, html, text, preheader; sms body; another type's field is a 400 naming it", async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'NM', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'mail', type: 'email' }, { id: 'text', type: 'sms' }] } } });
+  t.equal(c.status, 201, c.text);
+  const id = c.body.data.campaign.id as string;
+  const put = (node: string, body: object) => s.req('PUT', `/workspaces/${k.ws.id}/campaigns/${id}/node-messages/${node}`, { token: k.ws.token, body });
+  const mail = await put('mail', { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', preheader: 'Plan news' });
+  t.equal(mail.status, 200, mail.text);
+  t.same(mail.body.data, { node_id: 'mail', message: { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', preheader: 'Plan news' } });
+  t.same(mail.body.warnings, ['email node mail: its html has no {{ unsubscribe_url }} link (the List-Unsubscribe header is still sent)']);
+  const withText = await put('mail', { text: 'Your {{ trigger.plan }} plan, in text', preheader: null });
+  t.same(withText.body.data.message, { subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', text: 'Your {{ trigger.plan }} plan, in text' }, 'null removes, omitted stay');
+  const foreign = await put('mail', { title: 'A push title', subject: 'S', custom_data: {} });
+  t.equal(foreign.status, 400, foreign.text);
+  t.match(foreign.body, { success: false, error: { code: 'VALIDATION_ERROR', message: /title, custom_data/ } });
+  t.same(foreign.body.error.details.map((d: { field: string }) => d.field), ['title', 'custom_data'], 'each foreign field named');
+  const smsForeign = await put('text', { subject: 'S' });
+  t.equal(smsForeign.status, 400, smsForeign.text);
+  t.same(smsForeign.body.error.details, [{ field: 'subject', message: 'is not a field of an sms node (an sms node takes body)' }]);
+  const badLiquid = await put('text', { body: 'Hi {{ person.email ' });
+  t.equal(badLiquid.status, 400);
+  t.same(badLiquid.body.error.details.map((d: { field: string }) => d.field), ['body'], 'Liquid that does not parse, named');
+  const sms = await put('text', { body: 'Your {{ trigger.plan }} plan by text' });
+  t.equal(sms.status, 200, sms.text);
+  t.same(sms.body.data, { node_id: 'text', message: { body: 'Your {{ trigger.plan }} plan by text' } });
+  const stored = await s.req('GET', `/campaigns/${id}`, hdr);
+  t.same(stored.body.data.campaign.workflow_definition.nodes, [
+    { id: 'mail', type: 'email', subject: 'Hello {{ person.email }}', html: '<p>Your {{ trigger.plan }} plan</p>', text: 'Your {{ trigger.plan }} plan, in text' },
+    { id: 'text', type: 'sms', body: 'Your {{ trigger.plan }} plan by text' },
+  ]);
+
+  // Activation uses the content stored: sent through the sandboxes.
+  t.equal((await s.req('POST', '/people/batch', { token: k.write, body: { identify: [{ userId: 'nm', email: 'nm@example.com', phone: '+15017122662' }] } })).status, 200);
+  const on = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
+  t.equal(on.status, 200, on.text);
+  t.equal((await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id, trigger_data: { plan: 'Pro' } } })).status, 202);
+  const rows = await until(async () => {
+    const q = await sql.query('SELECT channel, status, title, body FROM push_messages WHERE campaign_id = $1 ORDER BY channel', [id]);
+    return q.rows.length === 2 ? q.rows : undefined;
+  });
+  t.match(rows, [
+    { channel: 'email', status: 'delivered', title: 'Hello nm@example.com', body: 'Your Pro plan, in text' },
+    { channel: 'sms', status: 'delivered', body: 'Your Pro plan by text' },
+  ]);
 });

@@ -73,7 +73,9 @@ t.test('node messages: set, replace, remove; only push nodes; unknown node 404',
   t.same(setNodeMessage(r.workflow, 'p', { body: null }).node, { id: 'p', type: 'push', title: 'new', image_url: 'https://x/y.png' }, 'null removes a field');
   throwsCode(t, () => setNodeMessage(w, 'nope', { title: 'x' }), 'NOT_FOUND', 'unknown node');
   const delay = throwsCode(t, () => setNodeMessage(w, 'd', { title: 'x' }), 'VALIDATION_ERROR', 'a delay node');
-  t.match(delay?.message, /only push nodes/);
+  t.match(delay?.message, /only push nodes, email nodes and sms nodes/);
+  const foreign = throwsCode(t, () => setNodeMessage(w, 'p', { subject: 'x' }), 'VALIDATION_ERROR', "an email field on a push node");
+  t.same((foreign?.details as { field: string }[]).map((d) => d.field), ['subject']);
   const bad = throwsCode(t, () => setNodeMessage(w, 'p', { body: 'Hi {{ name' }), 'VALIDATION_ERROR', 'a template that does not parse');
   t.same((bad?.details as { field: string }[]).map((d) => d.field), ['body']);
 });

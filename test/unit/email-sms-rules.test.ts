@@ -4,7 +4,7 @@ import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readUnsubscribeToken, unsubscribeKey, unsubscribeToken } from '../../src/email/unsubscribe.js';
 import { e164, storedForms } from '../../src/sms/phone.js';
-import { sandboxEmail, sandboxSms } from '../../src/messaging/effects.js';
+import { sandboxEmailEvent, sandboxTwilio } from '../../src/messaging/effects.js';
 import { workflowWarnings } from '../../src/domain/campaigns.js';
 
 t.test('unsubscribe tokens: read back, never forged, moved or made under another key', async (t) => {
@@ -31,14 +31,14 @@ t.test('phones: E.164 with the default country; invalid ones are none', async (t
   t.same(storedForms('+447400123456'), ['+447400123456', '447400123456', '07400123456', '7400123456']);
 });
 
-t.test('the sandbox plays the simulator addresses and numbers', async (t) => {
-  const r = { id: randomUUID(), workspace_id: randomUUID(), person_id: randomUUID(), external_id: 'u', channel: 'email' as const, provider: 'sandbox', provider_id: null, address: null, skip_reason: null, error: null, title: null, body: null, campaign_id: null, event_id: null, events: [] };
-  t.match(sandboxEmail(r, 'Bounce@simulator.herald.test'), { record: { status: 'bounced' }, effect: { suppress: 'hard_bounce', person: 'bounced' } });
-  t.match(sandboxEmail(r, 'complaint@simulator.herald.test'), { record: { status: 'complained' }, effect: { suppress: 'complaint', person: 'unsubscribed' } });
-  t.same(sandboxEmail(r, 'x@example.com').effect, undefined);
-  t.match(sandboxSms({ ...r, channel: 'sms' }, '+15005550001'), { record: { status: 'failed', error: /21211/ }, effect: { suppress: 'invalid_address' } });
-  t.match(sandboxSms({ ...r, channel: 'sms' }, '+15005550009'), { record: { status: 'failed', error: /21614/ } });
-  t.match(sandboxSms({ ...r, channel: 'sms' }, '+15017122661'), { record: { status: 'delivered' } });
+t.test('the sandbox answers for the simulator addresses and numbers as the providers would', async (t) => {
+  t.equal(sandboxEmailEvent('Bounce@simulator.herald.test'), 'hard_bounce');
+  t.equal(sandboxEmailEvent('complaint@simulator.herald.test'), 'complaint');
+  t.equal(sandboxEmailEvent('x@example.com'), 'delivered');
+  const id = randomUUID();
+  t.match(sandboxTwilio('+15005550001', id), { status: 'failed', code: 21211, error: /21211/, retryable: false, suppress: 'invalid_address' });
+  t.match(sandboxTwilio('+15005550009', id), { status: 'failed', code: 21614, suppress: 'invalid_address' });
+  t.same(sandboxTwilio('+15017122661', id), { status: 'sent', sid: `SM${id.replace(/-/g, '')}` });
 });
 
 t.test('an email node whose html has no unsubscribe_url warns; text-only and linked ones do not', async (t) => {
