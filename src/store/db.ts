@@ -54,3 +54,9 @@ export function isDataError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && DATA_ERROR_CLASSES.has(code.slice(0, 2));
 }
+
+/**
+ * SQL true when `expr` starts with the text parameter `param` (`$n`): a range in byte order
+ * (COLLATE "C"), which an index on `(expr COLLATE "C")` serves whatever the database's collation.
+ */
+export const startsWith = (expr: string, param: string): string => `${expr} COLLATE "C" >= ${param} AND ${expr} COLLATE "C" < ${param} || chr(1114111)`;

@@ -164,6 +164,9 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.match(byPerson.get('bad'), { status: 'failed', error: /21211/ });
   t.match(byPerson.get('stop'), { status: 'failed', error: /21610/ });
   t.match(byPerson.get('nophone'), { status: 'skipped', skip_reason: 'no_phone_number' });
+  const history = async (who: string) => (await s.req('GET', `/workspaces/${ws.id}/people/${byPerson.get(who).person_id}/messages`, { token: ws.token })).body.messages;
+  t.match(await history('uk'), [{ channel: 'sms', to: '+447400123456', status: 'sent' }], 'the message history names the number');
+  t.notOk('to' in (await history('nophone'))[0], 'no number, no `to`');
   t.match(byPerson.get('busy'), { status: 'sent' }, 'a 429 is retried after its Retry-After');
   t.equal(twilio.requests.filter((x) => x.form.To === '+15017122661').length, 2, 'two requests: the 429, then the accepted send');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
@@ -223,7 +226,7 @@ t.test('SendGrid: signed events applied once, verified against the raw bytes', a
   const personId = (await sql.query('SELECT person_id FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
   const history = await s.req('GET', `/workspaces/${sentEmail.ws.id}/people/${personId}/messages`, { token: sentEmail.ws.token });
   t.equal(history.status, 200, history.text);
-  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }] }], 'the message history lists email');
+  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', to: 'ok@example.com', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }] }], 'the message history lists email, with the address');
   t.equal((await outside(`/webhooks/email/00000000-0000-4000-8000-000000000000`, { body: raw, headers })).status, 404, 'no such workspace');
 });
 
