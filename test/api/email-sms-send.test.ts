@@ -12,7 +12,7 @@ import { createHmac } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import sendgrid from '@sendgrid/eventwebhook';
 import twilioLib from 'twilio';
-import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
+import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
@@ -87,14 +87,7 @@ async function runCampaign(node: object, people: { userId: string; email?: strin
   await configure(k.ws.id, k.ws.token);
   const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: people } });
   t.equal(r.status, 200, r.text);
-  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
-  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: [node] } } });
-  t.equal(c.status, 201, c.text);
-  const id = c.body.data.campaign.id as string;
-  const a = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
-  t.equal(a.status, 200, a.text);
-  const f = await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id, trigger_data: { plan: 'Pro' } } });
-  t.equal(f.status, 202, f.text);
+  const id = await triggerWebhookCampaign(s, k.ws, k.trigger, node, { plan: 'Pro' });
   const rows = await until(async () => {
     const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
     return q.rows.length === people.length ? q.rows : undefined;
