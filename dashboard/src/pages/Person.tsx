@@ -1,5 +1,6 @@
 // One person, by address: traits, consent (with the change form), devices, their latest
-// events and their message history across channels, with the providers' events (paged).
+// events (searched by name on the server) and their message history across channels, with the
+// address or number an email or SMS went to and the providers' events (paged).
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
