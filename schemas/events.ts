@@ -24,13 +24,19 @@ const limit = queryLimit(50);
 
 export const personEvents = object({ limit });
 
+/** Only the events of this exact name (the dashboard's search). */
+const name = { ...nonEmptyString(255), description: 'Only the events of this name (exact)' };
+
+/** GET /workspaces/{id}/people/{personId}/events: the key route's, and a name to search by. */
+export const dashboardPersonEvents = object({ limit, name });
+
 export const eventSearch = object(
   { event: nonEmptyString(255), since: timestamp, limit },
   ['event'],
 );
 
 /** GET /workspaces/{id}/events, the event debugger: events created before `before`. */
-export const workspaceEvents = object({ limit, before: timestamp });
+export const workspaceEvents = object({ limit, before: timestamp, name });
 
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)

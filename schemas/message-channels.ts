@@ -62,7 +62,11 @@ export const smsChannelUpdate = object(
 );
 
 /** GET /workspaces/{id}/suppressions. */
-export const suppressionList = object({ channel: { type: 'string', enum: [...ADDRESS_CHANNELS] }, ...pagination(50) });
+export const suppressionList = object({
+  channel: { type: 'string', enum: [...ADDRESS_CHANNELS] },
+  ...pagination(50),
+  q: { ...nonEmptyString(254), description: 'Only the addresses starting with this (an email address in any case)' },
+});
 
 /** POST /workspaces/{id}/suppressions: a suppression set by hand. */
 export const suppressionCreate = object(

@@ -91,6 +91,7 @@ const pushMessage = closed(
     status: { ...enumOf(...SHOWN_MESSAGE_STATUSES, ...PROVIDER_STATUSES), description: 'delivered, bounced, complained: email and SMS, from the provider (DECISIONS §13)' },
     external_id: str,
     platform: { type: 'string', enum: [...DEVICE_PLATFORMS, null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
+    to: { ...str, description: 'Email and SMS: the email address or phone number (E.164) the message went to; absent on push (its devices are in `deliveries`, tokens masked) and where no address was chosen' },
     provider: str,
     provider_id: nullableStr,
     skip_reason: enumOf(...MESSAGE_SKIP_REASONS),

@@ -1,5 +1,5 @@
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES, TOKEN_PROBLEMS } from '../src/domain/tokens.js';
-import { object, pagination, uuid, type SchemaRefusal } from './common.js';
+import { nonEmptyString, object, pagination, uuid, type SchemaRefusal } from './common.js';
 import { deviceToken, notASubscription } from './devices.js';
 import { maskedToken } from './push-send.js';
 import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type RouteResponses } from './response-parts.js';
@@ -10,7 +10,7 @@ import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type 
 const platform = { type: 'string', enum: [...PUSH_PLATFORMS] } as const;
 
 /** GET /workspaces/{id}/push/suppressions (dashboard). */
-export const suppressionList = object(pagination(50));
+export const suppressionList = object({ ...pagination(50), q: { ...nonEmptyString(4096), description: 'Only the tokens starting with this (case-sensitive)' } });
 
 export const tokenSuppress = object(
   {

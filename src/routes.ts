@@ -156,7 +156,7 @@ const defs = [
   // Dashboard people (session).
   { method: 'GET', path: '/workspaces/{workspaceId}/people', auth: 'session', workspace: 'path', query: people.dashboardPeopleList, summary: 'Dashboard people list' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/stats', auth: 'session', workspace: 'path', summary: 'People statistics' },
-  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.personEvents, summary: "A person's events" },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/events', auth: 'session', workspace: 'path', query: events.dashboardPersonEvents, summary: "A person's events" },
   { method: 'GET', path: '/workspaces/{workspaceId}/events', auth: 'session', workspace: 'path', query: events.workspaceEvents, summary: "The workspace's latest events, newest first (the event debugger)" },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/messages', auth: 'session', workspace: 'path', query: pushSend.messageHistory, summary: "A person's push messages, newest first" },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', summary: 'A person and their devices' },

@@ -1,6 +1,7 @@
 // Assembles Herald: store, migrations, session auth, actors, the uWS front.
 import { createServer } from 'node:net';
-import { loadNativeUws, type TemplatedApp, type us_listen_socket } from './http/uws.js';
+import { loadNativeUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './http/uws.js';
+import { write } from './http/write-reply.js';
 import { ConfigError, reachable, type Config } from './config.js';
 import { openStore, type Store } from './store/open.js';
 import { migrate } from './store/migrations.js';
@@ -74,6 +75,38 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     logger.warn('HERALD_SECRETS_KEY is not set: push credentials are sealed with the key generated in the data dir; every replica sharing DATABASE_URL needs the same key, so set HERALD_SECRETS_KEY on all of them', { dataDir: cfg.dataDir });
   }
 
+  // Listening before the rest is assembled: the public URL's default names the port bound (port
+  // 0 picks one), and the actors build links and callback URLs on it. Until Herald is ready,
+  // every request answers 503; a start failing from here on closes the socket.
+  const gate: Gate = {};
+  const app = uws.App();
+  if (cfg.metrics && cfg.metricsPort === undefined) serveMetrics(app, () => (gate.scrape ? gate.scrape() : Promise.resolve('')), false);
+  app.any('/*', (res, req) => (gate.onRequest ? gate.onRequest(res, req) : write(res, errorReply('session', 'SERVICE_UNAVAILABLE', 'Herald is starting'), false, true)));
+  const { socket, port } = await listenExclusively(uws, app, cfg.host, cfg.port);
+  try {
+    return await assemble(cfg, uws, limits, store, { socket, port, bootstrap, secrets, sessionAuth, gate });
+  } catch (err) {
+    uws.us_listen_socket_close(socket);
+    throw err;
+  }
+}
+
+/** What the listening socket serves: set once Herald is assembled. */
+interface Gate {
+  onRequest?: (res: HttpResponse, req: HttpRequest) => void;
+  scrape?: () => Promise<string>;
+}
+
+interface Listening {
+  socket: us_listen_socket;
+  port: number;
+  bootstrap: Herald['bootstrap'];
+  secrets: ReturnType<typeof resolveSecretsKey>;
+  sessionAuth: NonNullable<ReturnType<typeof resolveSessionAuth>>;
+  gate: Gate;
+}
+
+async function assemble(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRateLimits>, store: Store, { socket, port, bootstrap, secrets, sessionAuth, gate }: Listening): Promise<Herald> {
   // JetStream and NATS KV with NATS_URL, else the store (src/backends.ts). Before the actors,
   // which connect to NATS too: NATS not answering at start is one line (exit 2).
   const parts = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, backends(cfg, 'herald-front')) : await backends(cfg, 'herald-front');
@@ -85,6 +118,7 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
     script: new URL('../workers/actor.js', import.meta.url),
     store: store.link,
     secretsKey: secrets.key,
+    publicUrl: cfg.publicUrl ?? `http://${cfg.host}:${port}`,
     requestTimeoutMs: cfg.requestTimeoutMs,
     unavailable: (why, route) => errorReply(errorShapeOf(routes.get(route)!), 'SERVICE_UNAVAILABLE', `Service unavailable: ${why}`),
   });
@@ -145,10 +179,8 @@ async function serveOn(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRat
   });
 
   const scrape = async () => scrapeText(await actors.metrics(SCRAPE_ACTOR_TIMEOUT_MS));
-  const app = uws.App();
-  if (cfg.metrics && cfg.metricsPort === undefined) serveMetrics(app, scrape, false);
-  app.any('/*', front.onRequest);
-  const { socket, port } = await listenExclusively(uws, app, cfg.host, cfg.port);
+  gate.scrape = scrape;
+  gate.onRequest = front.onRequest;
   const metricsApp = cfg.metricsPort === undefined ? null : uws.App();
   if (metricsApp) serveMetrics(metricsApp, scrape, true);
   const metricsListener = metricsApp ? await listenExclusively(uws, metricsApp, cfg.host, cfg.metricsPort!, 'HERALD_METRICS_PORT') : null;

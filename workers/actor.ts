@@ -33,7 +33,7 @@ interface Actor {
 }
 
 /** Assembles actor `index`: its pool, its backends (src/backends.ts), the push engine and the campaign runners. */
-async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorkerData): Promise<Actor> {
+async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: ActorWorkerData): Promise<Actor> {
   if (cfg.metrics) enableMetrics(`actor-${index}`);
   const db = openPostgres(store.url, store.poolSize);
   const limits = parseRateLimits(cfg.rateLimits);
@@ -60,7 +60,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const scheduledSends = new ScheduledSends(db, push, claimant);
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const messaging = messagingSettings(cfg, providers.secrets, Buffer.from(secretsKey, 'hex'));
+  const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const smtp = new EmailTransports(messaging.outbound);
   const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp });
   executor.start();

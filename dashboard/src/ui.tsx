@@ -1,6 +1,6 @@
 // The pieces every page uses: loading data with its loading and failure states, form fields
 // showing the API's error for that field, empty states, paging.
-import { useCallback, useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { ApiError } from './api';
 
 export type Load<T> = { state: 'loading' } | { state: 'failed'; error: Error } | { state: 'done'; data: T };
@@ -115,6 +115,27 @@ export function fieldError(fields: Record<string, string>, field: string): strin
     if (m?.[1] === field) return `Line ${Number(m[2]) + 1}: ${message}`;
   }
   return undefined;
+}
+
+/**
+ * A search box: submitting it (Enter or the button) hands the trimmed text to `search`, which
+ * the page keeps in the address; `value` is the search shown (back and reload restore it).
+ * `children`: more filters in the same form.
+ */
+export function SearchForm({ label, value, search, hint, maxLength = 255, children }: { label: string; value: string; search: (text: string) => void; hint?: string; maxLength?: number; children?: ReactNode }) {
+  const [text, setText] = useState(value);
+  useEffect(() => setText(value), [value]);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    search(text.trim());
+  };
+  return (
+    <form className="filters" role="search" onSubmit={submit}>
+      <Field label={label} type="search" value={text} onChange={(e) => setText(e.target.value)} maxLength={maxLength} hint={hint} spellCheck={false} />
+      <button type="submit">Search</button>
+      {children}
+    </form>
+  );
 }
 
 export function Empty({ title, children }: { title: string; children: ReactNode }) {

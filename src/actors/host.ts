@@ -25,6 +25,8 @@ export interface ActorHostOptions {
   store: StoreLink;
   /** The key sealing push credentials, handed to each actor. */
   secretsKey: Buffer;
+  /** The base of links and callback URLs, handed to each actor. */
+  publicUrl: string;
   requestTimeoutMs: number;
   /** The 503 answer to a request of route `route` (in that route's error shape). */
   unavailable: (why: string, route: RouteId) => Reply;
@@ -59,7 +61,7 @@ export class ActorHost {
   }
 
   private spawn(index: number): Promise<void> {
-    const data: ActorWorkerData = { index, store: this.opts.store, secretsKey: this.opts.secretsKey.toString('hex') };
+    const data: ActorWorkerData = { index, store: this.opts.store, secretsKey: this.opts.secretsKey.toString('hex'), publicUrl: this.opts.publicUrl };
     const w = new Worker(this.opts.script, { workerData: data });
     this.workers[index] = w;
     this.outboxes[index] = new Batcher(async (reqs) => {

@@ -36,4 +36,6 @@ export interface ActorWorkerData {
   store: StoreLink;
   /** The key sealing push credentials (HERALD_SECRETS_KEY or the generated one), as hex. */
   secretsKey: string;
+  /** HERALD_PUBLIC_URL, else the address Herald listens on (the port bound): the base of links and callback URLs. */
+  publicUrl: string;
 }

@@ -16,8 +16,9 @@ const MAX_LIMIT = 200;
 const present = (r: AddressSuppressionRow) => ({ id: r.id, channel: r.channel, address: r.address, suppression_type: r.suppression_type, reason: r.reason, created_at: iso(r.created_at) });
 
 const list: Handler = async (ctx) => {
-  const { channel, limit, offset } = ctx.query as { channel?: AddressChannel; limit: number; offset: number };
-  const { rows, total } = await listAddressSuppressions(ctx.db, ctx.workspaceId, channel, Math.min(limit, MAX_LIMIT), offset);
+  const { channel, limit, offset, q } = ctx.query as { channel?: AddressChannel; limit: number; offset: number; q?: string };
+  // Stored in lower case (email) or E.164 (no letters): the search is too.
+  const { rows, total } = await listAddressSuppressions(ctx.db, ctx.workspaceId, channel, Math.min(limit, MAX_LIMIT), offset, q?.trim().toLowerCase() || undefined);
   return json(200, { success: true, suppressions: rows.map(present), total });
 };
 

@@ -114,7 +114,7 @@ const search: Handler<'GET /events/search'> = async (ctx) => {
 
 const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
   const person = await personByUuid(ctx);
-  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true)).map(presentEvent);
+  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true, ctx.query.name)).map(presentEvent);
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };
 
@@ -122,7 +122,7 @@ const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/
 const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (ctx) => {
   const limit = readLimit(ctx);
   const before = ctx.query.before;
-  const events = (await latestEvents(ctx.db, ctx.workspaceId, before === undefined ? null : normalizeTimestamp(before, 'before'), limit)).map(presentEvent);
+  const events = (await latestEvents(ctx.db, ctx.workspaceId, before === undefined ? null : normalizeTimestamp(before, 'before'), limit, ctx.query.name)).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 

@@ -116,6 +116,8 @@ function present(m: StoredMessage) {
     status: m.status === 'sending' ? 'scheduled' : m.status,
     external_id: m.external_id,
     platform: m.platform,
+    // Email and SMS: the address or number; a push's tokens are its deliveries', masked.
+    ...(m.channel !== 'push' && m.address ? { to: m.address } : {}),
     provider: m.provider,
     provider_id: m.provider_id,
     ...(m.skip_reason ? { skip_reason: m.skip_reason } : {}),

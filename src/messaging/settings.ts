@@ -19,9 +19,8 @@ export interface MessagingSettings {
 }
 
 interface From {
-  publicUrl: string | undefined;
-  host: string;
-  port: number;
+  /** HERALD_PUBLIC_URL, else the address Herald listens on (computed once listening: port 0 is a port picked then). */
+  publicUrl: string;
   allowedPrivateHosts: AllowList;
   twilioEndpoint: string;
   emailProvider: 'sandbox' | 'live';
@@ -30,7 +29,7 @@ interface From {
 
 export function messagingSettings(cfg: From, secrets: SecretBox, secretsKey: Buffer): MessagingSettings {
   return {
-    publicUrl: cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`,
+    publicUrl: cfg.publicUrl,
     outbound: new OutboundPolicy(cfg.allowedPrivateHosts),
     twilioEndpoint: cfg.twilioEndpoint,
     emailMode: cfg.emailProvider,

@@ -1,6 +1,6 @@
 // Address suppressions (DECISIONS §13, migration 200): an email address (lower case) or an E.164
 // number a workspace sends nothing to on that channel, once per type.
-import type { Queryable } from './db.js';
+import { startsWith, type Queryable } from './db.js';
 import { newId } from '../ids.js';
 import type { AddressChannel, AddressSuppressionType } from '../domain/messages.js';
 
@@ -38,14 +38,19 @@ export interface AddressSuppressionRow {
 
 const ROW = 'id, channel, address, suppression_type, reason, created_at';
 
-/** The workspace's suppressions, newest first, optionally of one channel. */
-export async function listAddressSuppressions(q: Queryable, workspaceId: string, channel: AddressChannel | undefined, limit: number, offset: number): Promise<{ rows: AddressSuppressionRow[]; total: number }> {
+/**
+ * The workspace's suppressions, newest first, optionally of one channel and of the addresses
+ * starting with `prefix` (in their stored form; an index serves it, migration 401).
+ */
+export async function listAddressSuppressions(q: Queryable, workspaceId: string, channel: AddressChannel | undefined, limit: number, offset: number, prefix?: string): Promise<{ rows: AddressSuppressionRow[]; total: number }> {
+  const where = `workspace_id = $1 AND ($2::text IS NULL OR channel = $2)${prefix === undefined ? '' : ` AND ${startsWith('address', '$3')}`}`;
+  const params = [workspaceId, channel ?? null, ...(prefix === undefined ? [] : [prefix])];
   const r = await q.query<AddressSuppressionRow & { total: number }>(
     `SELECT ${ROW}, count(*) OVER ()::int AS total FROM address_suppressions
-     WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
-    [workspaceId, channel ?? null, limit, offset],
+     WHERE ${where} ORDER BY created_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
   );
-  const total = r.rows[0]?.total ?? (offset > 0 ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM address_suppressions WHERE workspace_id = $1 AND ($2::text IS NULL OR channel = $2)`, [workspaceId, channel ?? null])).rows[0]!.n : 0);
+  const total = r.rows[0]?.total ?? (offset > 0 ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM address_suppressions WHERE ${where}`, params)).rows[0]!.n : 0);
   return { rows: r.rows.map(({ total: _t, ...row }) => row), total };
 }
 

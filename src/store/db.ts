@@ -63,3 +63,9 @@ export function isDataError(err: unknown): boolean {
 export function sqlLiterals<T extends string>(values: readonly T[]): { readonly [K in T]: string } {
   return Object.fromEntries(values.map((v) => [v, `'${v}'`])) as { [K in T]: string };
 }
+
+/**
+ * SQL true when `expr` starts with the text parameter `param` (`$n`): a range in byte order
+ * (COLLATE "C"), which an index on `(expr COLLATE "C")` serves whatever the database's collation.
+ */
+export const startsWith = (expr: string, param: string): string => `${expr} COLLATE "C" >= ${param} AND ${expr} COLLATE "C" < ${param} || chr(1114111)`;

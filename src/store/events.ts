@@ -10,12 +10,12 @@ export interface EventRow {
   external_id?: string;
 }
 
-/** A person's events, newest first. */
-export async function eventsOf(q: Queryable, personId: string, limit: number, withPersonId: boolean): Promise<EventRow[]> {
+/** A person's events, newest first; with `name`, only the events of that name. */
+export async function eventsOf(q: Queryable, personId: string, limit: number, withPersonId: boolean, name?: string): Promise<EventRow[]> {
   const r = await q.query<EventRow>(
     `SELECT id, type, parameters, created_at${withPersonId ? ', person_id' : ''} FROM events
-     WHERE person_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-    [personId, limit],
+     WHERE person_id = $1${name === undefined ? '' : ' AND type = $3'} ORDER BY created_at DESC, id DESC LIMIT $2`,
+    name === undefined ? [personId, limit] : [personId, limit, name],
   );
   return r.rows;
 }
@@ -31,13 +31,16 @@ export async function searchEvents(q: Queryable, workspaceId: string, type: stri
   return r.rows;
 }
 
-/** A workspace's events created before `before` (all when null), newest first, with the person's UUID and external id. */
-export async function latestEvents(q: Queryable, workspaceId: string, before: string | null, limit: number): Promise<EventRow[]> {
+/**
+ * A workspace's events created before `before` (all when null), newest first, with the person's
+ * UUID and external id; with `name`, only the events of that name (index events_by_type).
+ */
+export async function latestEvents(q: Queryable, workspaceId: string, before: string | null, limit: number, name?: string): Promise<EventRow[]> {
   const r = await q.query<EventRow>(
     `SELECT e.id, e.type, e.parameters, e.created_at, e.person_id, p.external_id FROM events e JOIN people p ON p.id = e.person_id
-     WHERE e.workspace_id = $1 AND ($2::timestamptz IS NULL OR e.created_at < $2::timestamptz)
+     WHERE e.workspace_id = $1 AND ($2::timestamptz IS NULL OR e.created_at < $2::timestamptz)${name === undefined ? '' : ' AND e.type = $4'}
      ORDER BY e.created_at DESC, e.id DESC LIMIT $3`,
-    [workspaceId, before, limit],
+    name === undefined ? [workspaceId, before, limit] : [workspaceId, before, limit, name],
   );
   return r.rows;
 }

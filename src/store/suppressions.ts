@@ -1,7 +1,7 @@
 // Token suppressions (INTERFACE 2.9, 3.5): one row per token and type in a workspace, matched
 // by the token's md5 (migration 6). Written by the suppress route and by dead-token feedback;
 // read by every send.
-import type { Queryable } from './db.js';
+import { startsWith, type Queryable } from './db.js';
 import { newId } from '../ids.js';
 import type { SuppressionType } from '../domain/tokens.js';
 
@@ -40,15 +40,20 @@ export async function suppressToken(q: Queryable, workspaceId: string, s: Suppre
   return { row: existing.rows[0]!, created: false };
 }
 
-/** A page of the workspace's suppressions, newest first, and how many there are. */
-export async function listSuppressions(q: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: (SuppressionRow & { reason: string | null })[]; total: number }> {
+/**
+ * A page of the workspace's suppressions, newest first, and how many there are; with `prefix`,
+ * only the tokens starting with it (found by their first 64 characters' index, migration 401).
+ */
+export async function listSuppressions(q: Queryable, workspaceId: string, limit: number, offset: number, prefix?: string): Promise<{ rows: (SuppressionRow & { reason: string | null })[]; total: number }> {
+  const where = `workspace_id = $1${prefix === undefined ? '' : ` AND ${startsWith('left(device_token, 64)', 'left($2, 64)')} AND starts_with(device_token, $2)`}`;
+  const search = prefix === undefined ? [] : [prefix];
   const [page, count] = await Promise.all([
     q.query<SuppressionRow & { reason: string | null }>(
       `SELECT id, device_token, platform, suppression_type, reason, suppressed_at FROM token_suppressions
-       WHERE workspace_id = $1 ORDER BY suppressed_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [workspaceId, limit, offset],
+       WHERE ${where} ORDER BY suppressed_at DESC, id DESC LIMIT $${search.length + 2} OFFSET $${search.length + 3}`,
+      [workspaceId, ...search, limit, offset],
     ),
-    q.query<{ n: number }>('SELECT count(*)::int AS n FROM token_suppressions WHERE workspace_id = $1', [workspaceId]),
+    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM token_suppressions WHERE ${where}`, [workspaceId, ...search]),
   ]);
   return { rows: page.rows, total: count.rows[0]!.n };
 }

@@ -12,7 +12,7 @@ import { createHmac } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import sendgrid from '@sendgrid/eventwebhook';
 import twilioLib from 'twilio';
-import { startServer, storeUrl, workspaceWithKeys } from '../helpers/server.js';
+import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
@@ -90,14 +90,7 @@ async function runCampaign(node: object | object[], people: { userId: string; em
   await configure(k.ws.id, k.ws.token);
   const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: people } });
   t.equal(r.status, 200, r.text);
-  const hdr = { token: k.ws.token, headers: { 'x-workspace-id': k.ws.id } };
-  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes } } });
-  t.equal(c.status, 201, c.text);
-  const id = c.body.data.campaign.id as string;
-  const a = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
-  t.equal(a.status, 200, a.text);
-  const f = await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id, trigger_data: { plan: 'Pro' } } });
-  t.equal(f.status, 202, f.text);
+  const id = await triggerWebhookCampaign(s, k.ws, k.trigger, nodes, { plan: 'Pro' });
   const rows = await until(async () => {
     const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
     return q.rows.length === people.length * nodes.length ? q.rows : undefined;
@@ -193,6 +186,9 @@ t.test('SMS through Twilio: E.164 normalisation, error codes, suppression', asyn
   t.match(byPerson.get('bad'), { status: 'failed', error: /21211/ });
   t.match(byPerson.get('stop'), { status: 'failed', error: /21610/ });
   t.match(byPerson.get('nophone'), { status: 'skipped', skip_reason: 'no_phone_number' });
+  const history = async (who: string) => (await s.req('GET', `/workspaces/${ws.id}/people/${byPerson.get(who).person_id}/messages`, { token: ws.token })).body.messages;
+  t.match(await history('uk'), [{ channel: 'sms', to: '+447400123456', status: 'sent' }], 'the message history names the number');
+  t.notOk('to' in (await history('nophone'))[0], 'no number, no `to`');
   t.match(byPerson.get('busy'), { status: 'sent' }, 'a 429 is retried after its Retry-After');
   t.equal(twilio.requests.filter((x) => x.form.To === '+15017122661').length, 2, 'two requests: the 429, then the accepted send');
   const sup = await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id]);
@@ -283,7 +279,7 @@ t.test('SendGrid: signed events applied once, verified against the raw bytes', a
   const personId = (await sql.query('SELECT person_id FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
   const history = await s.req('GET', `/workspaces/${sentEmail.ws.id}/people/${personId}/messages`, { token: sentEmail.ws.token });
   t.equal(history.status, 200, history.text);
-  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }, { type: 'opened' }] }], 'the message history lists email');
+  t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', to: 'ok@example.com', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }, { type: 'opened' }] }], 'the message history lists email, with the address');
   t.equal((await outside(`/webhooks/email/00000000-0000-4000-8000-000000000000`, { body: raw, headers })).status, 404, 'no such workspace');
 });
 

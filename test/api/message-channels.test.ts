@@ -175,3 +175,26 @@ t.test('address suppressions: add by hand, list by channel, lift; members read; 
   t.equal((await s.req('DELETE', `${path}/${mail.body.suppression.id}`, { token: ws.token })).status, 404);
   t.equal((await s.req('GET', path, { token: ws.token })).body.total, 1);
 });
+
+t.test('address suppressions: q keeps the addresses starting with it (any case), with channel and paging; this workspace only', async (t) => {
+  const ws = await newWorkspace(s, 'Suppressions search');
+  const other = await newWorkspace(s, 'Suppressions elsewhere');
+  const path = `/workspaces/${ws.id}/suppressions`;
+  const add = async (w: { id: string; token: string }, channel: string, address: string) =>
+    t.equal((await s.req('POST', `/workspaces/${w.id}/suppressions`, { token: w.token, body: { channel, address, suppression_type: 'manual' } })).status, 201);
+  for (const address of ['ann@example.com', 'anna@example.org', 'bob@example.com', 'an_x@example.com']) await add(ws, 'email', address);
+  await add(ws, 'sms', '+447400123456');
+  await add(other, 'email', 'ann@elsewhere.com');
+  const search = async (query: string) => (await s.req('GET', `${path}?${query}`, { token: ws.token })).body;
+  const addresses = (b: { suppressions: { address: string }[] }) => b.suppressions.map((x) => x.address).sort();
+  t.same(addresses(await search('q=AN')), ['an_x@example.com', 'ann@example.com', 'anna@example.org'], 'a prefix in any case, this workspace only');
+  t.same(addresses(await search('q=an_')), ['an_x@example.com'], '_ is a character, not a wildcard');
+  t.same(addresses(await search('q=ann%')), [], '% is a character, not a wildcard');
+  t.same(addresses(await search('q=example')), [], 'a prefix, not a substring');
+  t.same(addresses(await search(`q=${encodeURIComponent('+4474')}`)), ['+447400123456']);
+  t.same(addresses(await search(`q=${encodeURIComponent('+4474')}&channel=email`)), [], 'with channel');
+  const page = await search('q=an&limit=2&offset=2');
+  t.equal(page.total, 3, 'the total counts the matches');
+  t.equal(page.suppressions.length, 1, 'paged within the matches');
+  t.equal((await s.req('GET', `${path}?q=`, { token: ws.token })).status, 400, 'an empty q is refused');
+});

@@ -49,3 +49,31 @@ t.test('refusals: an unknown type names the field; a non-member, an API key, ano
   const mine = await s.req('POST', path, { token: ws.token, body: { device_token: TOKEN, platform: 'android', suppression_type: 'disabled' } });
   sessionError(t, await s.req('DELETE', `/workspaces/${other.id}/push/suppressions/${mine.body.id}`, { token: other.token }), 404, 'NOT_FOUND');
 });
+
+t.test('q: the tokens starting with it, case-sensitive, a token longer than the indexed 64 characters, this workspace only', async (t) => {
+  const ws = await newWorkspace(s);
+  const other = await newWorkspace(s);
+  const path = `/workspaces/${ws.id}/push/suppressions`;
+  const long = `${'L'.repeat(70)}-tail-0123456789`;
+  const tokens = ['abcd-token-0123456789', 'abce-token-0123456789', 'ABCD-token-0123456789', long, `${'L'.repeat(70)}-other-0123456789`];
+  for (const device_token of tokens) {
+    const r = await s.req('POST', path, { token: ws.token, body: { device_token, platform: 'android', suppression_type: 'opt_out' } });
+    t.equal(r.status, 201, r.text);
+  }
+  // Another workspace's token of the same prefix is never listed here.
+  t.equal((await s.req('POST', `/workspaces/${other.id}/push/suppressions`, { token: other.token, body: { device_token: 'abcd-token-other-999', platform: 'android', suppression_type: 'opt_out' } })).status, 201);
+
+  const search = async (q: string, extra = '') => (await s.req('GET', `${path}?q=${encodeURIComponent(q)}${extra}`, { token: ws.token })).body;
+  const abcd = await search('abcd');
+  t.equal(abcd.total, 1, 'prefix, case-sensitive');
+  t.equal(abcd.suppressions[0].device_token, 'abcd***6789', 'still masked');
+  t.equal((await search('abc')).total, 2);
+  t.equal((await search('token')).total, 0, 'a prefix, not a substring');
+  t.equal((await search('L'.repeat(70))).total, 2, 'past the 64 indexed characters');
+  const one = await search(`${'L'.repeat(70)}-tail`);
+  t.equal(one.total, 1, 'the whole token is checked');
+  t.same((await search('abc', '&limit=1&offset=1')).suppressions.length, 1, 'paged within the matches');
+  t.equal((await search('  abcd  ')).total, 1, 'trimmed');
+  t.equal((await s.req('GET', `${path}?q=`, { token: ws.token })).status, 400, 'an empty q is refused');
+  t.equal((await s.req('GET', `/workspaces/${other.id}/push/suppressions?q=abcd`, { token: other.token })).body.total, 1, 'the other workspace sees its own');
+});

@@ -48,3 +48,34 @@ t.test('refusals: a bad before or limit names the field; a non-member and an API
   t.equal((await s.req('GET', `/workspaces/${ws.id}/events`, { token: write })).status, 403, 'an API key: sessions only');
   t.equal((await s.req('GET', `/workspaces/${ws.id}/events`)).status, 401, 'no credential');
 });
+
+t.test("name: only the events of that name, in the debugger (with before) and on a person's events; this workspace only", async (t) => {
+  const { ws, write } = await setup();
+  const other = await setup();
+  const [ada, bob] = [uniqueUser('ada'), uniqueUser('bob')];
+  const track = (token: string, event: string, external_id: string, timestamp: string) => s.req('POST', '/track', { token, body: { event, external_id, timestamp } });
+  for (const [i, [event, who]] of ([['signed_up', ada], ['viewed', ada], ['signed_up', bob], ['viewed', ada], ['signed_up_twice', ada]] as const).entries()) {
+    t.equal((await track(write, event, who, `2024-02-01T00:00:0${i}.000Z`)).status, 201);
+  }
+  t.equal((await track(other.write, 'signed_up', ada, '2024-02-01T00:00:09.000Z')).status, 201);
+  const list = (query: string) => s.req('GET', `/workspaces/${ws.id}/events${query}`, { token: ws.token });
+
+  let named = await list('?name=signed_up');
+  await eventually(async () => (named = await list('?name=signed_up')).body?.events?.length === 2, 20_000);
+  t.same(named.body.events.map((e: { external_id: string; type: string }) => [e.type, e.external_id]), [['signed_up', bob], ['signed_up', ada]], 'the exact name, newest first, not another workspace\'s');
+  const before = await list(`?name=signed_up&before=${encodeURIComponent(named.body.events[0].created_at)}&limit=1`);
+  t.same(before.body.events.map((e: { external_id: string }) => e.external_id), [ada], 'with before and limit');
+  t.same((await list('?name=signed')).body.events, [], 'not a prefix');
+  sessionError(t, await list(`?name=${'x'.repeat(256)}`), 400, 'VALIDATION_ERROR', 'name');
+
+  const adaId = named.body.events[1].person_id as string;
+  const personEvents = (query: string) => s.req('GET', `/workspaces/${ws.id}/people/${adaId}/events${query}`, { token: ws.token });
+  await eventually(async () => (await personEvents('')).body?.events?.length === 4, 20_000);
+  const viewed = await personEvents('?name=viewed');
+  t.equal(viewed.status, 200, viewed.text);
+  t.same(viewed.body.events.map((e: { type: string }) => e.type), ['viewed', 'viewed'], "a person's events of that name");
+  t.equal(viewed.body.total, 2);
+  t.same((await personEvents('?name=viewed&limit=1')).body.events.length, 1, 'with limit');
+  t.same((await personEvents('?name=nothing')).body.events, []);
+  sessionError(t, await personEvents('?name='), 400, 'VALIDATION_ERROR', 'name');
+});

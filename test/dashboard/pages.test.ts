@@ -4,32 +4,18 @@
 // open a person (traits, devices, events, messages, consent), set push, email and SMS channels, change the settings (a refused value shown
 // next to its field). Each page gets an accessibility scan and a screenshot, at 1280 px and at
 // phone width, and no page may log a console error.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
-import { startServer, uniqueUser } from '../helpers/server.js';
-import { checkAtPhoneWidth, checkPage, helpersFor, launch, openPage } from '../helpers/browser.js';
+import { uniqueUser } from '../helpers/server.js';
+import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
 
 const SMTP_PASSWORD = 'smtp-pass-Qx8r2';
 const AUTH_TOKEN = 'twilio-token-9f8e7d6c5b4a';
 
-const browser = await launch(t);
 const PUBLIC = 'https://herald.example.com';
-const s = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000' });
-t.teardown(() => s.stop());
+const { browser, s, context, page, problems, visited, scan, h1, nav, countOf, visible } = await dashboardSuite(t, { HERALD_PUBLIC_URL: `${PUBLIC}/` });
 const token = await s.session(uniqueUser('dash'));
-const { context, page, problems } = await openPage(browser);
 await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-page.on('dialog', (d) => void d.accept());
-t.teardown(() => context.close());
-
-const { h1, nav, countOf, visible } = helpersFor(page);
-/** What each page was named for its phone-width check, and where it is. */
-const visited: { name: string; url: string }[] = [];
-
-async function scan(t: Test, name: string) {
-  t.same(await checkPage(page, name), [], `${name}: no serious or critical accessibility violations`);
-  visited.push({ name, url: page.url() });
-}
 
 let workspaceId = '';
 let key = '';

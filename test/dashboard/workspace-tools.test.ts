@@ -1,28 +1,18 @@
 // The dashboard's pages for running a workspace, in a real browser against a real Herald:
 // members (list, add, change a role, remove; a refused change says why); the live event
-// debugger (new events show without a reload, pause, filter, older pages); an API key's IP
+// debugger (new events show without a reload, pause, searched by name on the server, older pages); an API key's IP
 // allowlist (a refused entry at its field, a never-matching one warned of, edited later); push
-// token suppressions (empty, add, a second time, paging, lift) and address suppressions (per
-// channel, add, a refused number at its field, lift). Each page gets an
+// token suppressions (empty, add, a second time, paging, searched, lift) and address suppressions
+// (per channel, add, a refused number at its field, searched, lift); a real email campaign on the
+// sandbox, its messages on the Person page with channel, address and provider events. Each page gets an
 // accessibility scan and a screenshot, at 1280 px and at phone width, and no page may log a
 // console error.
-import t, { type Test } from 'tap';
-import { newKey, newWorkspace, startServer } from '../helpers/server.js';
-import { checkAtPhoneWidth, checkPage, helpersFor, launch, openPage } from '../helpers/browser.js';
+import t from 'tap';
+import { eventually, newKey, newWorkspace, triggerWebhookCampaign } from '../helpers/server.js';
+import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
 
-const browser = await launch(t);
-const s = await startServer({ HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000' });
-t.teardown(() => s.stop());
+const { browser, s, page, problems, visited, scan, h1, nav, countOf, visible } = await dashboardSuite(t);
 const ws = await newWorkspace(s, 'Tools');
-const { context, page, problems } = await openPage(browser);
-page.on('dialog', (d) => void d.accept());
-t.teardown(() => context.close());
-const { h1, nav, countOf, visible } = helpersFor(page);
-const visited: { name: string; url: string }[] = [];
-async function scan(t: Test, name: string) {
-  t.same(await checkPage(page, name), [], `${name}: no serious or critical accessibility violations`);
-  visited.push({ name, url: page.url() });
-}
 const roleOf = async (user: string) => {
   const r = await s.req('GET', `/workspaces/${ws.id}/members`, { token: ws.token });
   return (r.body.members as { user_id: string; role: string }[]).find((m) => m.user_id === user)?.role;
@@ -89,9 +79,19 @@ t.test('events: empty, live, paused, filtered, older pages', async (t) => {
   await table.getByRole('cell', { name: 'while_paused' }).waitFor();
   t.pass('resumed: it shows');
 
-  await page.getByLabel('Filter by event or person').fill('grace');
-  t.equal(await countOf(table.getByRole('row'), 3), 3, 'a header and grace’s two events');
-  await page.getByLabel('Filter by event or person').fill('');
+  // The search asks Herald: an event far older than the page on screen is found.
+  await page.getByLabel('Event name').fill('old_3');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/name=old_3/);
+  await table.getByRole('cell', { name: 'old_3', exact: true }).waitFor();
+  t.equal(await countOf(table.getByRole('row'), 2), 2, 'a header and the one old_3, not on the live page');
+  await page.getByLabel('Event name').fill('never_tracked');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByText('No events named “never_tracked”.').waitFor();
+  await scan(t, 'events-no-match');
+  await page.getByRole('button', { name: 'Show every event' }).click();
+  await table.getByRole('cell', { name: 'while_paused' }).waitFor();
+  t.equal(await page.getByLabel('Event name').inputValue(), '', 'the search cleared');
   await page.getByRole('button', { name: 'Older events' }).click();
   await page.waitForURL(/before=/);
   await table.getByRole('cell', { name: 'old_0', exact: true }).waitFor();
@@ -146,7 +146,7 @@ t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) =
   await page.getByRole('button', { name: 'Suppress token' }).click();
   await page.getByText('fcm-***cdef suppressed.').waitFor();
   const table = page.getByRole('table', { name: /Suppressed push tokens/ });
-  t.match(await table.getByRole('row').nth(1).textContent(), /fcm-\*\*\*cdef.*android.*opt_out.*asked by mail/, 'listed, masked');
+  t.match(await table.getByRole('row').nth(1).textContent(), /fcm-\*\*\*cdef.*android.*opt out.*asked by mail/, 'listed, masked');
   await token.fill('fcm-token-0123456789abcdef');
   await page.getByRole('button', { name: 'Suppress token' }).click();
   await page.getByText('was suppressed as opt_out already').waitFor();
@@ -160,9 +160,26 @@ t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) =
   await page.reload();
   await page.getByText('Showing 1–25 of 26').waitFor();
   await scan(t, 'suppressions');
+  // The search asks Herald for the tokens starting with what is typed, past this page too.
+  await page.getByLabel('Search tokens').fill('apns-token-001');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/q=apns-token-001/);
+  t.equal(await countOf(table.getByRole('row'), 11), 11, 'a header and the ten tokens apns-token-0010… to 0019…');
+  t.equal(await page.getByText(/^Showing/).count(), 0, 'one page of matches');
+  await page.getByLabel('Search tokens').fill('fcm-token-0123');
+  await page.keyboard.press('Enter');
+  await table.getByRole('cell', { name: 'fcm-***cdef', exact: true }).waitFor();
+  t.equal(await countOf(table.getByRole('row'), 2), 2, 'the token the list shows masked, found by its start');
+  await page.getByLabel('Search tokens').fill('nothing-like-it');
+  await page.keyboard.press('Enter');
+  await page.getByText('No tokens start with “nothing-like-it”.').waitFor();
+  await scan(t, 'suppressions-no-match');
+  await page.getByRole('button', { name: 'Clear the search' }).click();
+  await page.getByText('Showing 1–25 of 26').waitFor();
+  t.notMatch(page.url(), /q=/, 'the search left the address');
   await page.getByRole('button', { name: 'Next' }).click();
   await page.getByText('Showing 26–26 of 26').waitFor();
-  await page.getByRole('button', { name: 'Lift fcm-***cdef opt_out' }).click();
+  await page.getByRole('button', { name: 'Lift fcm-***cdef (opt_out)' }).click();
   await page.waitForURL((u) => !u.search.includes('offset'));
   t.equal(await countOf(table.getByRole('row'), 26), 26, 'the emptied page gives way to the one before: a header and 25');
   t.equal((await s.req('GET', `/workspaces/${ws.id}/push/suppressions`, { token: ws.token })).body.total, 25, 'lifted');
@@ -178,6 +195,17 @@ t.test('address suppressions: the second tab, per channel, add, a refused number
   await page.getByText('ada@example.com suppressed.').waitFor();
   const emails = page.getByRole('table', { name: /Suppressed email addresses/ });
   t.match(await emails.getByRole('row').nth(1).textContent(), /ada@example\.com.*manual.*asked by phone/, 'listed, in lower case');
+  await page.getByRole('textbox', { name: 'Email address' }).fill('grace@example.org');
+  await page.getByRole('button', { name: 'Suppress', exact: true }).click();
+  await page.getByText('grace@example.org suppressed.').waitFor();
+  await page.getByLabel('Search email addresses').fill('ADA');
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/q=ADA/);
+  t.equal(await countOf(emails.getByRole('row'), 2), 2, 'a header and ada@example.com, searched in any case');
+  t.ok(await visible(emails.getByRole('cell', { name: 'ada@example.com' })), 'the match');
+  await page.getByLabel('Search email addresses').fill('');
+  await page.keyboard.press('Enter');
+  t.equal(await countOf(emails.getByRole('row'), 3), 3, 'both again');
 
   await page.getByLabel('Channel').selectOption('sms');
   await page.getByText('No phone number is suppressed.').waitFor();
@@ -193,7 +221,73 @@ t.test('address suppressions: the second tab, per channel, add, a refused number
   await page.getByRole('button', { name: 'Lift +15005550006' }).click();
   await page.getByText('No phone number is suppressed.').waitFor();
   const left = await s.req('GET', `/workspaces/${ws.id}/suppressions?channel=email`, { token: ws.token });
-  t.equal(left.body.total, 1, 'the email address stays suppressed');
+  t.equal(left.body.total, 2, 'the email addresses stay suppressed');
+});
+
+t.test("a real email campaign (the sandbox): a person's page shows each message's channel, address and provider events; their events searched; the bounce suppressed", async (t) => {
+  const [trigger, write] = await Promise.all([newKey(s, ws, { permissions: ['campaigns:trigger'] }), newKey(s, ws, { permissions: ['people:write', 'events:write'] })]);
+  const identify = [
+    { userId: 'bouncer', email: 'bounce@simulator.herald.test', traits: { first_name: 'Bo', last_name: 'Uncer' } },
+    { userId: 'reader', email: 'reader@example.com', traits: { first_name: 'Rea', last_name: 'Der' } },
+  ];
+  t.equal((await s.req('POST', '/people/batch', { token: write.key, body: { identify } })).status, 200);
+  for (const event of ['opened_app', 'signed_up', 'opened_app']) {
+    t.equal((await s.req('POST', '/track', { token: write.key, body: { event, external_id: 'reader' } })).status, 201);
+  }
+  await triggerWebhookCampaign(s, ws, trigger.key, { id: 'mail', type: 'email', subject: 'Spring news', text: 'Hello {{ person.first_name }}' });
+  // The sends happen in the background: wait for both messages' outcomes.
+  const outcome = async (search: string) => {
+    const [p] = (await s.req('GET', `/workspaces/${ws.id}/people?search=${search}`, { token: ws.token })).body.people;
+    return (await s.req('GET', `/workspaces/${ws.id}/people/${p.id}/messages`, { token: ws.token })).body.messages[0]?.status;
+  };
+  t.equal(await eventually(async () => (await outcome('Uncer')) === 'bounced', 20_000), true, 'the simulator bounced one');
+  t.equal(await eventually(async () => (await outcome('reader')) === 'delivered', 20_000), true, 'and delivered the other');
+
+  await nav('People');
+  await page.getByLabel('Search by name or email').fill('Uncer');
+  await page.keyboard.press('Enter');
+  await page.getByRole('link', { name: 'Bo Uncer' }).click();
+  await h1('Bo Uncer');
+  const messages = page.getByRole('table', { name: 'Messages, newest first' });
+  const bounced = messages.getByRole('row').filter({ hasText: 'Spring news' });
+  await bounced.waitFor();
+  t.ok(await visible(bounced.getByRole('cell', { name: 'Email', exact: true })), 'the channel');
+  t.ok(await visible(bounced.getByText('bounce@simulator.herald.test', { exact: true })), 'the address it went to');
+  t.match(await bounced.getByRole('cell').nth(3).textContent(), /^bounced/, 'the status');
+  t.match(await bounced.getByRole('list', { name: 'Provider events' }).textContent(), /^bounced/, "the provider's event");
+  t.match(await page.getByText(/^Now/).textContent(), /bounced/, 'the hard bounce made the person bounced');
+  await scan(t, 'person-email');
+
+  await page.getByRole('link', { name: '← People' }).click();
+  await page.getByLabel('Search by name or email').fill('reader@example.com');
+  await page.keyboard.press('Enter');
+  await page.getByRole('link', { name: 'Rea Der' }).click();
+  await h1('Rea Der');
+  const delivered = page.getByRole('table', { name: 'Messages, newest first' }).getByRole('row').filter({ hasText: 'Spring news' });
+  await delivered.waitFor();
+  t.match(await delivered.textContent(), /Email.*Spring news.*Hello.*delivered.*reader@example\.com/, 'channel, subject and body, status, address');
+  t.match(await delivered.getByRole('list', { name: 'Provider events' }).textContent(), /^delivered/, "the provider's event");
+
+  // A person's events, searched by name on the server.
+  const events = page.getByRole('region', { name: 'Events', exact: true });
+  await events.getByText('signed_up').waitFor();
+  await page.getByLabel('Search events by name').fill('opened_app');
+  await page.keyboard.press('Enter');
+  await events.getByText('Every “opened_app” event: 2.').waitFor();
+  t.equal(await countOf(events.locator('li'), 2), 2, 'the two opened_app events');
+  t.equal(await events.getByText('signed_up').count(), 0, 'not the others');
+  await page.getByLabel('Search events by name').fill('purchased');
+  await page.keyboard.press('Enter');
+  await events.getByText('No “purchased” events for this person.').waitFor();
+  await page.getByRole('button', { name: 'Show every event' }).click();
+  await events.getByText('Every event: 3.').waitFor();
+  t.pass('the search cleared');
+
+  // The bounce suppressed the address: the suppressions' search finds it.
+  await page.goto(`${s.base}/dashboard/w/${ws.id}/suppressions?kind=addresses&q=bounce%40`);
+  const row = page.getByRole('table', { name: /Suppressed email addresses/ }).getByRole('row').filter({ hasText: 'bounce@simulator.herald.test' });
+  await row.waitFor();
+  t.match(await row.textContent(), /hard bounce/, 'suppressed as a hard bounce');
 });
 
 t.test('phone width: every page fits and passes the scan', (t) =>

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
+import { startServer, type TestServer } from './server.js';
 
 const CHROMIUM = process.env.HERALD_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const RESULTS = new URL('../../test-results/', import.meta.url).pathname;
@@ -58,7 +59,7 @@ export async function checkPage(page: Page, name: string): Promise<string[]> {
 }
 
 /** What the page tests ask of a page, waiting for the render that follows a fetch. */
-export function helpersFor(page: Page) {
+function helpersFor(page: Page) {
   return {
     h1: (name: string) => page.getByRole('heading', { level: 1, name }).waitFor(),
     nav: (name: string) => page.getByRole('navigation', { name: 'Workspace pages' }).getByRole('link', { name }).click(),
@@ -79,6 +80,31 @@ export function helpersFor(page: Page) {
     /** Whether the locator is visible within 5 s (isVisible() answers at once, before a fetch's render). */
     visible: (locator: Locator): Promise<boolean> => locator.first().waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false),
   };
+}
+
+/** The rate limits a dashboard suite's Herald runs under: a browser asks often, from one address. */
+const BROWSER_PACE = 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000';
+
+/**
+ * A dashboard suite's set-up: Chromium, a Herald started with `env` (under limits a browser's
+ * pace does not reach), one page whose dialogs are accepted, the page helpers, and `scan`: the
+ * accessibility scan and screenshot of what the page shows, its place kept in `visited` for
+ * the phone-width check. All closed by `t`'s teardown.
+ */
+export async function dashboardSuite(t: Test, env: Record<string, string> = {}) {
+  const browser = await launch(t);
+  const s: TestServer = await startServer({ HERALD_RATE_LIMITS: BROWSER_PACE, ...env });
+  t.teardown(() => s.stop());
+  const { context, page, problems } = await openPage(browser);
+  page.on('dialog', (d) => void d.accept());
+  t.teardown(() => context.close());
+  /** What each page was named for its phone-width check, and where it is. */
+  const visited: { name: string; url: string }[] = [];
+  const scan = async (t: Test, name: string) => {
+    t.same(await checkPage(page, name), [], `${name}: no serious or critical accessibility violations`);
+    visited.push({ name, url: page.url() });
+  };
+  return { browser, s, context, page, problems, visited, scan, ...helpersFor(page) };
 }
 
 /**

@@ -208,6 +208,23 @@ export async function eventually<T>(fn: () => Promise<T>, ms = 5000): Promise<T>
   }
 }
 
+/**
+ * A webhook campaign of the one workflow `node` to the whole audience, created and activated by
+ * the workspace's owner and triggered with a `campaigns:trigger` key (`trigger_data`): its id.
+ * The sends happen after the 202, in the background.
+ */
+export async function triggerWebhookCampaign(s: TestServer, ws: { id: string; token: string }, triggerKey: string, nodes: object | object[], triggerData: Record<string, unknown> = {}): Promise<string> {
+  const hdr = { token: ws.token, headers: { 'x-workspace-id': ws.id } };
+  const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: Array.isArray(nodes) ? nodes : [nodes] } } });
+  if (c.status !== 201) throw new Error(`campaign create failed: ${c.status} ${c.text}`);
+  const id = c.body.data.campaign.id as string;
+  const a = await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'active' } });
+  if (a.status !== 200) throw new Error(`campaign activation failed: ${a.status} ${a.text}`);
+  const f = await s.req('POST', `/campaigns/${id}/trigger`, { token: triggerKey, body: { workspace_id: ws.id, trigger_data: triggerData } });
+  if (f.status !== 202) throw new Error(`campaign trigger failed: ${f.status} ${f.text}`);
+  return id;
+}
+
 /** A fresh workspace and one key per entry of `permissions`, e.g. `{ write: ['events:write'] }`. */
 export async function workspaceWithKeys<K extends string>(s: TestServer, permissions: Record<K, string[]>, name = 'Test'): Promise<{ ws: { id: string; owner: string; token: string } } & Record<K, string>> {
   const ws = await newWorkspace(s, name);

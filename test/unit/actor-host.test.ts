@@ -13,6 +13,7 @@ function host(over: Partial<ActorHostOptions> = {}): ActorHost {
     script: SCRIPT,
     store: { url: 'unused', poolSize: 1 },
     secretsKey: Buffer.alloc(32),
+    publicUrl: 'http://127.0.0.1:1',
     requestTimeoutMs: 30_000,
     unavailable: (why: string): Reply => ({ status: 503, body: why }),
     ...over,

@@ -1,28 +1,28 @@
 // The live event debugger (DECISIONS §14): the workspace's latest events, newest first, asked
 // again every few seconds while live; pausing keeps what is shown still to read it. "Older"
 // pages back by `before` (kept in the address), which shows a fixed page, not a live one. The
-// filter narrows what is shown by event name or person.
+// search by event name asks Herald (`name`, kept in the address): every event of that name, not
+// only those on screen.
 import { useEffect, useState } from 'react';
-import { api, call, type Schemas } from '../api';
+import { api, call } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { Empty, Loaded, TableBox, useLoad, when } from '../ui';
+import { Empty, Loaded, SearchForm, TableBox, useLoad, when } from '../ui';
 
 const LIMIT = 50;
 /** How often the live view asks again. */
 const REFRESH_MS = 3000;
-type Event = Schemas['WorkspaceEvent'];
 
 export function Events({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
   const before = query.get('before') ?? undefined;
   const [paused, setPaused] = useState(false);
-  const [filter, setFilter] = useState('');
+  const name = query.get('name') ?? '';
   const [asked, setAsked] = useState<Date | null>(null);
   const [load, retry] = useLoad(async () => {
-    const r = await call(api.GET('/workspaces/{workspaceId}/events', { params: { path: { workspaceId }, query: { limit: LIMIT, before } } }));
+    const r = await call(api.GET('/workspaces/{workspaceId}/events', { params: { path: { workspaceId }, query: { limit: LIMIT, before, name: name || undefined } } }));
     setAsked(new Date());
     return r;
-  }, [workspaceId, before]);
+  }, [workspaceId, before, name]);
   const live = !before && !paused;
   useEffect(() => {
     if (!live) return;
@@ -31,17 +31,12 @@ export function Events({ workspaceId }: { workspaceId: string }) {
   }, [live, retry]);
 
   const go = (b: string | undefined) => navigate(`/w/${workspaceId}/events${withQuery(query, { before: b })}`);
-  const f = filter.trim().toLowerCase();
-  const shown = (events: Event[]) => (f ? events.filter((e) => e.type.toLowerCase().includes(f) || e.external_id.toLowerCase().includes(f)) : events);
+  const search = (text: string) => navigate(`/w/${workspaceId}/events${withQuery(query, { name: text || undefined, before: undefined })}`);
 
   return (
     <>
       <h1 tabIndex={-1}>Events</h1>
-      <div className="filters">
-        <div className="field">
-          <label htmlFor="events-filter">Filter by event or person</label>
-          <input id="events-filter" type="search" value={filter} onChange={(e) => setFilter(e.target.value)} maxLength={255} />
-        </div>
+      <SearchForm label="Event name" hint="The whole name, as your app tracks it" value={name} search={search}>
         {before ? (
           <button type="button" onClick={() => go(undefined)}>Back to live</button>
         ) : (
@@ -51,12 +46,14 @@ export function Events({ workspaceId }: { workspaceId: string }) {
           {before ? `Events before ${when(before)}.` : paused ? 'Paused.' : `Live: asked every ${REFRESH_MS / 1000} s.`}
           {asked && <> Last asked {asked.toLocaleTimeString()}.</>}
         </p>
-      </div>
+      </SearchForm>
       <Loaded load={load} retry={retry} what="events">
         {(r) =>
           r.events.length === 0 ? (
-            <Empty title={before ? 'No older events.' : 'No events yet.'}>
-              {before ? (
+            <Empty title={`No ${before ? 'older ' : ''}events${name ? ` named “${name}”` : before ? '' : ' yet'}.`}>
+              {name ? (
+                <p><button type="button" className="link" onClick={() => search('')}>Show every event</button></p>
+              ) : before ? (
                 <p><button type="button" className="link" onClick={() => go(undefined)}>Back to the latest events</button></p>
               ) : (
                 <p>
@@ -74,7 +71,7 @@ export function Events({ workspaceId }: { workspaceId: string }) {
                     <tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Person</th><th scope="col">Parameters</th></tr>
                   </thead>
                   <tbody>
-                    {shown(r.events).map((e) => (
+                    {r.events.map((e) => (
                       <tr key={e.id}>
                         <td>{when(e.created_at)}</td>
                         <td><code>{e.type}</code></td>
@@ -85,7 +82,6 @@ export function Events({ workspaceId }: { workspaceId: string }) {
                   </tbody>
                 </table>
               </TableBox>
-              {f && shown(r.events).length === 0 && <p>None of these {r.events.length} events matches “{filter}”.</p>}
               {r.events.length === LIMIT && (
                 <nav className="pager" aria-label="Pages">
                   <button type="button" onClick={() => go(r.events[r.events.length - 1]!.created_at)}>Older events</button>

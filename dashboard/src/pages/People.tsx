@@ -1,9 +1,8 @@
 // People of a workspace: counts by status, search by name or email, a status filter and
 // paging, all kept in the address (back and reload keep them).
-import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
+import { Empty, Loaded, Pager, SearchForm, TableBox, useLoad, when } from '../ui';
 
 const LIMIT = 25;
 const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
@@ -17,7 +16,6 @@ export function People({ workspaceId }: { workspaceId: string }) {
   const search = query.get('search') ?? '';
   const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? (query.get('status') as Status) : undefined;
   const offset = Math.max(0, Number(query.get('offset')) || 0);
-  const [text, setText] = useState(search);
 
   const [stats, retryStats] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/people/stats', { params: { path: { workspaceId } } })), [workspaceId]);
   const [load, retry] = useLoad(
@@ -25,10 +23,6 @@ export function People({ workspaceId }: { workspaceId: string }) {
     [workspaceId, search, status, offset],
   );
   const go = (changes: Record<string, string | number | undefined>) => navigate(`/w/${workspaceId}/people${withQuery(query, changes)}`);
-  const find = (e: FormEvent) => {
-    e.preventDefault();
-    go({ search: text.trim(), offset: undefined });
-  };
   const filtered = Boolean(search || status);
 
   return (
@@ -43,12 +37,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
           </ul>
         )}
       </Loaded>
-      <form className="filters" role="search" onSubmit={find}>
-        <div className="field">
-          <label htmlFor="people-search">Search by name or email</label>
-          <input id="people-search" type="search" value={text} onChange={(e) => setText(e.target.value)} maxLength={255} />
-        </div>
-        <button type="submit">Search</button>
+      <SearchForm label="Search by name or email" value={search} search={(text) => go({ search: text, offset: undefined })}>
         <div className="field">
           <label htmlFor="people-status">Status</label>
           <select id="people-status" value={status ?? ''} onChange={(e) => go({ status: e.target.value, offset: undefined })}>
@@ -56,14 +45,14 @@ export function People({ workspaceId }: { workspaceId: string }) {
             {STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
           </select>
         </div>
-      </form>
+      </SearchForm>
       <Loaded load={load} retry={retry} what="people">
         {(r) =>
           r.people.length === 0 ? (
             filtered ? (
               <Empty title="No one matches this search.">
                 <p>
-                  Search looks at email, first and last name. <Link to={`/w/${workspaceId}/people`} onClick={() => setText('')}>Clear the search and filter</Link>.
+                  Search looks at email, first and last name. <Link to={`/w/${workspaceId}/people`}>Clear the search and filter</Link>.
                 </p>
               </Empty>
             ) : (

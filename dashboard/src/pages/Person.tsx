@@ -1,14 +1,16 @@
 // One person, by address: traits, consent (with the change form), devices, their latest
-// events and their message history across channels, with the providers' events (paged).
+// events (searched by name on the server) and their message history across channels, with the
+// address or number an email or SMS went to and the providers' events (paged).
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
-import { Empty, Field, FormError, Loaded, Pager, TableBox, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, Pager, SearchForm, TableBox, useLoad, useSubmit, when } from '../ui';
 import { displayName } from './People';
 
 type Person = Schemas['DashboardPerson'];
 const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
+const EVENTS = 50;
 const CHANNEL = { push: 'Push', email: 'Email', sms: 'SMS' } as const;
 
 export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
@@ -139,23 +141,32 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
   );
 }
 
+/** The person's latest events, or the latest of one name (asked of Herald: `name`). */
 function Events({ workspaceId, personId }: { workspaceId: string; personId: string }) {
+  const [name, setName] = useState('');
   const [load, retry] = useLoad(
-    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: 50 } } })),
-    [workspaceId, personId],
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: EVENTS, name: name || undefined } } })),
+    [workspaceId, personId, name],
   );
   return (
     <section aria-labelledby="events">
       <h2 id="events">Events</h2>
+      <SearchForm label="Search events by name" hint="The whole name, as your app tracks it" value={name} search={setName} />
       <Loaded load={load} retry={retry} what="events">
         {(r) =>
           r.events.length === 0 ? (
-            <Empty title="No events yet.">
-              <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
-            </Empty>
+            name ? (
+              <Empty title={`No “${name}” events for this person.`}>
+                <p><button type="button" className="link" onClick={() => setName('')}>Show every event</button></p>
+              </Empty>
+            ) : (
+              <Empty title="No events yet.">
+                <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
+              </Empty>
+            )
           ) : (
             <>
-              <p className="muted">The latest {r.events.length} of {r.total}.</p>
+              <p className="muted">{r.events.length < EVENTS ? `${name ? `Every “${name}” event` : 'Every event'}: ${r.events.length}.` : `The latest ${EVENTS}${name ? ` “${name}” events` : ''}.`}</p>
               <ul className="events">
                 {r.events.map((ev) => (
                   <li key={ev.id}>
@@ -203,6 +214,7 @@ function Messages({ workspaceId, personId }: { workspaceId: string; personId: st
                         <td>{m.title ?? '—'}<div className="muted">{m.body}</div></td>
                         <td>{m.status}{m.skip_reason && <div className="muted">{m.skip_reason.replaceAll('_', ' ')}</div>}{m.error && <div className="error">{m.error}</div>}</td>
                         <td>
+                          {m.to && <div><code>{m.to}</code></div>}
                           {m.platform && <div>{m.platform}</div>}
                           {m.deliveries.map((d) => <div key={d.device_id}><code>{d.device_token}</code> {d.status}</div>)}
                           {m.events && m.events.length > 0 && (

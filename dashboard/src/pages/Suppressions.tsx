@@ -1,13 +1,13 @@
 // Suppressions: what Herald must not send to. One tab a kind: push tokens (masked) and email
-// addresses and phone numbers (DECISIONS §13, one channel at a time): list newest first, paged;
-// add; lift.
-import { useEffect, useState, type FormEvent } from 'react';
+// addresses and phone numbers (DECISIONS §13, one channel at a time): list newest first, paged,
+// searched by the start of the token or address (kept in the address); add; lift.
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, call, type Schemas } from '../api';
 import type { paths } from '../generated/openapi';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../../../src/domain/tokens.js';
 import { ADDRESS_CHANNELS, type AddressChannel } from '../../../src/domain/messages.js';
-import { Empty, Field, FormError, Loaded, Pager, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, Pager, SearchForm, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
 const KINDS = [
   { kind: 'tokens', label: 'Push tokens' },
@@ -41,15 +41,18 @@ export function Suppressions({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-/** A page of a list in the URL's offset, going back a page when lifting emptied this one. */
-function usePage<T extends { total: number }>(workspaceId: string, fetch: (offset: number) => Promise<T>, rows: (r: T) => unknown[], deps: unknown[]) {
+/** A page of a list in the URL's offset and search (`q`), going back a page when lifting emptied this one. */
+function usePage<T extends { total: number }>(workspaceId: string, fetch: (offset: number, q: string | undefined) => Promise<T>, rows: (r: T) => unknown[], deps: unknown[]) {
   const { query } = useRoute();
   const offset = Math.max(0, Number(query.get('offset')) || 0);
-  const [load, retry] = useLoad(() => fetch(offset), [workspaceId, offset, ...deps]);
-  const go = (o: number) => navigate(`/w/${workspaceId}/suppressions${withQuery(query, { offset: o })}`);
+  const q = query.get('q') ?? '';
+  const [load, retry] = useLoad(() => fetch(offset, q || undefined), [workspaceId, offset, q, ...deps]);
+  const to = (changes: Record<string, string | number | undefined>) => `/w/${workspaceId}/suppressions${withQuery(query, changes)}`;
+  const go = (o: number) => navigate(to({ offset: o }));
+  const search = (text: string) => navigate(to({ q: text || undefined, offset: undefined }));
   const emptied = load.state === 'done' && rows(load.data).length === 0 && offset > 0;
   useEffect(() => {
-    if (emptied) navigate(`/w/${workspaceId}/suppressions${withQuery(query, { offset: Math.max(0, offset - LIMIT) })}`, { replace: true });
+    if (emptied) navigate(to({ offset: Math.max(0, offset - LIMIT) }), { replace: true });
   });
   const [rowError, setRowError] = useState('');
   /** Lift one, once confirmed; a failure is said above the list. */
@@ -63,47 +66,62 @@ function usePage<T extends { total: number }>(workspaceId: string, fetch: (offse
     }
     retry();
   };
-  return { offset, load, retry, go, rowError, lift };
+  return { offset, q, load, retry, go, search, rowError, lift };
 }
 
-function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
-  const { offset, load, retry, go, rowError, lift: liftRow } = usePage(
-    workspaceId,
-    (offset) => call(api.GET('/workspaces/{workspaceId}/push/suppressions', { params: { path: { workspaceId }, query: { limit: LIMIT, offset } } })),
-    (r) => r.suppressions,
-    [],
-  );
-  const lift = (x: Suppression) =>
-    liftRow(`${x.device_token} (${x.suppression_type})`, () => call(api.DELETE('/workspaces/{workspaceId}/push/suppressions/{id}', { params: { path: { workspaceId, id: x.id } } })));
+interface Column<T> {
+  head: string;
+  cell: (x: T) => ReactNode;
+}
 
+/**
+ * A suppression list: its search box, the rows of the page with a Lift button each, paging, and
+ * what to say when there are none (`empty`) or none match the search.
+ */
+function SuppressionTable<T extends { id: string }>({ label, searchLabel, searchHint, page, items, columns, what, lift, empty }: {
+  label: string;
+  searchLabel: string;
+  searchHint: string;
+  page: ReturnType<typeof usePage<{ total: number; suppressions: T[] }>>;
+  items: string;
+  columns: Column<T>[];
+  /** How a row is named in its Lift button and the confirmation. */
+  what: (x: T) => string;
+  lift: (x: T) => Promise<unknown>;
+  empty: ReactNode;
+}) {
+  const { offset, q, load, retry, go, search, rowError } = page;
   return (
-    <section aria-labelledby="tokens">
-      <h2 id="tokens">Suppressed push tokens</h2>
-      <p className="muted">A push to a suppressed token is skipped. Herald adds the tokens providers report dead; you add and lift them here.</p>
+    <>
+      <SearchForm label={searchLabel} hint={searchHint} value={q} search={search} />
       <FormError error={rowError} />
-      <Loaded load={load} retry={retry} what="suppressions">
+      <Loaded load={load} retry={retry} what={items}>
         {(r) =>
           r.total === 0 ? (
-            <Empty title="No token is suppressed.">
-              <p>Pushes go to every active device. Suppress a token below to stop sends to it (an uninstalled app, a user who opted out).</p>
-            </Empty>
+            q ? (
+              <Empty title={`No ${items} start with “${q}”.`}>
+                <p><button type="button" className="link" onClick={() => search('')}>Clear the search</button></p>
+              </Empty>
+            ) : (
+              empty
+            )
           ) : (
             <>
-              <TableBox label="Suppressed push tokens">
+              <TableBox label={label}>
                 <table>
-                  <caption className="sr-only">Suppressed push tokens, newest first</caption>
+                  <caption className="sr-only">{label}{q ? ` starting with “${q}”` : ''}, newest first</caption>
                   <thead>
-                    <tr><th scope="col">Token</th><th scope="col">Platform</th><th scope="col">Why</th><th scope="col">Since</th><th scope="col">Actions</th></tr>
+                    <tr>
+                      {columns.map((c) => <th key={c.head} scope="col">{c.head}</th>)}
+                      <th scope="col">Actions</th>
+                    </tr>
                   </thead>
                   <tbody>
                     {r.suppressions.map((x) => (
                       <tr key={x.id}>
-                        <td><code>{x.device_token}</code></td>
-                        <td>{x.platform}</td>
-                        <td>{x.suppression_type}{x.reason && <div className="muted">{x.reason}</div>}</td>
-                        <td>{when(x.suppressed_at)}</td>
+                        {columns.map((c) => <td key={c.head}>{c.cell(x)}</td>)}
                         <td className="actions">
-                          <button type="button" onClick={() => void lift(x)}>Lift<span className="sr-only"> {x.device_token} {x.suppression_type}</span></button>
+                          <button type="button" onClick={() => void page.lift(what(x), () => lift(x))}>Lift<span className="sr-only"> {what(x)}</span></button>
                         </td>
                       </tr>
                     ))}
@@ -115,7 +133,47 @@ function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
           )
         }
       </Loaded>
-      <SuppressToken workspaceId={workspaceId} onAdded={retry} />
+    </>
+  );
+}
+
+/** The suppression's type and reason. */
+const why = (x: { suppression_type: string; reason: string | null }) => (
+  <>{x.suppression_type.replace('_', ' ')}{x.reason && <div className="muted">{x.reason}</div>}</>
+);
+
+function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
+  const page = usePage(
+    workspaceId,
+    (offset, q) => call(api.GET('/workspaces/{workspaceId}/push/suppressions', { params: { path: { workspaceId }, query: { limit: LIMIT, offset, q } } })),
+    (r) => r.suppressions,
+    [],
+  );
+  return (
+    <section aria-labelledby="tokens">
+      <h2 id="tokens">Suppressed push tokens</h2>
+      <p className="muted">A push to a suppressed token is skipped. Herald adds the tokens providers report dead; you add and lift them here.</p>
+      <SuppressionTable<Suppression>
+        label="Suppressed push tokens"
+        searchLabel="Search tokens"
+        searchHint="The start of the token, as your app logged it (tokens are shown masked)"
+        page={page}
+        items="tokens"
+        columns={[
+          { head: 'Token', cell: (x) => <code>{x.device_token}</code> },
+          { head: 'Platform', cell: (x) => x.platform },
+          { head: 'Why', cell: why },
+          { head: 'Since', cell: (x) => when(x.suppressed_at) },
+        ]}
+        what={(x) => `${x.device_token} (${x.suppression_type})`}
+        lift={(x) => call(api.DELETE('/workspaces/{workspaceId}/push/suppressions/{id}', { params: { path: { workspaceId, id: x.id } } }))}
+        empty={
+          <Empty title="No token is suppressed.">
+            <p>Pushes go to every active device. Suppress a token below to stop sends to it (an uninstalled app, a user who opted out).</p>
+          </Empty>
+        }
+      />
+      <SuppressToken workspaceId={workspaceId} onAdded={page.retry} />
     </section>
   );
 }
@@ -165,14 +223,12 @@ function SuppressToken({ workspaceId, onAdded }: { workspaceId: string; onAdded:
 function AddressSuppressions({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
   const channel = ADDRESS_CHANNELS.find((c) => c === query.get('channel')) ?? 'email';
-  const { offset, load, retry, go, rowError, lift: liftRow } = usePage(
+  const page = usePage(
     workspaceId,
-    (offset) => call(api.GET('/workspaces/{workspaceId}/suppressions', { params: { path: { workspaceId }, query: { channel, limit: LIMIT, offset } } })),
+    (offset, q) => call(api.GET('/workspaces/{workspaceId}/suppressions', { params: { path: { workspaceId }, query: { channel, limit: LIMIT, offset, q } } })),
     (r) => r.suppressions,
     [channel],
   );
-  const lift = (x: Address) =>
-    liftRow(`${x.address} (${x.suppression_type})`, () => call(api.DELETE('/workspaces/{workspaceId}/suppressions/{suppressionId}', { params: { path: { workspaceId, suppressionId: x.id } } })));
   const label = CHANNEL_LABEL[channel];
   return (
     <section aria-labelledby="addresses">
@@ -180,45 +236,30 @@ function AddressSuppressions({ workspaceId }: { workspaceId: string }) {
       <p className="muted">An email or text message to a suppressed address is skipped. Herald adds hard bounces, complaints, invalid addresses and STOP replies; you add and lift them here.</p>
       <div className="field">
         <label htmlFor="address-channel">Channel</label>
-        <select id="address-channel" value={channel} onChange={(e) => navigate(`/w/${workspaceId}/suppressions${withQuery(query, { channel: e.target.value, offset: 0 })}`)}>
+        <select id="address-channel" value={channel} onChange={(e) => navigate(`/w/${workspaceId}/suppressions${withQuery(query, { channel: e.target.value, offset: 0, q: undefined })}`)}>
           {ADDRESS_CHANNELS.map((c) => <option key={c} value={c}>{CHANNEL_LABEL[c]}</option>)}
         </select>
       </div>
-      <FormError error={rowError} />
-      <Loaded load={load} retry={retry} what="suppressions">
-        {(r) =>
-          r.total === 0 ? (
-            <Empty title={`No ${channel === 'email' ? 'email address' : 'phone number'} is suppressed.`}>
-              <p>Suppress one below to stop every send to it, whichever person it belongs to.</p>
-            </Empty>
-          ) : (
-            <>
-              <TableBox label={`Suppressed ${label.toLowerCase()}`}>
-                <table>
-                  <caption className="sr-only">Suppressed {label.toLowerCase()}, newest first</caption>
-                  <thead>
-                    <tr><th scope="col">Address</th><th scope="col">Why</th><th scope="col">Since</th><th scope="col">Actions</th></tr>
-                  </thead>
-                  <tbody>
-                    {r.suppressions.map((x) => (
-                      <tr key={x.id}>
-                        <td><code>{x.address}</code></td>
-                        <td>{x.suppression_type.replace('_', ' ')}{x.reason && <div className="muted">{x.reason}</div>}</td>
-                        <td>{when(x.created_at)}</td>
-                        <td className="actions">
-                          <button type="button" onClick={() => void lift(x)}>Lift<span className="sr-only"> {x.address}</span></button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableBox>
-              <Pager offset={offset} limit={LIMIT} total={r.total} go={go} />
-            </>
-          )
+      <SuppressionTable<Address>
+        label={`Suppressed ${label.toLowerCase()}`}
+        searchLabel={channel === 'email' ? 'Search email addresses' : 'Search phone numbers'}
+        searchHint={channel === 'email' ? 'The start of the address, in any case' : 'The start of the number in E.164, e.g. +1500'}
+        page={page}
+        items={channel === 'email' ? 'email addresses' : 'phone numbers'}
+        columns={[
+          { head: 'Address', cell: (x) => <code>{x.address}</code> },
+          { head: 'Why', cell: why },
+          { head: 'Since', cell: (x) => when(x.created_at) },
+        ]}
+        what={(x) => x.address}
+        lift={(x) => call(api.DELETE('/workspaces/{workspaceId}/suppressions/{suppressionId}', { params: { path: { workspaceId, suppressionId: x.id } } }))}
+        empty={
+          <Empty title={`No ${channel === 'email' ? 'email address' : 'phone number'} is suppressed.`}>
+            <p>Suppress one below to stop every send to it, whichever person it belongs to.</p>
+          </Empty>
         }
-      </Loaded>
-      <SuppressAddress workspaceId={workspaceId} channel={channel} onAdded={retry} />
+      />
+      <SuppressAddress workspaceId={workspaceId} channel={channel} onAdded={page.retry} />
     </section>
   );
 }
