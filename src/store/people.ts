@@ -189,7 +189,7 @@ export async function setConsent(q: Queryable, personId: string, status: PersonR
 const PHONE_DIGITS = `regexp_replace(phone, '[^0-9+]', '', 'g')`;
 /**
  * personByPhone's query ($1 the workspace, $2 the spellings); its plan is checked in
- * test/integration/people-phone-index.test.ts. The matches are gathered first (MATERIALIZED),
+ * test/integration/query-plans.test.ts. The matches are gathered first (MATERIALIZED),
  * then the oldest taken: with `ORDER BY created_at LIMIT 1` on the scan itself the planner may
  * walk the workspace's people in people_by_created order hoping to meet a match early.
  */
