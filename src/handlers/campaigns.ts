@@ -2,7 +2,7 @@
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
-import { channelStats } from '../store/channel-stats.js';
+import { channelStats, glanceStats } from '../store/channel-stats.js';
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
@@ -10,12 +10,15 @@ import {
   CONTENT_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
   type CampaignSpec, type PushNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
-import { iso } from '../domain/time.js';
+import { iso, normalizeTimestamp } from '../domain/time.js';
+import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
-import { campaignStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
+import { campaignMessages, campaignStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
+/** `limit` of a campaign's messages above this is silently reduced. */
+const MESSAGES_MAX = 500;
 
 function present(c: CampaignRow) {
   return {
@@ -74,8 +77,14 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
 const list: Handler<'GET /campaigns'> = async (ctx) => {
   const limit = Math.min(ctx.query.limit, LIST_MAX);
   const offset = ctx.query.offset;
-  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, limit, offset });
-  return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
+  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, q: ctx.query.q, limit, offset });
+  // The stats at a glance of the page, in one statement.
+  const stats = await glanceStats(ctx.db, ctx.workspaceId, r.campaigns.map((c) => c.id));
+  const campaigns = r.campaigns.map((c) => {
+    const s = stats.get(c.id)!;
+    return { ...present(c), stats: { enrolled: s.enrolled, sent: s.sent, delivered: s.delivered, failed: s.failed, last_triggered_at: iso(s.last_triggered_at) } };
+  });
+  return json(200, { success: true, campaigns, total: r.total, limit, offset });
 };
 
 const get: Handler = async (ctx) => {
@@ -123,6 +132,15 @@ function messageOf(node: PushNode) {
   return message;
 }
 
+/** Live progress (DECISIONS §14): the campaign's messages, newest first; `before` pages back. */
+const messages: Handler<'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages'> = async (ctx) => {
+  const campaign = await loadCampaign(ctx.db, ctx);
+  const limit = Math.min(ctx.query.limit, MESSAGES_MAX);
+  const before = ctx.query.before;
+  const rows = await campaignMessages(ctx.db, ctx.workspaceId, campaign.id, before === undefined ? null : normalizeTimestamp(before, 'before'), limit);
+  return json(200, { success: true, messages: rows.map(presentMessage), total: rows.length, limit });
+};
+
 const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}'> = async (ctx) => {
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
@@ -142,4 +160,5 @@ export const campaignHandlers = {
   'PUT /campaigns/{campaignId}': update,
   'DELETE /campaigns/{campaignId}': remove,
   'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': nodeMessage,
+  'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages': messages,
 } satisfies Handlers;

@@ -8,13 +8,13 @@ export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampai
 export type { Db, Queryable } from './db.js';
 export { registerDevice } from './device-registrar.js';
 export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
-export { eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
+export { eventNames, eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { personIds } from './person-cache.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
-export { loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
+export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
 export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';
 export { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templateContents, templatesOf, type TemplateFields, type TemplateRow } from './templates.js';
 export { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from './workspaces.js';
