@@ -79,6 +79,7 @@ t.test('audience preview: refusals name the field; members only, sessions only',
   sessionError(t, await preview(w, { filters: [{ field: 'traits.plan', operator: 'almost', value: 1 }] }), 400, 'VALIDATION_ERROR', 'audience_config.filters.0.operator');
   sessionError(t, await preview(w, { filters: [{ field: 'parameters.x', operator: 'eq', value: 1 }] }), 400, 'VALIDATION_ERROR', 'audience_config.filters.0.field');
   sessionError(t, await preview(w, { match: 'some' }), 400, 'VALIDATION_ERROR', 'audience_config.match');
+  sessionError(t, await preview(w, { filters: [{ field: 'bought', operator: 'performed_count_gte', value: { count: 1e30 } }] }), 400, 'VALIDATION_ERROR', 'audience_config.filters.0.value');
   sessionError(t, await s.req('POST', `/workspaces/${w.id}/audiences/preview`, { token: w.ws.token, body: {} }), 400, 'VALIDATION_ERROR', 'audience_config');
   const stranger = await preview(w, {}, await s.session(uniqueUser('stranger')));
   t.equal(stranger.status, 403);
