@@ -3,8 +3,8 @@
 // objects at creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS } from '../src/domain/messages.js';
-import { nonEmptyString, object, pagination, type Schema, type SchemaRefusal } from './common.js';
-import { pushContent } from './push-send.js';
+import { nonEmptyString, object, pagination, queryLimit, timestamp, type Schema, type SchemaRefusal } from './common.js';
+import { pushContent, pushMessage } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
 const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'UUID' } as const;
@@ -12,13 +12,13 @@ const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
-const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
-const emailContent: Record<string, Schema> = {
+export const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
+export const emailContent = {
   subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
   html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid (`{{ unsubscribe_url }}` is the one-click link)' },
   text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part; derived from html when absent' },
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
-};
+} as const;
 
 /** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
@@ -38,7 +38,7 @@ const workflowDefinition = object({ nodes: { type: 'array', maxItems: 100, items
 
 const describedObject = (description: string) => ({ type: 'object', description }) as const;
 const triggerConfig = describedObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
-const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
+export const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
 
 /** POST /campaigns */
 export const campaignCreate = object(
@@ -71,7 +71,11 @@ export const campaignList = object({
   ...pagination(100),
   status: { type: 'string', enum: [...CAMPAIGN_STATUSES] },
   trigger_type: { type: 'string', enum: [...TRIGGER_TYPES] },
+  q: { type: 'string', maxLength: 255, description: 'Only campaigns whose name contains this text (any case)' },
 });
+
+/** GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages */
+export const campaignMessages = object({ limit: queryLimit(50), before: { ...timestamp, description: 'Only messages created before this instant: the created_at of the last one shown, for the next page' } });
 
 /**
  * PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}: fields sent replace,
@@ -114,8 +118,7 @@ export const campaignTriggerRefusals: readonly SchemaRefusal[] = [
 const campaignStatus = enumOf(...CAMPAIGN_STATUSES);
 const triggerType = enumOf(...TRIGGER_TYPES);
 /** INTERFACE 2.7; template_id only when the campaign was created with one. */
-export const campaign = closed(
-  {
+const campaignFields: Record<string, Schema> = {
     id: uuidText,
     workspace_id: uuidText,
     name: str,
@@ -127,8 +130,22 @@ export const campaign = closed(
     template_id: uuidText,
     created_at: isoTime,
     updated_at: isoTime,
+};
+const campaignRequired = ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'];
+export const campaign = closed(campaignFields, campaignRequired);
+/** GET /campaigns: each campaign with its stats at a glance (all channels together, test sends left out). */
+const listedCampaign = closed(
+  {
+    ...campaignFields,
+    stats: closed({
+      enrolled: { ...count, description: 'Entries of people into the campaign' },
+      sent: { ...count, description: 'Messages that went to a provider' },
+      delivered: { ...count, description: 'Email and SMS the provider reported delivered' },
+      failed: count,
+      last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
+    }),
   },
-  ['id', 'workspace_id', 'name', 'status', 'trigger_type', 'trigger_config', 'audience_config', 'workflow_definition', 'created_at', 'updated_at'],
+  [...campaignRequired, 'stats'],
 );
 /** DECISIONS §13: `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
 const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
@@ -208,7 +225,11 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
   },
   'GET /campaigns': {
-    success: { 200: ok('A page of campaigns, newest first; total counts every match', { campaigns: { type: 'array', items: campaign }, total: count, limit: count, offset: count }) },
+    success: { 200: ok('A page of campaigns, newest first, each with its stats at a glance; total counts every match', { campaigns: { type: 'array', items: listedCampaign }, total: count, limit: count, offset: count }) },
+  },
+  'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages': {
+    success: { 200: ok("The campaign's messages (every channel, test sends included), newest first", { messages: { type: 'array', items: pushMessage }, total: { ...count, description: 'Messages in this page' }, limit: count }) },
+    errors: { 404: campaignNotFound },
   },
   'GET /campaigns/{campaignId}': {
     success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },

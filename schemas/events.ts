@@ -38,6 +38,9 @@ export const eventSearch = object(
 /** GET /workspaces/{id}/events, the event debugger: events created before `before`. */
 export const workspaceEvents = object({ limit, before: timestamp, name });
 
+/** GET /workspaces/{workspaceId}/event-names */
+export const eventNamesQuery = object({ limit: queryLimit(100) });
+
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
@@ -103,6 +106,9 @@ export const eventResponses: Record<string, RouteResponses> = {
   'GET /workspaces/{workspaceId}/people/{personId}/events': {
     success: { 200: ok('The newest events of the person', { person_id: uuidText, events: { type: 'array', items: dashboardEvent }, total: count }) },
     errors: { 404: dashboardPersonNotFound },
+  },
+  'GET /workspaces/{workspaceId}/event-names': {
+    success: { 200: ok('The event names the workspace has seen, in name order', { names: { type: 'array', items: closed({ name: str, last_seen_at: isoTime }) }, total: { ...count, description: 'Names in this answer' }, limit: count }) },
   },
   'GET /workspaces/{workspaceId}/events': {
     success: { 200: ok("The workspace's latest events, newest first", { events: { type: 'array', items: workspaceEvent }, total: count, limit: count }) },

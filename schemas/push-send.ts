@@ -84,7 +84,7 @@ const pushResultFields = {
 const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 
 /** DECISIONS §3, §10, §11: a push record as the status route and the message history show it. */
-const pushMessage = closed(
+export const pushMessage = closed(
   {
     message_id: uuidText,
     channel: enumOf(...CHANNELS),

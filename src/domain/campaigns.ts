@@ -323,7 +323,8 @@ function cronPatternProblem(pattern: string, timezone: string): string | undefin
   return cron.nextRun() === null ? 'never fires' : undefined;
 }
 
-function audienceProblems(audience: Record<string, unknown>): FieldError[] {
+/** What is wrong with an audience_config (DECISIONS §6), each problem naming its field; empty when nothing. */
+export function audienceProblems(audience: Record<string, unknown>): FieldError[] {
   const problems: FieldError[] = [];
   if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
   if (has(audience, 'match') && audience.match !== 'all' && audience.match !== 'any') problems.push({ field: 'audience_config.match', message: 'must be all or any' });
@@ -347,10 +348,11 @@ function conditionProblems(conditions: unknown, at: string, eventFields: boolean
     if ((COUNT_OPERATORS as readonly string[]).includes(operator)) {
       if (!nonEmptyString(field)) problem('field', 'must be the event name whose occurrences are counted');
       const count = isObject(value) ? value.count : undefined;
-      if (!Number.isInteger(count) || (count as number) < 0) problem('value', 'must be {count} with count an integer ≥ 0');
+      // At most 2^53 - 1: the counts are compared as PostgreSQL bigints, which 1e30 is not.
+      if (!Number.isSafeInteger(count) || (count as number) < 0) problem('value', 'must be {count} with count an integer from 0 to 2^53 - 1');
       else if (operator === 'performed_count_between') {
         const countMax = (value as Record<string, unknown>).count_max;
-        if (!Number.isInteger(countMax) || (countMax as number) < (count as number)) problem('value', 'must be {count, count_max} with count_max an integer ≥ count');
+        if (!Number.isSafeInteger(countMax) || (countMax as number) < (count as number)) problem('value', 'must be {count, count_max} with count_max an integer from count to 2^53 - 1');
       }
       return;
     }

@@ -9,12 +9,15 @@ import {
   NODE_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
   type CampaignSpec, type MessageNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
-import { iso } from '../domain/time.js';
+import { iso, normalizeTimestamp } from '../domain/time.js';
+import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
-import { campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
+import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, glanceStats, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
+/** `limit` of a campaign's messages above this is silently reduced. */
+const MESSAGES_MAX = 500;
 
 function present(c: CampaignRow) {
   return {
@@ -33,7 +36,7 @@ function present(c: CampaignRow) {
 }
 
 /** Unknown, another workspace's, or not a UUID: all the same 404. */
-async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
+export async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
   const id = ctx.params.campaignId!;
   const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId, id, lock) : null;
   if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');
@@ -73,8 +76,14 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
 const list: Handler<'GET /campaigns'> = async (ctx) => {
   const limit = Math.min(ctx.query.limit, LIST_MAX);
   const offset = ctx.query.offset;
-  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, limit, offset });
-  return json(200, { success: true, campaigns: r.campaigns.map(present), total: r.total, limit, offset });
+  const r = await listCampaigns(ctx.db, ctx.workspaceId, { status: ctx.query.status, trigger_type: ctx.query.trigger_type, q: ctx.query.q, limit, offset });
+  // The stats at a glance of the page, in one statement.
+  const stats = await glanceStats(ctx.db, ctx.workspaceId, r.campaigns.map((c) => c.id));
+  const campaigns = r.campaigns.map((c) => {
+    const s = stats.get(c.id)!;
+    return { ...present(c), stats: { enrolled: s.enrolled, sent: s.sent, delivered: s.delivered, failed: s.failed, last_triggered_at: iso(s.last_triggered_at) } };
+  });
+  return json(200, { success: true, campaigns, total: r.total, limit, offset });
 };
 
 const get: Handler = async (ctx) => {
@@ -125,6 +134,15 @@ function messageOf(node: MessageNode) {
   return message;
 }
 
+/** Live progress (DECISIONS §14): the campaign's messages, newest first; `before` pages back. */
+const messages: Handler<'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages'> = async (ctx) => {
+  const campaign = await loadCampaign(ctx.db, ctx);
+  const limit = Math.min(ctx.query.limit, MESSAGES_MAX);
+  const before = ctx.query.before;
+  const rows = await campaignMessages(ctx.db, ctx.workspaceId, campaign.id, before === undefined ? null : normalizeTimestamp(before, 'before'), limit);
+  return json(200, { success: true, messages: rows.map(presentMessage), total: rows.length, limit });
+};
+
 const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}'> = async (ctx) => {
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
@@ -145,4 +163,5 @@ export const campaignHandlers = {
   'PUT /campaigns/{campaignId}': update,
   'DELETE /campaigns/{campaignId}': remove,
   'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}': nodeMessage,
+  'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages': messages,
 } satisfies Handlers;

@@ -10,6 +10,8 @@ import type { PushEngine } from '../delivery/engine.js';
 import type { ProviderRegistry } from '../delivery/providers.js';
 import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
 import type { MessagingSettings } from '../messaging/settings.js';
+import type { RenderPool } from '../render/pool.js';
+import type { EmailTransports } from '../email/transport.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -32,6 +34,10 @@ export interface RequestCtx {
   providers: ProviderRegistry;
   /** The email and SMS channels' server settings (DECISIONS §13). */
   messaging: MessagingSettings;
+  /** This actor's render pool: Liquid rendered off the actor thread, within the send budgets (the dashboard's template preview). */
+  renders: Pick<RenderPool, 'render'>;
+  /** This actor's SMTP pools (a campaign node's test send). */
+  smtp: EmailTransports;
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;

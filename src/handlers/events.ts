@@ -12,7 +12,7 @@ import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
-import { eventsOf, findPerson, latestEvents, searchEvents, type EventRow } from '../store/index.js';
+import { eventNames, eventsOf, findPerson, latestEvents, searchEvents, type EventRow } from '../store/index.js';
 import type { NewEvent } from '../eventlog/index.js';
 import * as schemas from '../../schemas/events.js';
 import type { FromSchema } from '../../schemas/common.js';
@@ -126,6 +126,16 @@ const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (
   return json(200, { success: true, events, total: events.length, limit });
 };
 
+/** `limit` of the event names above this is silently reduced. */
+const NAMES_MAX = 1000;
+
+/** The campaign builder's event picker (DECISIONS §14): the names the workspace has seen. */
+const names: Handler<'GET /workspaces/{workspaceId}/event-names'> = async (ctx) => {
+  const limit = Math.min(ctx.query.limit, NAMES_MAX);
+  const rows = await eventNames(ctx.db, ctx.workspaceId, limit);
+  return json(200, { success: true, names: rows.map((r) => ({ name: r.name, last_seen_at: iso(r.last_seen_at) })), total: rows.length, limit });
+};
+
 export const eventHandlers = {
   'POST /track': track,
   'POST /track/batch': trackBatch,
@@ -133,4 +143,5 @@ export const eventHandlers = {
   'GET /events/search': search,
   'GET /workspaces/{workspaceId}/people/{personId}/events': dashboardEvents,
   'GET /workspaces/{workspaceId}/events': workspaceEvents,
+  'GET /workspaces/{workspaceId}/event-names': names,
 } satisfies Handlers;

@@ -108,7 +108,8 @@ const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = asy
 };
 
 /** A record as the status route and the history show it (DECISIONS §3, §10). */
-function present(m: StoredMessage) {
+/** A stored message as the status route, the message histories and a campaign's message list show it. */
+export function presentMessage(m: StoredMessage) {
   return {
     message_id: m.id,
     channel: m.channel,
@@ -146,14 +147,14 @@ const status: Handler = async (ctx) => {
   // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
   const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId, id) : null;
   if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
-  return json(200, { success: true, message: present(m) });
+  return json(200, { success: true, message: presentMessage(m) });
 };
 
 const history: Handler<'GET /workspaces/{workspaceId}/people/{personId}/messages'> = async (ctx) => {
   const person = await personByUuid(ctx);
   const limit = Math.min(ctx.query.limit, HISTORY_PAGE_MAX);
   const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset);
-  return json(200, { success: true, messages: messages.map(present), total });
+  return json(200, { success: true, messages: messages.map(presentMessage), total });
 };
 
 const PUSH = '/workspaces/{workspaceId}/push';

@@ -57,17 +57,19 @@ export async function loadCampaignsByIds(q: Queryable, workspaceId: string, ids:
 export interface CampaignFilter {
   status?: CampaignStatus;
   trigger_type?: TriggerType;
+  /** Text the name contains, in any case. */
+  q?: string;
   limit: number;
   offset: number;
 }
 
-const MATCHING = 'workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR trigger_type = $3)';
+const MATCHING = 'workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR trigger_type = $3) AND ($4::text IS NULL OR strpos(lower(name), lower($4)) > 0)';
 
 /** A page of the workspace's campaigns, newest first, and how many match in all. */
 export async function listCampaigns(q: Queryable, workspaceId: string, f: CampaignFilter): Promise<{ campaigns: CampaignRow[]; total: number }> {
-  const params = [workspaceId, f.status ?? null, f.trigger_type ?? null];
+  const params = [workspaceId, f.status ?? null, f.trigger_type ?? null, f.q || null];
   const total = (await q.query<{ total: number }>(`SELECT count(*)::int AS total FROM campaigns WHERE ${MATCHING}`, params)).rows[0]!.total;
-  const page = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE ${MATCHING} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [...params, f.limit, f.offset]);
+  const page = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE ${MATCHING} ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, [...params, f.limit, f.offset]);
   return { campaigns: page.rows, total };
 }
 

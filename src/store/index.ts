@@ -4,19 +4,20 @@
 
 export { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from './address-suppressions.js';
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
+export { audiencePages, countAudience } from './audience.js';
 export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
-export { channelStats } from './channel-stats.js';
+export { channelStats, glanceStats } from './channel-stats.js';
 export type { Db, Queryable } from './db.js';
 export { registerDevice } from './device-registrar.js';
 export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
-export { eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
+export { eventNames, eventsOf, latestEvents, searchEvents, type EventRow } from './events.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
-export { loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
+export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
 export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';
 export { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templateContents, templatesOf, type TemplateFields, type TemplateRow } from './templates.js';
 export { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from './workspaces.js';

@@ -645,6 +645,17 @@ const migrations: { id: number; name: string; sql: string }[] = [
       CREATE INDEX IF NOT EXISTS address_suppressions_by_prefix ON address_suppressions (workspace_id, (address COLLATE "C"));
     `,
   },
+  {
+    id: 410,
+    name: "a campaign's messages, newest first",
+    sql: `
+      -- GET /workspaces/{id}/campaigns/{campaignId}/messages (store/push-messages.ts
+      -- campaignMessages): the dashboard's live progress pages back through a campaign's
+      -- messages newest first; push_messages_by_campaign is by status, so without this every
+      -- message of the campaign would be sorted.
+      CREATE INDEX IF NOT EXISTS push_messages_by_campaign_time ON push_messages (workspace_id, campaign_id, created_at DESC, id DESC) WHERE campaign_id IS NOT NULL;
+    `,
+  },
 ];
 
 export async function migrate(db: Db): Promise<number> {

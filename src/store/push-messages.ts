@@ -101,6 +101,15 @@ const READ = `SELECT m.id, m.workspace_id, m.person_id, m.external_id, m.status,
       FROM push_deliveries d WHERE d.message_id = m.id), '[]') AS deliveries
   FROM push_messages m`;
 
+/** A campaign's messages with their deliveries, newest first; `before` (a timestamp) pages back. Read along push_messages_by_campaign_time. */
+export async function campaignMessages(q: Queryable, workspaceId: string, campaignId: string, before: string | null, limit: number): Promise<StoredMessage[]> {
+  const r = await q.query<StoredMessage>(
+    `${READ} WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
+    [workspaceId, campaignId, before, limit],
+  );
+  return r.rows;
+}
+
 /** One record of the workspace with its deliveries, or null. */
 export async function loadMessage(q: Queryable, workspaceId: string, id: string): Promise<StoredMessage | null> {
   const r = await q.query<StoredMessage>(`${READ} WHERE m.workspace_id = $1 AND m.id = $2`, [workspaceId, id]);

@@ -204,7 +204,8 @@ t.test('GET /campaigns: newest first, total, filters by status and trigger_type,
   t.equal(r.body.success, true);
   t.equal(r.body.total, 3);
   t.same(r.body.campaigns.map((x: { id: string }) => x.id), [c.id, b.id, a.id]);
-  for (const x of r.body.campaigns) t.same(Object.keys(x).sort(), CAMPAIGN_FIELDS);
+  // Listed with their stats at a glance (DECISIONS §14; test/api/campaign-progress.test.ts).
+  for (const x of r.body.campaigns) t.same(Object.keys(x).sort(), [...CAMPAIGN_FIELDS, 'stats'].sort());
   const ids = async (q: string) => {
     const res = await list(ws, q);
     t.equal(res.status, 200, res.text);

@@ -6,6 +6,8 @@ import pg from 'pg';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
 import { PERSON_BY_PHONE } from '../../src/store/people.js';
 
+const WS = '00000000-0000-4000-8000-000000000000';
+
 const s = await startServer();
 t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s) });
@@ -68,4 +70,30 @@ t.test("a Twilio status callback's message (messaging/provider-events.ts, by pro
     noScans: true,
   });
   t.match(plan, /messages_by_provider_id/, plan);
+});
+
+t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk push_messages_by_campaign_time (migration 410), no sort", async (t) => {
+  const p = await planOf(
+    `SELECT m.id FROM push_messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
+    [WS, WS, null, 50],
+    { noScans: true },
+  );
+  t.match(p, /push_messages_by_campaign_time/, p);
+  t.notMatch(p, /Sort/, 'read in index order');
+});
+
+t.test("the event names a workspace has seen (store/events.ts eventNames): one index probe per name along events_by_type", async (t) => {
+  const p = await planOf(
+    `WITH RECURSIVE names AS (
+       (SELECT type FROM events WHERE workspace_id = $1 ORDER BY type LIMIT 1)
+       UNION ALL
+       SELECT (SELECT e.type FROM events e WHERE e.workspace_id = $1 AND e.type > n.type ORDER BY e.type LIMIT 1) FROM names n WHERE n.type IS NOT NULL
+     )
+     SELECT n.type AS name, (SELECT e.created_at FROM events e WHERE e.workspace_id = $1 AND e.type = n.type ORDER BY e.created_at DESC LIMIT 1) AS last_seen_at
+     FROM names n WHERE n.type IS NOT NULL LIMIT $2`,
+    [WS, 100],
+    { noScans: true },
+  );
+  t.match(p, /events_by_type/, p);
+  t.notMatch(p, /Sort|Seq Scan|HashAggregate/, 'no sort, scan or aggregate over the events');
 });
