@@ -34,20 +34,19 @@ export async function searchEvents(q: Queryable, workspaceId: string, type: stri
 /**
  * The event names the workspace has seen, in name order, each with when it was last seen: a
  * skip scan along events_by_type (one index probe per name, recursion stopping at `limit`
- * names), so the cost is the number of names returned, not of events.
+ * names), so the cost is the number of names returned, not of events. $1 the workspace, $2 the
+ * limit; its plan is checked in test/integration/query-plans.test.ts.
  */
+export const EVENT_NAMES = `WITH RECURSIVE names AS (
+   (SELECT type FROM events WHERE workspace_id = $1 ORDER BY type LIMIT 1)
+   UNION ALL
+   SELECT (SELECT e.type FROM events e WHERE e.workspace_id = $1 AND e.type > n.type ORDER BY e.type LIMIT 1) FROM names n WHERE n.type IS NOT NULL
+ )
+ SELECT n.type AS name, (SELECT e.created_at FROM events e WHERE e.workspace_id = $1 AND e.type = n.type ORDER BY e.created_at DESC LIMIT 1) AS last_seen_at
+ FROM names n WHERE n.type IS NOT NULL LIMIT $2`;
+
 export async function eventNames(q: Queryable, workspaceId: string, limit: number): Promise<{ name: string; last_seen_at: Date }[]> {
-  const r = await q.query<{ name: string; last_seen_at: Date }>(
-    `WITH RECURSIVE names AS (
-       (SELECT type FROM events WHERE workspace_id = $1 ORDER BY type LIMIT 1)
-       UNION ALL
-       SELECT (SELECT e.type FROM events e WHERE e.workspace_id = $1 AND e.type > n.type ORDER BY e.type LIMIT 1) FROM names n WHERE n.type IS NOT NULL
-     )
-     SELECT n.type AS name, (SELECT e.created_at FROM events e WHERE e.workspace_id = $1 AND e.type = n.type ORDER BY e.created_at DESC LIMIT 1) AS last_seen_at
-     FROM names n WHERE n.type IS NOT NULL LIMIT $2`,
-    [workspaceId, limit],
-  );
-  return r.rows;
+  return (await q.query<{ name: string; last_seen_at: Date }>(EVENT_NAMES, [workspaceId, limit])).rows;
 }
 
 /**

@@ -4,6 +4,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { EVENT_NAMES } from '../../src/store/events.js';
 import { PERSON_BY_PHONE } from '../../src/store/people.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
@@ -84,13 +85,7 @@ t.test("a campaign's messages for the dashboard's live progress (store/push-mess
 
 t.test("the event names a workspace has seen (store/events.ts eventNames): one index probe per name along events_by_type", async (t) => {
   const p = await planOf(
-    `WITH RECURSIVE names AS (
-       (SELECT type FROM events WHERE workspace_id = $1 ORDER BY type LIMIT 1)
-       UNION ALL
-       SELECT (SELECT e.type FROM events e WHERE e.workspace_id = $1 AND e.type > n.type ORDER BY e.type LIMIT 1) FROM names n WHERE n.type IS NOT NULL
-     )
-     SELECT n.type AS name, (SELECT e.created_at FROM events e WHERE e.workspace_id = $1 AND e.type = n.type ORDER BY e.created_at DESC LIMIT 1) AS last_seen_at
-     FROM names n WHERE n.type IS NOT NULL LIMIT $2`,
+    EVENT_NAMES,
     [WS, 100],
     { noScans: true },
   );
