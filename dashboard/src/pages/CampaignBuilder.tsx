@@ -6,6 +6,7 @@
 // activate, with ACTIVATION_FAILED's details at the fields they name and warnings before
 // activating; the live progress of a campaign that runs.
 import { useEffect, useMemo, useState } from 'react';
+import { flushSync } from 'react-dom';
 import { Cron } from 'croner';
 import { api, ApiError, call, type Schemas } from '../api';
 import { Link, navigate } from '../router';
@@ -31,7 +32,8 @@ export function CampaignBuilder({ workspaceId, campaignId }: { workspaceId: stri
         initial={created}
         templates={list}
         onCreated={(c) => {
-          setCreated(c);
+          // Before the address changes (its render is synchronous), so the editor stays.
+          flushSync(() => setCreated(c));
           navigate(`/w/${workspaceId}/campaigns/${c.id}`, { replace: true });
         }}
       />
@@ -294,7 +296,16 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
         </section>
         <section aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>
-          <Workflow nodes={nodes} set={setNodes} templates={templates} fields={fields} />
+          <Workflow
+            nodes={nodes}
+            set={(n) => {
+              setNodes(n);
+              // Herald's warnings were about the workflow it saved: this one is said by warningsOf.
+              setServerWarnings([]);
+            }}
+            templates={templates}
+            fields={fields}
+          />
         </section>
         {warnings.length + serverWarnings.length > 0 && (
           <div className="notice" role="note" aria-label="Warnings">
@@ -442,7 +453,7 @@ function WebhookTrigger({ workspaceId, campaign }: { workspaceId: string; campai
       {keys.state === 'done' && usable.length === 0 && (
         <p className="notice">No secret API key can trigger campaigns: <Link to={`/w/${workspaceId}/keys`}>create one</Link> with the <code>campaigns:trigger</code> permission.</p>
       )}
-      <pre aria-label="The curl that triggers this campaign" tabIndex={0}>{curl}</pre>
+      <pre role="region" aria-label="The curl that triggers this campaign" tabIndex={0}>{curl}</pre>
       <button type="button" onClick={() => void navigator.clipboard.writeText(curl).then(() => setCopied('Copied.'), () => setCopied('Could not copy: select the text instead.'))}>Copy the curl</button>{' '}
       <span role="status" className="ok">{copied}</span>
       {!LIVE.includes(campaign.status) && <p className="muted">The call is refused until the campaign is active.</p>}
