@@ -12,13 +12,13 @@ const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
-const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
-const emailContent: Record<string, Schema> = {
+export const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
+export const emailContent = {
   subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
   html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid (`{{ unsubscribe_url }}` is the one-click link)' },
   text: { type: 'string', maxLength: 1_000_000, description: 'email: the text part; derived from html when absent' },
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
-};
+} as const;
 
 /** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
@@ -38,7 +38,7 @@ const workflowDefinition = object({ nodes: { type: 'array', maxItems: 100, items
 
 const describedObject = (description: string) => ({ type: 'object', description }) as const;
 const triggerConfig = describedObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
-const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
+export const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
 
 /** POST /campaigns */
 export const campaignCreate = object(

@@ -27,6 +27,7 @@ import { member, sendPolicy, workspace, workspaceResponses, workspaceSettings } 
 import { channelResponses, pushChannels } from './channels.js';
 import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
+import { authoringResponses } from './authoring.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -178,6 +179,7 @@ const SPECIFIC: Record<string, RouteResponses> = {
   ...pushSendResponses,
   ...pushTokenResponses,
   ...campaignResponses,
+  ...authoringResponses,
   ...workspaceResponses,
   ...channelResponses,
   ...messageChannelResponses,

@@ -14,6 +14,7 @@ import * as push from '../schemas/push.js';
 import * as channels from '../schemas/channels.js';
 import * as campaigns from '../schemas/campaigns.js';
 import * as messageChannels from '../schemas/message-channels.js';
+import * as authoring from '../schemas/authoring.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -169,6 +170,10 @@ const defs = [
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
   { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push node's content" },
+  // Authoring support for the dashboard (session, DECISIONS §14).
+  { method: 'POST', path: '/workspaces/{workspaceId}/audiences/preview', auth: 'session', workspace: 'path', body: authoring.audiencePreview, summary: 'How many people an audience_config matches, with a sample' },
+  { method: 'POST', path: `${TEMPLATES}/preview`, auth: 'session', workspace: 'path', body: authoring.templatePreview, summary: "Render a channel's content for a person (the template preview)" },
+  { method: 'POST', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', auth: 'session', workspace: 'path', body: authoring.testSend, summary: "Send one node of a campaign to one person, outside the send policy's caps and quiet hours" },
   { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
   { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },

@@ -75,7 +75,7 @@ async function startActor(cfg: Config, { store, index, secretsKey }: ActorWorker
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);

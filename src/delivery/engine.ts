@@ -19,7 +19,7 @@ import { invalidateDevices, type SendableDevice } from '../store/devices.js';
 import { suppressToken } from '../store/suppressions.js';
 import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { outcomeError, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
+import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
 import type { PushOutcome } from '../domain/push-outcome.js';
 import type { RenderPool } from '../render/pool.js';
 import { newId } from '../ids.js';
@@ -65,6 +65,8 @@ export interface Send {
   eventId?: string;
   /** A campaign push node's `bypass_frequency_cap`: skips both caps, never quiet hours. */
   bypassCaps?: boolean;
+  /** A dashboard test send (DECISIONS §14): neither quiet hours nor the caps apply. */
+  outsidePolicy?: boolean;
   /** How a template that fails to render is answered: a 400 for the whole request, or that recipient `failed`. */
   renderErrors: 'throw' | 'fail';
   /** What must commit with the records, in their transaction (a campaign's enrolments moved past the node). */
@@ -110,12 +112,6 @@ const SKIP_PROSE: Record<SkipReason, string> = {
 export const SEND_CONCURRENCY = 1024;
 /** …and at most this many of one workspace's (its share: a slow provider holds no more). */
 export const WORKSPACE_SHARE = 256;
-
-/** What templates may read of a person: the key-surface fields, no internal ones. */
-function personScope(p: PersonRow): Record<string, unknown> {
-  const { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status } = p;
-  return { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status };
-}
 
 function toMessage(c: PushContent): PushMessage {
   return { title: c.title, body: c.body, imageUrl: c.image_url, actionUrl: c.action_url, data: c.custom_data };
@@ -171,7 +167,7 @@ export class PushEngine {
     }
     const content = rendered.content;
     const zone = recipientZone(person.timezone, policy);
-    const block = policyBlock(policy, zone, now, this.counters.times(person.id, now), { bypassCaps: send.bypassCaps });
+    const block = send.outsidePolicy ? null : policyBlock(policy, zone, now, this.counters.times(person.id, now), { bypassCaps: send.bypassCaps });
     if (block) return { kind: 'policy', reason: block.skip_reason, error: block.error, content };
     this.counters.reserve(person.id, now);
     return { kind: 'send', devices: targets, content };

@@ -296,7 +296,8 @@ function cronPatternProblem(pattern: string, timezone: string): string | undefin
   return cron.nextRun() === null ? 'never fires' : undefined;
 }
 
-function audienceProblems(audience: Record<string, unknown>): FieldError[] {
+/** What is wrong with an audience_config (DECISIONS §6), each problem naming its field; empty when nothing. */
+export function audienceProblems(audience: Record<string, unknown>): FieldError[] {
   const problems: FieldError[] = [];
   if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
   if (has(audience, 'match') && audience.match !== 'all' && audience.match !== 'any') problems.push({ field: 'audience_config.match', message: 'must be all or any' });

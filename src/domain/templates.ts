@@ -36,6 +36,14 @@ export interface TemplateScope {
   trigger?: Record<string, unknown>;
 }
 
+/** What templates may read of a person (`person.*`): the key-surface fields, no internal ones. */
+const PERSON_SCOPE_FIELDS = ['id', 'external_id', 'email', 'phone', 'first_name', 'last_name', 'avatar_url', 'timezone', 'locale', 'status'] as const;
+
+/** The person as templates see them (every send and the dashboard's preview). */
+export function personScope(p: { readonly [K in (typeof PERSON_SCOPE_FIELDS)[number]]: unknown }): Record<string, unknown> {
+  return Object.fromEntries(PERSON_SCOPE_FIELDS.map((k) => [k, p[k]]));
+}
+
 /** A value of the content with its templates parsed. */
 type Part =
   | { kind: 'value'; value: unknown } // holds no template: kept as it is

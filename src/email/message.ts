@@ -15,20 +15,28 @@ export interface EmailContent {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The text part of an html-only email: links kept as `text [url]`, images dropped. */
-export const textOf = (html: string): string => convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+const textOf = (html: string): string => convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
 
 const messageIdHeader = (messageId: string, fromEmail: string): string => `<${messageId}@${fromEmail.slice(fromEmail.lastIndexOf('@') + 1)}>`;
 
-export function emailMessage(channel: Pick<EmailChannel, 'from' | 'reply_to'>, to: string, messageId: string, content: EmailContent, unsubscribeUrl: string): SendMailOptions {
+/** The html part as sent: the preheader, if any, as its first, hidden, text; undefined without html. */
+export function htmlPart(content: EmailContent): string | undefined {
   const preheader = content.preheader ? `<div style="display:none;max-height:0;overflow:hidden">${escapeHtml(content.preheader)}</div>` : '';
-  const html = content.html === undefined ? undefined : preheader + content.html;
+  return content.html === undefined ? undefined : preheader + content.html;
+}
+
+/** The text part as sent: the content's own, else derived from its html. */
+export const textPart = (content: EmailContent): string => content.text ?? textOf(content.html ?? '');
+
+export function emailMessage(channel: Pick<EmailChannel, 'from' | 'reply_to'>, to: string, messageId: string, content: EmailContent, unsubscribeUrl: string): SendMailOptions {
+  const html = htmlPart(content);
   return {
     from: channel.from.name ? { name: channel.from.name, address: channel.from.email } : channel.from.email,
     to,
     ...(channel.reply_to ? { replyTo: channel.reply_to } : {}),
     subject: content.subject,
     ...(html !== undefined ? { html } : {}),
-    text: content.text ?? textOf(content.html ?? ''),
+    text: textPart(content),
     messageId: messageIdHeader(messageId, channel.from.email),
     headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
   };

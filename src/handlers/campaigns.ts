@@ -34,7 +34,7 @@ function present(c: CampaignRow) {
 }
 
 /** Unknown, another workspace's, or not a UUID: all the same 404. */
-async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
+export async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
   const id = ctx.params.campaignId!;
   const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId, id, lock) : null;
   if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');

@@ -11,6 +11,8 @@ import type { ProviderRegistry } from '../delivery/providers.js';
 import type { TriggerClaims } from '../campaigns/webhook-claims.js';
 import type { EventTriggers } from '../campaigns/event-triggers.js';
 import type { MessagingSettings } from '../messaging/settings.js';
+import type { RenderPool } from '../render/pool.js';
+import type { EmailTransports } from '../email/transport.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -33,6 +35,10 @@ export interface RequestCtx {
   providers: ProviderRegistry;
   /** The email and SMS channels' server settings (DECISIONS §13). */
   messaging: MessagingSettings;
+  /** This actor's render pool: Liquid rendered off the actor thread, within the send budgets (the dashboard's template preview). */
+  renders: Pick<RenderPool, 'render'>;
+  /** This actor's SMTP pools (a campaign node's test send). */
+  smtp: EmailTransports;
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;

@@ -16,6 +16,7 @@ import { providerCallbackHandlers } from './provider-callbacks.js';
 import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
+import { authoringHandlers } from './authoring.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -33,4 +34,5 @@ export const handlers: AllHandlers = {
   ...campaignHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,
+  ...authoringHandlers,
 };

@@ -169,9 +169,8 @@ const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopl
 
 const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
 
-/** The dashboard's person, by UUID in the `personId` path segment. */
-export async function personByUuid(ctx: Ctx): Promise<PersonRow> {
-  const id = ctx.params.personId!;
+/** The dashboard's person, by UUID: the `personId` path segment's unless given. */
+export async function personByUuid(ctx: Ctx, id: string = ctx.params.personId!): Promise<PersonRow> {
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId, id) : null;
   if (!p) throw dashboardPersonNotFound(id);
   return p;

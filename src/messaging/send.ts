@@ -10,9 +10,9 @@ import { loadMessageChannel, type EmailChannel, type SmsChannel } from '../store
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
 import { channelFields, type EmailNode, type SmsNode, type Templates } from '../domain/campaigns.js';
-import { compileContent, renderContent } from '../domain/templates.js';
+import { compileContent, personScope, renderContent, type TemplateScope } from '../domain/templates.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { emailMessage, textOf, type EmailContent } from '../email/message.js';
+import { emailMessage, textPart, type EmailContent } from '../email/message.js';
 import type { EmailTransports } from '../email/transport.js';
 import { unsubscribeToken } from '../email/unsubscribe.js';
 import { sendTwilio, type TwilioOutcome } from '../sms/twilio.js';
@@ -39,6 +39,10 @@ export interface ChannelSend {
   templates: Templates;
   /** What must commit with the records, in their transaction. */
   withRecords: (q: Queryable) => Promise<void>;
+  /** Recorded on every message (a dashboard test send: `["test"]`). */
+  tags?: string[];
+  /** A dashboard test send (DECISIONS §14): quiet hours do not apply (the person's and address checks still do). */
+  outsidePolicy?: boolean;
 }
 
 type Decision = { skip: string; status?: 'policy_suppressed'; error: string } | { address: string };
@@ -57,18 +61,25 @@ function personDecision(p: PersonRow, email: boolean): Decision | undefined {
   return undefined;
 }
 
-const scopeOf = (r: ChannelRecipient, unsubscribeUrl: string) => {
-  const { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status } = r.person;
+/**
+ * What an email or SMS template sees (DECISIONS §6, §13): the variables and `unsubscribe_url`,
+ * the person (none in a preview without one), and a campaign send's event and trigger.
+ */
+export function channelScope(person: PersonRow | null, variables: Record<string, unknown>, unsubscribeUrl: string, event?: Record<string, unknown>, trigger?: Record<string, unknown>): TemplateScope {
   return {
-    variables: { ...r.variables, unsubscribe_url: unsubscribeUrl },
-    person: { id, external_id, email, phone, first_name, last_name, avatar_url, timezone, locale, status },
-    traits: r.person.traits ?? {},
-    ...(r.event ? { event: r.event } : {}),
-    ...(r.trigger ? { trigger: r.trigger } : {}),
+    variables: { ...variables, unsubscribe_url: unsubscribeUrl },
+    person: person ? personScope(person) : {},
+    traits: person?.traits ?? {},
+    ...(event ? { event } : {}),
+    ...(trigger ? { trigger } : {}),
   };
-};
+}
 
-export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<void> {
+/** The Liquid fields of an email or SMS node, compiled as one content (each field named `custom_data.<field>` in errors). */
+export const compileChannelFields = (fields: Record<string, string>) => compileContent({ custom_data: fields });
+
+/** Sends the node to each recipient; answers their records, in order, once written. */
+export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<ChannelMessageRecord[]> {
   const { db, settings } = deps;
   const { workspaceId, node } = send;
   const email = node.type === 'email';
@@ -92,26 +103,26 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
   for (const [i, d] of decisions.entries()) {
     if (!('address' in d)) continue;
     if (suppressed.has(addressKey(email ? 'email' : 'sms', d.address))) decisions[i] = { skip: 'address_suppressed', error: 'The address is suppressed' };
-    else if (!email) {
+    else if (!email && !send.outsidePolicy) {
       const quiet = policyBlock(policy, recipientZone(recipients[i]!.person.timezone, policy), now, [], { bypassCaps: true });
       if (quiet) decisions[i] = { skip: quiet.skip_reason, status: 'policy_suppressed', error: quiet.error };
     }
   }
 
-  const compiled = compileContent({ custom_data: channelFields(node, send.templates) });
+  const compiled = compileChannelFields(channelFields(node, send.templates));
   const provider = sandbox ? 'sandbox' : email ? 'smtp' : 'twilio';
   const records = await Promise.all(
     recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect }> => {
       const d = decisions[i]!;
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: node.type, provider, provider_id: null,
-        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [],
+        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [], tags: send.tags ?? null,
       } satisfies Omit<ChannelMessageRecord, 'status'>;
       if (!('address' in d)) return { record: { ...base, status: d.status ?? 'skipped', skip_reason: d.skip, error: d.error } };
       const unsubscribeUrl = `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`;
       let fields: Record<string, string>;
       try {
-        fields = renderContent(compiled, scopeOf(r, unsubscribeUrl)).custom_data as Record<string, string>;
+        fields = renderContent(compiled, channelScope(r.person, r.variables, unsubscribeUrl, r.event, r.trigger)).custom_data as Record<string, string>;
       } catch (err) {
         return { record: { ...base, status: 'failed', error: `Template render failed: ${(err as Error).message}` } };
       }
@@ -122,7 +133,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       if (email) {
         const content = fields as unknown as EmailContent;
         // The text part as sent (derived from the html when the node has none) is what the record keeps.
-        const rendered = { ...base, title: content.subject, body: content.text ?? textOf(content.html ?? '') };
+        const rendered = { ...base, title: content.subject, body: textPart(content) };
         if (sandbox) return sandboxEmail(rendered, d.address);
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
         const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));
@@ -141,4 +152,5 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
     for (const { record, effect } of records) if (effect) await applyOutcome(q, record, effect);
     await send.withRecords(q);
   });
+  return records.map((x) => x.record);
 }

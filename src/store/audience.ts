@@ -147,3 +147,17 @@ export async function audienceExceeds(q: Queryable, workspaceId: string, audienc
   const r = await q.query(`SELECT 1 FROM people p WHERE p.workspace_id = ${ws} AND ${where} OFFSET ${p.add(limit)} LIMIT 1`, p.values);
   return r.rowCount > 0;
 }
+
+/**
+ * How many of the workspace's people match the audience, counted up to `max`: `capped` when
+ * more match (the count is then `max`). One statement that stops at `max + 1` rows, so a count
+ * costs at most what a trigger's truncation check does.
+ */
+export async function countAudience(q: Queryable, workspaceId: string, audience: AudienceConfig | null, max: number): Promise<{ count: number; capped: boolean }> {
+  const p = new Params();
+  const ws = p.add(workspaceId);
+  const where = audienceWhere(audience, p);
+  const r = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM people p WHERE p.workspace_id = ${ws} AND ${where} LIMIT ${p.add(max + 1)}) m`, p.values);
+  const n = r.rows[0]?.n ?? 0;
+  return n > max ? { count: max, capped: true } : { count: n, capped: false };
+}

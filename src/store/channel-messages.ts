@@ -23,9 +23,10 @@ export interface ChannelMessageRecord {
   campaign_id: string | null;
   event_id: string | null;
   events: { type: string; at: string; details?: Record<string, unknown> }[];
+  tags: string[] | null;
 }
 
-const COLUMNS = ['id', 'workspace_id', 'person_id', 'external_id', 'channel', 'status', 'provider', 'provider_id', 'address', 'skip_reason', 'error', 'title', 'body', 'campaign_id', 'event_id', 'events'] as const;
+const COLUMNS = ['id', 'workspace_id', 'person_id', 'external_id', 'channel', 'status', 'provider', 'provider_id', 'address', 'skip_reason', 'error', 'title', 'body', 'campaign_id', 'event_id', 'events', 'tags'] as const;
 
 /** Writes the records; one already written (a node claimed again) stays as it is. */
 export async function saveChannelMessages(q: Queryable, records: readonly ChannelMessageRecord[]): Promise<void> {
@@ -34,7 +35,7 @@ export async function saveChannelMessages(q: Queryable, records: readonly Channe
     `INSERT INTO push_messages (${COLUMNS.join(', ')}, sent_at)
      SELECT r.*, CASE WHEN r.status IN ('sent', 'delivered', 'bounced', 'complained') THEN now() END
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, workspace_id uuid, person_id uuid, external_id text, channel text, status text, provider text, provider_id text,
-       address text, skip_reason text, error text, title text, body text, campaign_id text, event_id text, events jsonb)
+       address text, skip_reason text, error text, title text, body text, campaign_id text, event_id text, events jsonb, tags jsonb)
      ON CONFLICT (id) DO NOTHING`,
     [JSON.stringify(records)],
   );

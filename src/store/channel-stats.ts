@@ -1,7 +1,7 @@
 // A campaign's message counters per channel (DECISIONS §13): `sent` counts every message that
 // went to a provider (delivered, bounced and complained ones too), `delivered` those the
 // provider reported delivered (a complaint came from a delivered message), `opened` and
-// `clicked` the messages with such an event.
+// `clicked` the messages with such an event. The dashboard's test sends (tagged `test`) are not counted.
 import type { Queryable } from './db.js';
 import type { Channel } from '../domain/messages.js';
 
@@ -23,7 +23,7 @@ export async function channelStats(q: Queryable, workspaceId: string, campaignId
             count(*) FILTER (WHERE status = 'complained')::int AS complained,
             count(*) FILTER (WHERE events @> '[{"type":"opened"}]')::int AS opened,
             count(*) FILTER (WHERE events @> '[{"type":"clicked"}]')::int AS clicked
-     FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text GROUP BY channel`,
+     FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text AND NOT COALESCE(tags @> '["test"]'::jsonb, false) GROUP BY channel`,
     [workspaceId, campaignId],
   );
   const total = zero();

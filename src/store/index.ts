@@ -3,6 +3,7 @@
 // core/src/mod.ts is its package's surface.
 
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
+export { audiencePages, countAudience } from './audience.js';
 export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
 export type { Db, Queryable } from './db.js';
 export { registerDevice } from './device-registrar.js';

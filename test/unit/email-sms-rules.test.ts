@@ -32,7 +32,7 @@ t.test('phones: E.164 with the default country; invalid ones are none', async (t
 });
 
 t.test('the sandbox plays the simulator addresses and numbers', async (t) => {
-  const r = { id: randomUUID(), workspace_id: randomUUID(), person_id: randomUUID(), external_id: 'u', channel: 'email' as const, provider: 'sandbox', provider_id: null, address: null, skip_reason: null, error: null, title: null, body: null, campaign_id: null, event_id: null, events: [] };
+  const r = { id: randomUUID(), workspace_id: randomUUID(), person_id: randomUUID(), external_id: 'u', channel: 'email' as const, provider: 'sandbox', provider_id: null, address: null, skip_reason: null, error: null, title: null, body: null, campaign_id: null, event_id: null, events: [], tags: null };
   t.match(sandboxEmail(r, 'Bounce@simulator.herald.test'), { record: { status: 'bounced' }, effect: { suppress: 'hard_bounce', person: 'bounced' } });
   t.match(sandboxEmail(r, 'complaint@simulator.herald.test'), { record: { status: 'complained' }, effect: { suppress: 'complaint', person: 'unsubscribed' } });
   t.same(sandboxEmail(r, 'x@example.com').effect, undefined);
