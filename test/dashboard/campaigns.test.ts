@@ -68,18 +68,43 @@ t.test('templates: an SMS template created, a Liquid error at its field, edited'
   await page.getByLabel('Name', { exact: true }).fill('Welcome SMS');
   await page.getByLabel('Channel').selectOption('sms');
   await page.getByLabel('Body').fill('Hi {{ person.first_name }, welcome');
-  await page.getByRole('button', { name: 'Create template' }).click();
-  await page.getByRole('alert').waitFor();
-  t.equal(await page.getByLabel('Body').getAttribute('aria-invalid'), 'true', 'the Liquid error is shown at the body');
+  // The live preview names the Liquid error's line at the field.
+  await page.getByText(/line:1/).first().waitFor();
+  t.equal(await page.getByLabel('Body').getAttribute('aria-invalid'), 'true', 'the Liquid error is shown at the body, with its line');
   await page.getByLabel('Body').fill('Hi {{ person.first_name }}, welcome to {{ trigger.product | default: "Herald" }}');
+  await page.getByLabel('Preview for: search').fill('ada');
+  await page.locator('.bubble').filter({ hasText: 'Hi Ada, welcome to Herald' }).waitFor();
+  t.pass("the SMS rendered by Herald for the person picked");
   await page.getByRole('button', { name: 'Create template' }).click();
   await h1('Welcome SMS');
   await scan(t, 'template-editor');
+
+  // An email template: the html in a sandboxed frame, the text part beside it.
+  await page.goto(`${s.base}/dashboard/w/${ws.id}/templates/new?channel=email`);
+  await h1('New template');
+  await page.getByLabel('Name', { exact: true }).fill('Digest email');
+  await page.getByLabel('Subject').fill('Your week, {{ person.first_name }}');
+  await page.getByLabel('HTML').fill('<h1>Hello {{ person.first_name }}</h1>\n<p>Line two</p>\n<p>{{ person.nope | bad_filter }}</p>');
+  await page.getByLabel('Preview for: search').fill('grace');
+  await page.getByText(/line:3/).first().waitFor();
+  t.equal(await page.getByLabel('HTML').getAttribute('aria-invalid'), 'true', 'an error on line 3 of the html, at the html');
+  await page.getByLabel('HTML').fill('<h1>Hello {{ person.first_name }}</h1><p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>');
+  const frame = page.getByTitle("The email's HTML part as rendered");
+  await page.waitForFunction(() => document.querySelector('iframe')?.getAttribute('srcdoc')?.includes('Hello Grace'));
+  t.equal(await frame.getAttribute('sandbox'), '', 'the html is in a sandboxed frame');
+  t.match(await page.frameLocator('iframe').locator('h1').textContent(), 'Hello Grace', 'the frame shows the html');
+  t.match(await page.getByRole('region', { name: "The email's text part as rendered" }).textContent(), /HELLO GRACE|Hello Grace/, 'the text part derived from the html beside it');
+  await page.getByRole('button', { name: 'Create template' }).click();
+  await h1('Digest email');
+  await scan(t, 'template-email');
   await page.getByRole('link', { name: '← Templates' }).click();
   await page.getByRole('cell', { name: 'Welcome SMS', exact: true }).waitFor();
+  await page.getByRole('cell', { name: 'Digest email', exact: true }).waitFor();
+  await page.getByRole('navigation', { name: 'Channels' }).getByRole('link', { name: 'Push' }).click();
+  await page.getByText('No Push templates yet.').waitFor();
   await page.getByRole('navigation', { name: 'Channels' }).getByRole('link', { name: 'Email' }).click();
-  await page.getByText('No Email templates yet.').waitFor();
-  t.pass('the channel tabs filter the list');
+  t.equal(await countOf(page.getByRole('table', { name: 'Templates' }).getByRole('row'), 2), 2, 'a header and the email template');
+  t.ok(await visible(page.getByRole('cell', { name: 'Digest email', exact: true })), 'the channel tabs filter the list');
   await page.getByRole('navigation', { name: 'Channels' }).getByRole('link', { name: 'All' }).click();
   await page.getByRole('cell', { name: 'Welcome SMS', exact: true }).waitFor();
   await scan(t, 'templates');
@@ -140,6 +165,20 @@ t.test('webhook campaign: built, refused activation at its fields, activated, tr
   await page.getByRole('note', { name: 'Warnings' }).waitFor({ state: 'detached' });
   await page.getByRole('button', { name: 'Activate' }).click();
   await page.getByRole('status').filter({ hasText: 'Activated' }).waitFor();
+  const audience = page.getByLabel('Audience preview');
+  await audience.getByText('1 person matches now.').waitFor();
+  t.ok(await visible(audience.getByRole('link', { name: 'Ada' })), 'the audience count and its sample');
+
+  // A test send of the email step to Grace (outside the audience): its result is shown.
+  await page.getByLabel('Step', { exact: true }).selectOption({ label: 'Step 1 (Email)' });
+  await page.getByLabel('Send to: search').fill('grace');
+  await page.waitForFunction(() => {
+    const to = [...document.querySelectorAll('select')].find((x) => x.labels?.[0]?.textContent === 'Send to');
+    return to?.options.length === 1 && to.selectedOptions[0]?.textContent?.includes('Grace');
+  });
+  await page.getByRole('button', { name: 'Send the test' }).click();
+  await page.getByRole('status').filter({ hasText: /Test Email: (sent|delivered) to grace@example.com/ }).waitFor();
+  t.pass('the test email went to Grace, said with its address');
   t.equal((await s.req('GET', `/campaigns/${id}`, { token: ws.token, headers: { 'X-Workspace-ID': ws.id } })).body.data.campaign.status, 'active', 'active in Herald');
 
   // The curl's call, as the server would make it: one person (pro) gets an email and an SMS.
@@ -299,6 +338,10 @@ t.test('at phone width', async (t) => {
 t.test('no console errors', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of 400/.test(p));
-  t.equal(refused.length, 3, 'the broken Liquid, the email without a subject, first_occurrence with max_per_user 2');
+  // The two refused activations and the previews of the broken templates (once each at least:
+  // a preview is asked 400 ms after the last change).
+  t.ok(refused.filter((p) => /\/campaigns\//.test(p)).length === 2, 'the email without a subject, first_occurrence with max_per_user 2');
+  t.ok(refused.filter((p) => /\/templates\/preview/.test(p)).length >= 2, 'the broken Liquid of the two templates');
+  t.same(refused.filter((p) => !/\/campaigns\/|\/templates\/preview/.test(p)), [], 'no other refusal');
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });

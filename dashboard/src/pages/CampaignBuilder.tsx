@@ -5,7 +5,7 @@
 // five runs), dynamic schedule (trait and offset); the audience; the workflow; save and
 // activate, with ACTIVATION_FAILED's details at the fields they name and warnings before
 // activating; the live progress of a campaign that runs.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { flushSync } from 'react-dom';
 import { Cron } from 'croner';
 import { api, ApiError, call, type Schemas } from '../api';
@@ -14,6 +14,8 @@ import { describe, Field, FormError, Loaded, TableBox, useLoad, when } from '../
 import { inWorkspace, TRIGGER_LABEL, TRIGGER_TYPES } from './Campaigns';
 import { Conditions, fromCondition, toCondition, type Cond } from './conditions';
 import { cleanNode, NODE_LABEL, Workflow, type WorkflowNode } from './workflow';
+import { PersonPicker, useDebounced } from './authoring-parts';
+import { displayName } from './People';
 
 type Campaign = Schemas['Campaign'];
 type Trigger = Campaign['trigger_type'];
@@ -292,7 +294,9 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
             </select>
             {f('audience_config.match') && <small className="error">{f('audience_config.match')}</small>}
           </div>
-          <Conditions conds={audience} set={setAudience} at="audience_config.filters" fields={fields} eventFields={false} label="Audience condition" />
+          <AudiencePreview workspaceId={workspaceId} config={audience.length > 0 ? { match, filters: audience.map(toCondition) } : {}} fields={fields}>
+            {(previewFields) => <Conditions conds={audience} set={setAudience} at="audience_config.filters" fields={{ ...previewFields, ...fields }} eventFields={false} label="Audience condition" />}
+          </AudiencePreview>
         </section>
         <section aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>
@@ -307,6 +311,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
             fields={fields}
           />
         </section>
+        {campaign && <TestSend workspaceId={workspaceId} campaign={campaign} />}
         {warnings.length + serverWarnings.length > 0 && (
           <div className="notice" role="note" aria-label="Warnings">
             <p><strong>Before activating</strong></p>
@@ -516,6 +521,107 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
           </>
         )}
       </Loaded>
+    </section>
+  );
+}
+
+/**
+ * How many people the audience matches and who (POST …/audiences/preview), asked again 500 ms
+ * after the conditions last changed; its refusals go to the conditions they name.
+ */
+function AudiencePreview({ workspaceId, config, fields, children }: {
+  workspaceId: string;
+  config: Record<string, unknown>;
+  fields: Record<string, string>;
+  children: (previewFields: Record<string, string>) => ReactNode;
+}) {
+  const settled = useDebounced(JSON.stringify(config), 500);
+  // A condition without a field is still being written: nothing to count yet.
+  const incomplete = ((JSON.parse(settled) as { filters?: { field: string }[] }).filters ?? []).some((c) => !c.field);
+  const [load] = useLoad(
+    () =>
+      incomplete
+        ? Promise.resolve(null)
+        : call(api.POST('/workspaces/{workspaceId}/audiences/preview', { params: { path: { workspaceId } }, body: { audience_config: JSON.parse(settled) as never } })),
+    [workspaceId, settled],
+  );
+  const previewFields = load.state === 'failed' && load.error instanceof ApiError ? load.error.fields : {};
+  const shownElsewhere = Object.keys(fields).length > 0;
+  return (
+    <>
+      {children(previewFields)}
+      <div className="summary" aria-live="polite" aria-label="Audience preview">
+        {load.state === 'loading' && <p className="muted">Counting…</p>}
+        {load.state === 'failed' && !shownElsewhere && <p className="error">Cannot count this audience yet: {describe(load.error)}</p>}
+        {load.state === 'done' && load.data === null && <p className="muted">Give each condition a field to count who matches.</p>}
+        {load.state === 'done' && load.data !== null && (
+          <>
+            <p><strong>{load.data.count_capped ? `More than ${load.data.count.toLocaleString()}` : load.data.count.toLocaleString()}</strong> {load.data.count === 1 ? 'person matches' : 'people match'} now.</p>
+            {load.data.sample.length > 0 && (
+              <p>
+                For example:{' '}
+                {load.data.sample.map((p, i) => (
+                  <span key={p.id}>{i > 0 && ', '}<Link to={`/w/${workspaceId}/people/${p.id}`}>{displayName(p)}</Link></span>
+                ))}
+              </p>
+            )}
+          </>
+        )}
+      </div>
+    </>
+  );
+}
+
+type TestResult = { node_id: string; channel: string; status: string; address: string | null; provider: string; skip_reason: string | null; error: string | null };
+
+/** One message step, as last saved, sent now to one person (outside caps and quiet hours, tagged test). */
+function TestSend({ workspaceId, campaign }: { workspaceId: string; campaign: Campaign }) {
+  const steps = (campaign.workflow_definition.nodes as WorkflowNode[]).map((n, i) => ({ n, i })).filter(({ n }) => n.type !== 'delay');
+  const [nodeId, setNodeId] = useState(steps[0]?.n.id ?? '');
+  const [personId, setPersonId] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<TestResult | null>(null);
+  const [error, setError] = useState('');
+  const node = steps.find((s) => s.n.id === nodeId) ?? steps[0];
+  if (!node) return null;
+  const send = async () => {
+    setBusy(true);
+    setError('');
+    setResult(null);
+    try {
+      const r = await call(api.POST('/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', { params: { path: { workspaceId, campaignId: campaign.id } }, body: { node_id: node.n.id, person_id: personId } }));
+      setResult(r.data);
+    } catch (e) {
+      setError(describe(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="test-send">
+      <h2 id="test-send">Test send</h2>
+      <p className="muted">Sends one step, as last saved, to one person now: no caps or quiet hours, recorded as a test and left out of the campaign's counts.</p>
+      <div className="inline">
+        <div className="field">
+          <label htmlFor="test-step">Step</label>
+          <select id="test-step" value={node.n.id} onChange={(e) => setNodeId(e.target.value)}>
+            {steps.map(({ n, i }) => <option key={n.id} value={n.id}>Step {i + 1} ({NODE_LABEL[n.type]})</option>)}
+          </select>
+        </div>
+        <PersonPicker workspaceId={workspaceId} label="Send to" value={personId} onChange={setPersonId} />
+        <button type="button" disabled={busy || !personId} onClick={() => void send()}>Send the test</button>
+      </div>
+      {error && <p className="error" role="alert">Not sent: {error}</p>}
+      <div role="status">
+        {result && (
+          <p className={result.status === 'failed' || result.status === 'bounced' ? 'error' : 'ok'}>
+            Test {NODE_LABEL[result.channel as keyof typeof NODE_LABEL] ?? result.channel}: <strong>{result.status}</strong>
+            {result.address ? ` to ${result.address}` : ''} via {result.provider}
+            {result.skip_reason ? ` (skipped: ${result.skip_reason.replace(/_/g, ' ')})` : ''}
+            {result.error ? ` (${result.error})` : ''}.
+          </p>
+        )}
+      </div>
     </section>
   );
 }

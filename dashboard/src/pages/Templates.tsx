@@ -1,9 +1,10 @@
 // Message templates: the list (by channel) and the editor of one, new or existing, with the
 // fields of its channel (DECISIONS §11, §13); Liquid errors at the field (and line) Herald names.
-import { useState, type FormEvent } from 'react';
-import { api, call, type Schemas } from '../api';
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, ApiError, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { describe, Empty, Field, FormError, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
+import { PersonPicker, RenderedMessage, useDebounced } from './authoring-parts';
 
 type Template = Schemas['MessageTemplate'];
 type Channel = Template['channel'];
@@ -127,6 +128,7 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
   const [saved, setSaved] = useState('');
   const { busy, error, fields, submit } = useSubmit();
   const own = TEMPLATE_FIELDS[channel];
+  const preview = usePreview(workspaceId, channel, content);
   const save = (e: FormEvent) => {
     e.preventDefault();
     setSaved('');
@@ -160,7 +162,7 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
             </div>
           )}
           {own.map((f) => {
-            const props = { label: f.label, value: content[f.key] ?? '', error: fields[f.key], hint: f.hint };
+            const props = { label: f.label, value: content[f.key] ?? '', error: fields[f.key] ?? preview.fields[f.key], hint: f.hint };
             const onChange = (v: string) => setContent((c) => ({ ...c, [f.key]: v }));
             return f.area ? (
               <TextField key={f.key} {...props} rows={f.key === 'html' ? 10 : 4} onChange={(e) => onChange(e.target.value)} />
@@ -172,8 +174,48 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
           <p role="status" className="ok">{saved}</p>
           <button type="submit" disabled={busy}>{template ? 'Save' : 'Create template'}</button>
         </form>
-        <div />
+        <section aria-labelledby="preview">
+          <h2 id="preview">Preview</h2>
+          <PersonPicker workspaceId={workspaceId} label="Preview for" value={preview.personId} onChange={preview.setPersonId} />
+          {preview.error ? <p className="error" role="alert">{preview.error}</p> : preview.rendered ? <RenderedMessage channel={channel} rendered={preview.rendered} /> : <p className="muted" role="status">Rendering…</p>}
+        </section>
       </div>
     </>
   );
+}
+
+/**
+ * Herald's rendering of `content` (POST …/templates/preview) for the picked person, asked again
+ * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
+ */
+export function usePreview(workspaceId: string, channel: Channel, content: Record<string, unknown>) {
+  const [personId, setPersonId] = useState('');
+  const settled = useDebounced(JSON.stringify({ channel, content, personId }), 400);
+  const [rendered, setRendered] = useState<Parameters<typeof RenderedMessage>[0]['rendered'] | null>(null);
+  const [error, setError] = useState('');
+  const [fields, setFields] = useState<Record<string, string>>({});
+  useEffect(() => {
+    let live = true;
+    const ask = JSON.parse(settled) as { channel: Channel; content: Record<string, unknown>; personId: string };
+    const body = Object.fromEntries(Object.entries(ask.content).filter(([, v]) => v !== '' && v !== undefined && v !== null));
+    call(api.POST('/workspaces/{workspaceId}/templates/preview', { params: { path: { workspaceId } }, body: { channel: ask.channel, content: body as never, ...(ask.personId ? { person_id: ask.personId } : {}) } })).then(
+      (r) => {
+        if (!live) return;
+        setRendered(r.rendered);
+        setError('');
+        setFields({});
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setError(describe(e));
+        const byField: Record<string, string> = {};
+        if (e instanceof ApiError) for (const [k, m] of Object.entries(e.fields)) byField[k.replace(/^content\./, '')] = m;
+        setFields(byField);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [workspaceId, settled]);
+  return { personId, setPersonId, rendered, error, fields };
 }
