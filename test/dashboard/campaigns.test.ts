@@ -26,8 +26,8 @@ const identify = async (userId: string, body: Record<string, unknown>) => {
   const r = await s.req('POST', '/identify', { token: key.key, body: { userId, ...body } });
   if (r.status !== 200) throw new Error(`identify ${userId}: ${r.status} ${r.text}`);
 };
-await identify('ada', { email: 'ada@example.com', phone: '+15017122661', first_name: 'Ada', traits: { plan: 'pro' } });
-await identify('grace', { email: 'grace@example.com', phone: '+15017122662', first_name: 'Grace', traits: { plan: 'free' } });
+await identify('ada', { email: 'ada@example.com', phone: '+15017122661', traits: { first_name: 'Ada', plan: 'pro' } });
+await identify('grace', { email: 'grace@example.com', phone: '+15017122662', traits: { first_name: 'Grace', plan: 'free' } });
 
 /** The builder's step `n` (1-based), as its list item. */
 const step = (n: number, type: string) => page.getByRole('listitem', { name: `Step ${n} (${type})` });

@@ -90,8 +90,11 @@ function triggerDraft(cfg: Record<string, unknown>): TriggerDraft {
   };
 }
 
-function triggerConfig(type: Trigger, d: TriggerDraft): Record<string, unknown> {
-  const cfg: Record<string, unknown> = {};
+/** The trigger_config keys the builder edits; any other key of a campaign (e.g. `properties`) is kept as it was. */
+const EDITED = ['event_names', 'filters', 'debounce', 'delay_minutes', 'max_per_user', 'first_occurrence', 'send_at', 'cron', 'timezone', 'trait', 'offset_minutes'];
+
+function triggerConfig(type: Trigger, d: TriggerDraft, original: Record<string, unknown>): Record<string, unknown> {
+  const cfg: Record<string, unknown> = Object.fromEntries(Object.entries(original).filter(([k]) => !EDITED.includes(k)));
   const setNum = (key: string, v: string) => {
     if (v.trim() !== '') cfg[key] = Number(v);
   };
@@ -194,7 +197,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   // trigger_config and audience_config are free objects, which the generated types cannot say.
   const body = () => ({
     name: name.trim(),
-    trigger_config: triggerConfig(type, trigger) as never,
+    trigger_config: triggerConfig(type, trigger, initial?.trigger_config ?? {}) as never,
     audience_config: (audience.length > 0 ? { match, filters: audience.map(toCondition) } : {}) as never,
     workflow_definition: { nodes: nodes.map(cleanNode) as never },
   });
@@ -301,6 +304,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
         <section aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>
           <Workflow
+            workspaceId={workspaceId}
             nodes={nodes}
             set={(n) => {
               setNodes(n);

@@ -1,10 +1,10 @@
 // Message templates: the list (by channel) and the editor of one, new or existing, with the
 // fields of its channel (DECISIONS §11, §13); Liquid errors at the field (and line) Herald names.
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, ApiError, call, type Schemas } from '../api';
+import { useState, type FormEvent } from 'react';
+import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { describe, Empty, Field, FormError, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
-import { PersonPicker, RenderedMessage, useDebounced } from './authoring-parts';
+import { PersonPicker, RenderedMessage, usePreview } from './authoring-parts';
 
 type Template = Schemas['MessageTemplate'];
 type Channel = Template['channel'];
@@ -184,38 +184,3 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
   );
 }
 
-/**
- * Herald's rendering of `content` (POST …/templates/preview) for the picked person, asked again
- * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
- */
-export function usePreview(workspaceId: string, channel: Channel, content: Record<string, unknown>) {
-  const [personId, setPersonId] = useState('');
-  const settled = useDebounced(JSON.stringify({ channel, content, personId }), 400);
-  const [rendered, setRendered] = useState<Parameters<typeof RenderedMessage>[0]['rendered'] | null>(null);
-  const [error, setError] = useState('');
-  const [fields, setFields] = useState<Record<string, string>>({});
-  useEffect(() => {
-    let live = true;
-    const ask = JSON.parse(settled) as { channel: Channel; content: Record<string, unknown>; personId: string };
-    const body = Object.fromEntries(Object.entries(ask.content).filter(([, v]) => v !== '' && v !== undefined && v !== null));
-    call(api.POST('/workspaces/{workspaceId}/templates/preview', { params: { path: { workspaceId } }, body: { channel: ask.channel, content: body as never, ...(ask.personId ? { person_id: ask.personId } : {}) } })).then(
-      (r) => {
-        if (!live) return;
-        setRendered(r.rendered);
-        setError('');
-        setFields({});
-      },
-      (e: unknown) => {
-        if (!live) return;
-        setError(describe(e));
-        const byField: Record<string, string> = {};
-        if (e instanceof ApiError) for (const [k, m] of Object.entries(e.fields)) byField[k.replace(/^content\./, '')] = m;
-        setFields(byField);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [workspaceId, settled]);
-  return { personId, setPersonId, rendered, error, fields };
-}

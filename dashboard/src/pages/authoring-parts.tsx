@@ -2,8 +2,8 @@
 // debounced value, and what Herald rendered for a template or a step (email html in a
 // sandboxed iframe beside its text part).
 import { useEffect, useId, useState } from 'react';
-import { api, call } from '../api';
-import { useLoad } from '../ui';
+import { api, ApiError, call } from '../api';
+import { describe, useLoad } from '../ui';
 import { displayName } from './People';
 
 /** `value`, once it has not changed for `ms`. */
@@ -85,4 +85,40 @@ export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'emai
       {rendered.action_url && <p className="muted">Opens {rendered.action_url}</p>}
     </div>
   );
+}
+
+/**
+ * Herald's rendering of `content` (POST …/templates/preview) for the picked person, asked again
+ * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
+ */
+export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms', content: Record<string, unknown>) {
+  const [personId, setPersonId] = useState('');
+  const settled = useDebounced(JSON.stringify({ channel, content, personId }), 400);
+  const [rendered, setRendered] = useState<Parameters<typeof RenderedMessage>[0]['rendered'] | null>(null);
+  const [error, setError] = useState('');
+  const [fields, setFields] = useState<Record<string, string>>({});
+  useEffect(() => {
+    let live = true;
+    const ask = JSON.parse(settled) as { channel: 'push' | 'email' | 'sms'; content: Record<string, unknown>; personId: string };
+    const body = Object.fromEntries(Object.entries(ask.content).filter(([, v]) => v !== '' && v !== undefined && v !== null));
+    call(api.POST('/workspaces/{workspaceId}/templates/preview', { params: { path: { workspaceId } }, body: { channel: ask.channel, content: body as never, ...(ask.personId ? { person_id: ask.personId } : {}) } })).then(
+      (r) => {
+        if (!live) return;
+        setRendered(r.rendered);
+        setError('');
+        setFields({});
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setError(describe(e));
+        const byField: Record<string, string> = {};
+        if (e instanceof ApiError) for (const [k, m] of Object.entries(e.fields)) byField[k.replace(/^content\./, '')] = m;
+        setFields(byField);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [workspaceId, settled]);
+  return { personId, setPersonId, rendered, error, fields };
 }

@@ -2,9 +2,10 @@
 // added, moved up and down (buttons, so the keyboard can), removed; each message node's content
 // written here or taken from a template of its channel; bypass_frequency_cap on push nodes.
 // Each field shows the API's error for it (`workflow_definition.nodes.<i>.<field>`).
-import type { ReactNode } from 'react';
+import { useState } from 'react';
 import type { Schemas } from '../api';
 import { Field, TextField } from '../ui';
+import { PersonPicker, RenderedMessage, usePreview } from './authoring-parts';
 
 export type NodeType = 'push' | 'email' | 'sms' | 'delay';
 /** A node as the API stores it; content fields not set are absent. */
@@ -44,13 +45,12 @@ export function cleanNode(node: WorkflowNode): WorkflowNode {
   return out;
 }
 
-export function Workflow({ nodes, set, templates, fields, actions }: {
+export function Workflow({ workspaceId, nodes, set, templates, fields }: {
+  workspaceId: string;
   nodes: WorkflowNode[];
   set: (n: WorkflowNode[]) => void;
   templates: Template[];
   fields: Record<string, string>;
-  /** Extra controls under a saved message node (the test send). */
-  actions?: (node: WorkflowNode) => ReactNode;
 }) {
   const change = (i: number, patch: Record<string, unknown>) => set(nodes.map((n, j) => (j === i ? { ...n, ...patch } : n)));
   const move = (i: number, by: number) => {
@@ -131,7 +131,7 @@ export function Workflow({ nodes, set, templates, fields, actions }: {
                       frequency caps (the daily and rolling caps of the send policy; quiet hours still apply)
                     </label>
                   )}
-                  {actions?.(node)}
+                  <StepPreview workspaceId={workspaceId} node={node as WorkflowNode & { type: Exclude<NodeType, 'delay'> }} templates={templates} name={name} />
                 </>
               )}
             </li>
@@ -144,5 +144,32 @@ export function Workflow({ nodes, set, templates, fields, actions }: {
         ))}
       </div>
     </>
+  );
+}
+
+/** A message step rendered by Herald for a picked person, as written now (its template's fields under its own); shown on demand. */
+function StepPreview({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div>
+      <button type="button" className="link" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? 'Hide the preview' : 'Preview'}<span className="sr-only"> of {name}</span></button>
+      {open && <StepRender workspaceId={workspaceId} node={node} templates={templates} name={name} />}
+    </div>
+  );
+}
+
+function StepRender({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+  const template = node.template_id ? templates.find((t) => t.id === node.template_id) : undefined;
+  const content: Record<string, unknown> = {};
+  for (const { key } of CONTENT[node.type]) {
+    const v = node[key] ?? template?.[key as keyof Template];
+    if (typeof v === 'string' && v !== '') content[key] = v;
+  }
+  const preview = usePreview(workspaceId, node.type, content);
+  return (
+    <div className="step-preview">
+      <PersonPicker workspaceId={workspaceId} label={`${name}: preview for`} value={preview.personId} onChange={preview.setPersonId} />
+      {preview.error ? <p className="error">{preview.error}</p> : preview.rendered ? <RenderedMessage channel={node.type} rendered={preview.rendered} /> : <p className="muted">Rendering…</p>}
+    </div>
   );
 }
