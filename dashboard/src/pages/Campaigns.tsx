@@ -7,7 +7,7 @@ import { Link, navigate, useRoute, withQuery } from '../router';
 import { describe, Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
 
 const LIMIT = 25;
-export const STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
+const STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export const TRIGGER_LABEL: Record<(typeof TRIGGER_TYPES)[number], string> = {
   event: 'Event',

@@ -68,7 +68,7 @@ export function fromCondition(raw: unknown): Cond {
   };
 }
 
-export const blankCond = (field = ''): Cond => ({ field, operator: 'eq', text: '', count: '1', countMax: '' });
+const blankCond = (field = ''): Cond => ({ field, operator: 'eq', text: '', count: '1', countMax: '' });
 
 /**
  * The rows of conditions at `at` (the API's field name, e.g. `audience_config.filters`), with

@@ -31,7 +31,7 @@ const CONTENT: Record<Exclude<NodeType, 'delay'>, { key: string; label: string; 
 const LIQUID_HINT = 'Liquid: {{ person.first_name }}, {{ traits.plan }}, {{ event.<parameter> }}, {{ trigger.<field> }}';
 
 /** A node id not used yet: `<type>-<n>`. */
-export function newNodeId(nodes: WorkflowNode[], type: NodeType): string {
+function newNodeId(nodes: WorkflowNode[], type: NodeType): string {
   const ids = new Set(nodes.map((n) => n.id));
   let n = 1;
   while (ids.has(`${type}-${n}`)) n++;
