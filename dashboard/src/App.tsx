@@ -1,6 +1,6 @@
 // The shell: sign-in when there is no session, else the header (workspace switcher, the
 // workspace's pages, sign out) and the page the address names.
-import { useEffect, useRef } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { useSession, signOut } from './session';
 import { Link, Redirect, useRoute } from './router';
 import { SignIn } from './pages/SignIn';
@@ -13,8 +13,16 @@ import { Channels } from './pages/Channels';
 import { Members } from './pages/Members';
 import { Events } from './pages/Events';
 import { Suppressions } from './pages/Suppressions';
+import { Campaigns } from './pages/Campaigns';
+
+// The campaign builder and the template editor are loaded when first opened (the initial
+// JavaScript stays small).
+const CampaignBuilder = lazy(() => import('./pages/CampaignBuilder').then((m) => ({ default: m.CampaignBuilder })));
+const Templates = lazy(() => import('./pages/Templates').then((m) => ({ default: m.Templates })));
 
 const PAGES = [
+  { path: 'campaigns', label: 'Campaigns' },
+  { path: 'templates', label: 'Templates' },
   { path: 'people', label: 'People' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
@@ -65,7 +73,9 @@ export function App() {
         <button type="button" className="link" onClick={() => signOut()}>Sign out</button>
       </header>
       <main id="main" ref={main}>
-        <Page path={path} />
+        <Suspense fallback={<p className="muted" role="status">Loading the page…</p>}>
+          <Page path={path} />
+        </Suspense>
       </main>
     </>
   );
@@ -75,6 +85,11 @@ function Page({ path }: { path: string }) {
   let m: RegExpExecArray | null;
   if (path === '/') return <Home />;
   if (path === '/workspaces') return <Workspaces />;
+  if ((m = /^\/w\/([^/]+)\/campaigns$/.exec(path))) return <Campaigns workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/campaigns\/new$/.exec(path))) return <CampaignBuilder workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/campaigns\/([^/]+)$/.exec(path))) return <CampaignBuilder workspaceId={m[1]!} campaignId={m[2]!} />;
+  if ((m = /^\/w\/([^/]+)\/templates$/.exec(path))) return <Templates workspaceId={m[1]!} />;
+  if ((m = /^\/w\/([^/]+)\/templates\/([^/]+)$/.exec(path))) return <Templates workspaceId={m[1]!} templateId={m[2]!} />;
   if ((m = /^\/w\/([^/]+)\/people$/.exec(path))) return <People workspaceId={m[1]!} />;
   if ((m = /^\/w\/([^/]+)\/people\/([^/]+)$/.exec(path))) return <Person workspaceId={m[1]!} personId={m[2]!} />;
   if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;

@@ -1,0 +1,175 @@
+// The workflow editor (DECISIONS §6, §13): an ordered list of push, email, SMS and delay nodes,
+// added, moved up and down (buttons, so the keyboard can), removed; each message node's content
+// written here or taken from a template of its channel; bypass_frequency_cap on push nodes.
+// Each field shows the API's error for it (`workflow_definition.nodes.<i>.<field>`).
+import { useState } from 'react';
+import type { Schemas } from '../api';
+import { Field, TextField } from '../ui';
+import { PersonPicker, RenderedMessage, usePreview } from './authoring-parts';
+
+export type NodeType = 'push' | 'email' | 'sms' | 'delay';
+/** A node as the API stores it; content fields not set are absent. */
+export type WorkflowNode = { id: string; type: NodeType; template_id?: string; [k: string]: unknown };
+type Template = Schemas['MessageTemplate'];
+
+export const NODE_LABEL: Record<NodeType, string> = { push: 'Push', email: 'Email', sms: 'SMS', delay: 'Delay' };
+const CONTENT: Record<Exclude<NodeType, 'delay'>, { key: string; label: string; area?: boolean; hint?: string }[]> = {
+  push: [
+    { key: 'title', label: 'Title' },
+    { key: 'body', label: 'Body', area: true },
+    { key: 'image_url', label: 'Image URL' },
+    { key: 'action_url', label: 'Action URL' },
+  ],
+  email: [
+    { key: 'subject', label: 'Subject' },
+    { key: 'preheader', label: 'Preheader', hint: 'The preview text mail apps show after the subject' },
+    { key: 'html', label: 'HTML', area: true, hint: 'Liquid; put {{ unsubscribe_url }} in a link: it is the one-click unsubscribe' },
+    { key: 'text', label: 'Text', area: true, hint: 'Derived from the HTML when empty' },
+  ],
+  sms: [{ key: 'body', label: 'Body', area: true }],
+};
+const LIQUID_HINT = 'Liquid: {{ person.first_name }}, {{ traits.plan }}, {{ event.<parameter> }}, {{ trigger.<field> }}';
+
+/** A node id not used yet: `<type>-<n>`. */
+function newNodeId(nodes: WorkflowNode[], type: NodeType): string {
+  const ids = new Set(nodes.map((n) => n.id));
+  let n = 1;
+  while (ids.has(`${type}-${n}`)) n++;
+  return `${type}-${n}`;
+}
+
+/** What the API is sent: empty texts dropped. */
+export function cleanNode(node: WorkflowNode): WorkflowNode {
+  const out: WorkflowNode = { id: node.id, type: node.type };
+  for (const [k, v] of Object.entries(node)) if (v !== '' && v !== undefined && v !== false) out[k] = v;
+  return out;
+}
+
+export function Workflow({ workspaceId, nodes, set, templates, fields }: {
+  workspaceId: string;
+  nodes: WorkflowNode[];
+  set: (n: WorkflowNode[]) => void;
+  templates: Template[];
+  fields: Record<string, string>;
+}) {
+  const change = (i: number, patch: Record<string, unknown>) => set(nodes.map((n, j) => (j === i ? { ...n, ...patch } : n)));
+  const move = (i: number, by: number) => {
+    const next = nodes.slice();
+    const [n] = next.splice(i, 1);
+    next.splice(i + by, 0, n!);
+    set(next);
+  };
+  const add = (type: NodeType) => set([...nodes, type === 'delay' ? { id: newNodeId(nodes, type), type, minutes: 60 } : { id: newNodeId(nodes, type), type }]);
+  const all = fields['workflow_definition.nodes'] ?? fields['workflow_definition'];
+  return (
+    <>
+      {all && <p className="error">{all}</p>}
+      {nodes.length === 0 && <p className="muted">No steps yet: add a message below. Steps run in order, each person going through them one after the other.</p>}
+      <ol className="nodes">
+        {nodes.map((node, i) => {
+          const at = (k: string) => fields[`workflow_definition.nodes.${i}.${k}`];
+          const name = `Step ${i + 1} (${NODE_LABEL[node.type]})`;
+          const fromTemplate = node.template_id !== undefined;
+          const own = templates.filter((t) => t.channel === node.type);
+          return (
+            <li key={node.id} className="card node" aria-label={name}>
+              <div className="node-head">
+                <h3>{name} <code>{node.id}</code></h3>
+                <div className="actions">
+                  <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move step ${i + 1} up`}>Up</button>
+                  <button type="button" disabled={i === nodes.length - 1} onClick={() => move(i, 1)} aria-label={`Move step ${i + 1} down`}>Down</button>
+                  <button type="button" className="danger" onClick={() => set(nodes.filter((_, j) => j !== i))} aria-label={`Remove step ${i + 1}`}>Remove</button>
+                </div>
+              </div>
+              {fields[`workflow_definition.nodes.${i}`] && <p className="error">{fields[`workflow_definition.nodes.${i}`]}</p>}
+              {at('id') && <p className="error">{at('id')}</p>}
+              {node.type === 'delay' ? (
+                <Field label={`${name}: wait (minutes)`} type="number" min={0} max={525600} step={1} value={String(node.minutes ?? '')} error={at('minutes')}
+                  onChange={(e) => change(i, { minutes: e.target.value === '' ? undefined : Number(e.target.value) })} />
+              ) : (
+                <>
+                  <fieldset className="inline">
+                    <legend>{name}: content</legend>
+                    <label className="check">
+                      <input type="radio" name={`${node.id}-source`} checked={!fromTemplate} onChange={() => change(i, { template_id: undefined })} /> Written here
+                    </label>
+                    <label className="check">
+                      <input type="radio" name={`${node.id}-source`} checked={fromTemplate}
+                        onChange={() => change(i, { template_id: own[0]?.id ?? '', ...Object.fromEntries(CONTENT[node.type as Exclude<NodeType, 'delay'>].map((c) => [c.key, undefined])) })} /> From a template
+                    </label>
+                  </fieldset>
+                  {fromTemplate ? (
+                    own.length === 0 ? (
+                      <p className="error">There is no {NODE_LABEL[node.type]} template yet: create one on the Templates page, or write the content here.</p>
+                    ) : (
+                      <div className="field">
+                        <label htmlFor={`${node.id}-template`}>{name}: template</label>
+                        <select id={`${node.id}-template`} value={node.template_id} onChange={(e) => change(i, { template_id: e.target.value })} aria-invalid={at('template_id') ? true : undefined}>
+                          {own.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}
+                        </select>
+                        {at('template_id') && <small className="error">{at('template_id')}</small>}
+                      </div>
+                    )
+                  ) : (
+                    CONTENT[node.type].map((c) => {
+                      const props = {
+                        label: `${name}: ${c.label}`,
+                        value: String(node[c.key] ?? ''),
+                        error: at(c.key),
+                        hint: c.hint ?? (c.key === 'title' || c.key === 'body' || c.key === 'subject' ? LIQUID_HINT : undefined),
+                      };
+                      return c.area ? (
+                        <TextField key={c.key} {...props} rows={c.key === 'html' ? 6 : 3} onChange={(e) => change(i, { [c.key]: e.target.value })} />
+                      ) : (
+                        <Field key={c.key} {...props} onChange={(e) => change(i, { [c.key]: e.target.value })} />
+                      );
+                    })
+                  )}
+                  {node.type === 'push' && (
+                    <label className="check">
+                      <input type="checkbox" checked={node.bypass_frequency_cap === true} onChange={(e) => change(i, { bypass_frequency_cap: e.target.checked })} /> Bypass the
+                      frequency caps (the daily and rolling caps of the send policy; quiet hours still apply)
+                    </label>
+                  )}
+                  <StepPreview workspaceId={workspaceId} node={node as WorkflowNode & { type: Exclude<NodeType, 'delay'> }} templates={templates} name={name} />
+                </>
+              )}
+            </li>
+          );
+        })}
+      </ol>
+      <div className="inline">
+        {(['push', 'email', 'sms', 'delay'] as const).map((t) => (
+          <button key={t} type="button" onClick={() => add(t)}>Add {t === 'delay' ? 'a delay' : `${NODE_LABEL[t]}`}</button>
+        ))}
+      </div>
+    </>
+  );
+}
+
+/** A message step rendered by Herald for a picked person, as written now (its template's fields under its own); shown on demand. */
+function StepPreview({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div>
+      <button type="button" className="link" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? 'Hide the preview' : 'Preview'}<span className="sr-only"> of {name}</span></button>
+      {open && <StepRender workspaceId={workspaceId} node={node} templates={templates} name={name} />}
+    </div>
+  );
+}
+
+function StepRender({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+  const template = node.template_id ? templates.find((t) => t.id === node.template_id) : undefined;
+  const content: Record<string, unknown> = {};
+  for (const { key } of CONTENT[node.type]) {
+    const v = node[key] ?? template?.[key as keyof Template];
+    if (typeof v === 'string' && v !== '') content[key] = v;
+  }
+  const preview = usePreview(workspaceId, node.type, content);
+  return (
+    <div className="step-preview">
+      <PersonPicker workspaceId={workspaceId} label={`${name}: preview for`} value={preview.personId} onChange={preview.setPersonId} />
+      {preview.error ? <p className="error">{preview.error}</p> : preview.rendered ? <RenderedMessage channel={node.type} rendered={preview.rendered} /> : <p className="muted">Rendering…</p>}
+    </div>
+  );
+}
