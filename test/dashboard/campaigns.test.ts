@@ -6,21 +6,14 @@
 // an accessibility scan and a screenshot at 1280 px and at phone width; no console errors.
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { newKey, newWorkspace, startServer } from '../helpers/server.js';
-import { checkAtPhoneWidth, DASHBOARD_RATE_LIMITS, helpersFor, launch, openPage, scanner } from '../helpers/browser.js';
+import { newKey, newWorkspace } from '../helpers/server.js';
+import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
 
 // Four campaigns run for real (a schedule waits for its send_at), and every page is scanned twice.
 t.setTimeout(600_000);
-const browser = await launch(t);
-const s = await startServer({ HERALD_RATE_LIMITS: DASHBOARD_RATE_LIMITS });
-t.teardown(() => s.stop());
+const { browser, s, page, problems, scan, visited, h1, nav, countOf, visible } = await dashboardSuite(t);
 const ws = await newWorkspace(s, 'Campaigns');
 const key = await newKey(s, ws, { name: 'server', permissions: ['*'] });
-const { context, page, problems } = await openPage(browser);
-page.on('dialog', (d) => void d.accept());
-t.teardown(() => context.close());
-const { h1, nav, countOf, visible } = helpersFor(page);
-const { scan, visited } = scanner(page);
 
 const identify = async (userId: string, body: Record<string, unknown>) => {
   const r = await s.req('POST', '/identify', { token: key.key, body: { userId, ...body } });
@@ -187,6 +180,10 @@ t.test('webhook campaign: built, refused activation at its fields, activated, tr
   await deliveredOn(page, 'Email', 1);
   await deliveredOn(page, 'SMS', 1);
   t.pass('the progress shows the email and the SMS delivered without a reload');
+  const latest = page.getByRole('table', { name: /The campaign's latest \d+ messages/ });
+  await latest.getByRole('row').filter({ hasText: 'ada@example.com' }).first().waitFor();
+  await latest.getByRole('row').filter({ hasText: '+15017122661' }).first().waitFor();
+  t.pass("the campaign's latest messages name each person and where their message went");
   await scan(t, 'campaign-webhook');
 });
 
@@ -194,7 +191,16 @@ t.test('event campaign: names, filters, a count condition, limits; first_occurre
   await page.goto(`${s.base}/dashboard/w/${ws.id}/campaigns/new`);
   await h1('New campaign');
   await page.getByLabel('Name', { exact: true }).fill('Big purchase');
-  // Event is the default trigger.
+  // Event is the default trigger. The names the workspace has seen are offered.
+  t.equal((await s.req('POST', '/track', { token: key.key, body: { event: 'plan_viewed', external_id: 'ada' } })).status, 201);
+  // The event reaches the store through the Log: wait until Herald lists its name.
+  const seen = async () => ((await s.req('GET', `/workspaces/${ws.id}/event-names`, { token: ws.token })).body?.names ?? []).some((n: { name: string }) => n.name === 'plan_viewed');
+  for (let i = 0; i < 100 && !(await seen()); i++) await new Promise((r) => setTimeout(r, 100));
+  await page.reload();
+  await h1('New campaign');
+  await page.getByLabel('Name', { exact: true }).fill('Big purchase');
+  await page.getByRole('button', { name: 'Add the event plan_viewed' }).click();
+  t.equal(await page.getByLabel('Event names').inputValue(), 'plan_viewed', 'a seen name picked');
   await page.getByLabel('Event names').fill('purchase');
   await page.getByRole('button', { name: 'Add filter' }).click();
   await page.getByLabel('Filter 1: field').fill('parameters.amount');

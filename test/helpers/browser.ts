@@ -125,21 +125,3 @@ export async function checkAtPhoneWidth(t: Test, browser: Browser, link: string,
   }
   t.same(phone.problems, [], 'no console errors');
 }
-
-/** Rate limits wide enough for a browser flow that loads many pages quickly. */
-export const DASHBOARD_RATE_LIMITS = 'ip-public=100000:100000,edge=100000:100000,user-dashboard=100000:100000';
-
-/**
- * The accessibility scan and screenshot of what `page` shows at 1280 px, as a tap assertion,
- * each page remembered in `visited` for checkAtPhoneWidth.
- */
-export function scanner(page: Page): { visited: { name: string; url: string }[]; scan: (t: Test, name: string) => Promise<void> } {
-  const visited: { name: string; url: string }[] = [];
-  return {
-    visited,
-    async scan(t, name) {
-      t.same(await checkPage(page, name), [], `${name}: no serious or critical accessibility violations`);
-      visited.push({ name, url: page.url() });
-    },
-  };
-}

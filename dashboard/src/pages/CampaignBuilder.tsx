@@ -5,7 +5,7 @@
 // five runs), dynamic schedule (trait and offset); the audience; the workflow; save and
 // activate, with ACTIVATION_FAILED's details at the fields they name and warnings before
 // activating; the live progress of a campaign that runs.
-import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { flushSync } from 'react-dom';
 import { Cron } from 'croner';
 import { api, ApiError, call, type Schemas } from '../api';
@@ -16,6 +16,7 @@ import { Conditions, fromCondition, toCondition, type Cond } from './conditions'
 import { cleanNode, NODE_LABEL, Workflow, type WorkflowNode } from './workflow';
 import { PersonPicker, useDebounced } from './authoring-parts';
 import { displayName } from './People';
+import { MessageTable } from './message-table';
 
 type Campaign = Schemas['Campaign'];
 type Trigger = Campaign['trigger_type'];
@@ -351,12 +352,26 @@ const TRIGGER_HELP: Record<Trigger, string> = {
 
 type SetTrigger = (patch: Partial<TriggerDraft>) => void;
 
-function EventTrigger({ d, set, fields }: { d: TriggerDraft; set: SetTrigger; fields: Record<string, string>; workspaceId: string }) {
+function EventTrigger({ d, set, fields, workspaceId }: { d: TriggerDraft; set: SetTrigger; fields: Record<string, string>; workspaceId: string }) {
   const names = fields['trigger_config.event_names'] ?? Object.entries(fields).find(([k]) => k.startsWith('trigger_config.event_names.'))?.[1];
+  // The names this workspace's events have had (GET …/event-names), offered to pick from.
+  const [seen] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/event-names', { params: { path: { workspaceId }, query: { limit: 50 } } })), [workspaceId]);
+  const chosen = d.eventNames.split(',').map((n) => n.trim()).filter(Boolean);
+  const offered = seen.state === 'done' ? seen.data.names.filter((n) => !chosen.includes(n.name)) : [];
   return (
     <>
       <Field label="Event names" value={d.eventNames} onChange={(e) => set({ eventNames: e.target.value })} placeholder="signed_up, purchase" error={names}
         hint="The events that trigger the campaign, comma-separated: the names your app sends to POST /api/v1/track" />
+      {offered.length > 0 && (
+        <p role="group" aria-label="Event names seen in this workspace">
+          <span className="muted">Seen in this workspace: </span>
+          {offered.map((n) => (
+            <button key={n.name} type="button" className="link" aria-label={`Add the event ${n.name}`} title={`Last seen ${when(n.last_seen_at)}`} onClick={() => set({ eventNames: [...chosen, n.name].join(', ') })}>
+              {n.name}
+            </button>
+          ))}
+        </p>
+      )}
       <h3>Filters</h3>
       <p className="muted">Conditions the event (and its person) must meet. A count condition ("performed at least…") reads how often the person performed an event, this one included.</p>
       <Conditions conds={d.filters} set={(filters) => set({ filters })} at="trigger_config.filters" fields={fields} eventFields label="Filter" />
@@ -474,10 +489,19 @@ const COUNTERS = ['sent', 'delivered', 'failed', 'skipped', 'policy_suppressed',
 
 /** The campaign's counters, by channel, asked again every 2 s while it can still send. */
 function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; campaign: Campaign; onStatus: (c: Campaign) => void }) {
-  const [load, again] = useLoad(
+  const [load, reload] = useLoad(
     () => call(api.GET('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId: campaign.id } } })),
     [workspaceId, campaign.id],
   );
+  // Each person's messages, newest first (GET …/campaigns/{id}/messages), polled with the counters.
+  const [messages, reloadMessages] = useLoad(
+    () => call(api.GET('/workspaces/{workspaceId}/campaigns/{campaignId}/messages', { params: { path: { workspaceId, campaignId: campaign.id }, query: { limit: 20 } } })),
+    [workspaceId, campaign.id],
+  );
+  const again = useCallback(() => {
+    reload();
+    reloadMessages();
+  }, [reload, reloadMessages]);
   const status = load.state === 'done' ? load.data.data.campaign.status : campaign.status;
   const polling = status !== 'archived' && status !== 'failed';
   useEffect(() => {
@@ -524,6 +548,16 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
             {polling && <p className="muted">Updated every 2 seconds.</p>}
           </>
         )}
+      </Loaded>
+      <h3>Latest messages</h3>
+      <Loaded load={messages} retry={again} what="the campaign's messages">
+        {(r) =>
+          r.messages.length === 0 ? (
+            <p className="muted">No message yet: they appear here as the campaign sends, one row a person and step.</p>
+          ) : (
+            <MessageTable label={`The campaign's latest ${r.messages.length} messages, newest first`} messages={r.messages} person />
+          )
+        }
       </Loaded>
     </section>
   );

@@ -33,10 +33,9 @@ export function Campaigns({ workspaceId }: { workspaceId: string }) {
   const [done, setDone] = useState('');
   const [failed, setFailed] = useState('');
 
-  // GET /campaigns filters by status and trigger type; the name search runs over the page here.
   const [load, retry] = useLoad(
-    () => call(api.GET('/campaigns', { params: { ...inWorkspace(workspaceId), query: { limit: LIMIT, offset, status, trigger_type: trigger } } })),
-    [workspaceId, status, trigger, offset],
+    () => call(api.GET('/campaigns', { params: { ...inWorkspace(workspaceId), query: { limit: LIMIT, offset, status, trigger_type: trigger, ...(q ? { q } : {}) } } })),
+    [workspaceId, status, trigger, offset, q],
   );
   const go = (changes: Record<string, string | number | undefined>) => navigate(`/w/${workspaceId}/campaigns${withQuery(query, changes)}`);
   const find = (e: FormEvent) => {
@@ -111,7 +110,7 @@ export function Campaigns({ workspaceId }: { workspaceId: string }) {
       </form>
       <Loaded load={load} retry={retry} what="campaigns">
         {(r) => {
-          const shown = q ? r.campaigns.filter((c) => c.name.toLowerCase().includes(q.toLowerCase())) : r.campaigns;
+          const shown = r.campaigns;
           if (shown.length === 0) {
             return filtered ? (
               <Empty title="No campaign matches.">

@@ -4,14 +4,14 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
-import { Empty, Field, FormError, Loaded, Pager, SearchForm, TableBox, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, Pager, SearchForm, useLoad, useSubmit, when } from '../ui';
 import { displayName } from './People';
+import { MessageTable } from './message-table';
 
 type Person = Schemas['DashboardPerson'];
 const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
 const EVENTS = 50;
-const CHANNEL = { push: 'Push', email: 'Email', sms: 'SMS' } as const;
 
 export function Person({ workspaceId, personId }: { workspaceId: string; personId: string }) {
   const [load, retry] = useLoad(
@@ -200,34 +200,7 @@ function Messages({ workspaceId, personId }: { workspaceId: string; personId: st
             </Empty>
           ) : (
             <>
-              <TableBox label="Messages">
-                <table>
-                  <caption className="sr-only">Messages, newest first</caption>
-                  <thead>
-                    <tr><th scope="col">Created</th><th scope="col">Channel</th><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Sent to</th></tr>
-                  </thead>
-                  <tbody>
-                    {r.messages.map((m) => (
-                      <tr key={m.message_id}>
-                        <td>{when(m.created_at)}</td>
-                        <td>{CHANNEL[m.channel]}</td>
-                        <td>{m.title ?? '—'}<div className="muted">{m.body}</div></td>
-                        <td>{m.status}{m.skip_reason && <div className="muted">{m.skip_reason.replaceAll('_', ' ')}</div>}{m.error && <div className="error">{m.error}</div>}</td>
-                        <td>
-                          {m.to && <div><code>{m.to}</code></div>}
-                          {m.platform && <div>{m.platform}</div>}
-                          {m.deliveries.map((d) => <div key={d.device_id}><code>{d.device_token}</code> {d.status}</div>)}
-                          {m.events && m.events.length > 0 && (
-                            <ul className="plain" aria-label="Provider events">
-                              {m.events.map((ev, i) => <li key={i}>{ev.type.replaceAll('_', ' ')} <span className="muted">{when(ev.at)}</span>{typeof ev.details?.url === 'string' && <div className="muted">{ev.details.url}</div>}</li>)}
-                            </ul>
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableBox>
+              <MessageTable label="Messages, newest first" messages={r.messages} />
               <Pager offset={offset} limit={MESSAGES} total={r.total} go={setOffset} />
             </>
           )
