@@ -52,7 +52,9 @@ export async function openPage(browser: Browser, width = 1280): Promise<{ contex
 export async function checkPage(page: Page, name: string): Promise<string[]> {
   mkdirSync(RESULTS, { recursive: true });
   await page.screenshot({ path: join(RESULTS, `dashboard-${name}.png`), fullPage: true });
-  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  // A frame sandboxed without scripts (an email preview) is left out: axe would wait forever for
+  // the script it injects there, and what it shows is the sender's email, not the dashboard.
+  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).exclude('iframe[sandbox]').analyze();
   return r.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
