@@ -254,7 +254,7 @@ t.test("a real email campaign (the sandbox): a person's page shows each message'
   t.ok(await visible(bounced.getByRole('cell', { name: 'Email', exact: true })), 'the channel');
   t.ok(await visible(bounced.getByText('bounce@simulator.herald.test', { exact: true })), 'the address it went to');
   t.match(await bounced.getByRole('cell').nth(3).textContent(), /^bounced/, 'the status');
-  t.match(await bounced.getByRole('list', { name: 'Provider events' }).textContent(), /^bounced/, "the provider's event");
+  t.match(await bounced.getByRole('list', { name: 'Provider events' }).textContent(), /^hard bounce/, "the provider's event (as a callback names it)");
   t.match(await page.getByText(/^Now/).textContent(), /bounced/, 'the hard bounce made the person bounced');
   await scan(t, 'person-email');
 
