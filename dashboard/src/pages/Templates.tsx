@@ -4,28 +4,12 @@ import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { describe, Empty, Field, FormError, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
-import { PersonPicker, RenderedMessage, usePreview } from './authoring-parts';
+import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
 
 type Template = Schemas['MessageTemplate'];
 type Channel = Template['channel'];
 const CHANNELS = ['push', 'email', 'sms'] as const;
 const CHANNEL_LABEL: Record<Channel, string> = { push: 'Push', email: 'Email', sms: 'SMS' };
-/** The content fields of each channel. */
-export const TEMPLATE_FIELDS: Record<Channel, { key: 'title' | 'body' | 'image_url' | 'action_url' | 'subject' | 'preheader' | 'html' | 'text'; label: string; area?: boolean; hint?: string }[]> = {
-  push: [
-    { key: 'title', label: 'Title' },
-    { key: 'body', label: 'Body', area: true },
-    { key: 'image_url', label: 'Image URL' },
-    { key: 'action_url', label: 'Action URL' },
-  ],
-  email: [
-    { key: 'subject', label: 'Subject' },
-    { key: 'preheader', label: 'Preheader', hint: 'The preview text mail apps show after the subject' },
-    { key: 'html', label: 'HTML', area: true, hint: 'Put {{ unsubscribe_url }} in a link: the one-click unsubscribe' },
-    { key: 'text', label: 'Text', area: true, hint: 'Derived from the HTML when empty' },
-  ],
-  sms: [{ key: 'body', label: 'Body', area: true }],
-};
 
 export function Templates({ workspaceId, templateId }: { workspaceId: string; templateId?: string }) {
   if (templateId === 'new') return <TemplateEditor workspaceId={workspaceId} template={null} />;

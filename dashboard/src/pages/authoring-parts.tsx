@@ -122,3 +122,20 @@ export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms
   }, [workspaceId, settled]);
   return { personId, setPersonId, rendered, error, fields };
 }
+
+/** The content fields of each channel: a template's and a workflow node's. */
+export const TEMPLATE_FIELDS: Record<'push' | 'email' | 'sms', { key: 'title' | 'body' | 'image_url' | 'action_url' | 'subject' | 'preheader' | 'html' | 'text'; label: string; area?: boolean; hint?: string }[]> = {
+  push: [
+    { key: 'title', label: 'Title' },
+    { key: 'body', label: 'Body', area: true },
+    { key: 'image_url', label: 'Image URL' },
+    { key: 'action_url', label: 'Action URL' },
+  ],
+  email: [
+    { key: 'subject', label: 'Subject' },
+    { key: 'preheader', label: 'Preheader', hint: 'The preview text mail apps show after the subject' },
+    { key: 'html', label: 'HTML', area: true, hint: 'Put {{ unsubscribe_url }} in a link: the one-click unsubscribe' },
+    { key: 'text', label: 'Text', area: true, hint: 'Derived from the HTML when empty' },
+  ],
+  sms: [{ key: 'body', label: 'Body', area: true }],
+};

@@ -5,7 +5,7 @@
 import { useState } from 'react';
 import type { Schemas } from '../api';
 import { Field, TextField } from '../ui';
-import { PersonPicker, RenderedMessage, usePreview } from './authoring-parts';
+import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
 
 export type NodeType = 'push' | 'email' | 'sms' | 'delay';
 /** A node as the API stores it; content fields not set are absent. */
@@ -13,21 +13,6 @@ export type WorkflowNode = { id: string; type: NodeType; template_id?: string; [
 type Template = Schemas['MessageTemplate'];
 
 export const NODE_LABEL: Record<NodeType, string> = { push: 'Push', email: 'Email', sms: 'SMS', delay: 'Delay' };
-const CONTENT: Record<Exclude<NodeType, 'delay'>, { key: string; label: string; area?: boolean; hint?: string }[]> = {
-  push: [
-    { key: 'title', label: 'Title' },
-    { key: 'body', label: 'Body', area: true },
-    { key: 'image_url', label: 'Image URL' },
-    { key: 'action_url', label: 'Action URL' },
-  ],
-  email: [
-    { key: 'subject', label: 'Subject' },
-    { key: 'preheader', label: 'Preheader', hint: 'The preview text mail apps show after the subject' },
-    { key: 'html', label: 'HTML', area: true, hint: 'Liquid; put {{ unsubscribe_url }} in a link: it is the one-click unsubscribe' },
-    { key: 'text', label: 'Text', area: true, hint: 'Derived from the HTML when empty' },
-  ],
-  sms: [{ key: 'body', label: 'Body', area: true }],
-};
 const LIQUID_HINT = 'Liquid: {{ person.first_name }}, {{ traits.plan }}, {{ event.<parameter> }}, {{ trigger.<field> }}';
 
 /** A node id not used yet: `<type>-<n>`. */
@@ -95,7 +80,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
                     </label>
                     <label className="check">
                       <input type="radio" name={`${node.id}-source`} checked={fromTemplate}
-                        onChange={() => change(i, { template_id: own[0]?.id ?? '', ...Object.fromEntries(CONTENT[node.type as Exclude<NodeType, 'delay'>].map((c) => [c.key, undefined])) })} /> From a template
+                        onChange={() => change(i, { template_id: own[0]?.id ?? '', ...Object.fromEntries(TEMPLATE_FIELDS[node.type as Exclude<NodeType, 'delay'>].map((c) => [c.key, undefined])) })} /> From a template
                     </label>
                   </fieldset>
                   {fromTemplate ? (
@@ -111,7 +96,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
                       </div>
                     )
                   ) : (
-                    CONTENT[node.type].map((c) => {
+                    TEMPLATE_FIELDS[node.type].map((c) => {
                       const props = {
                         label: `${name}: ${c.label}`,
                         value: String(node[c.key] ?? ''),
@@ -161,7 +146,7 @@ function StepPreview({ workspaceId, node, templates, name }: { workspaceId: stri
 function StepRender({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
   const template = node.template_id ? templates.find((t) => t.id === node.template_id) : undefined;
   const content: Record<string, unknown> = {};
-  for (const { key } of CONTENT[node.type]) {
+  for (const { key } of TEMPLATE_FIELDS[node.type]) {
     const v = node[key] ?? template?.[key as keyof Template];
     if (typeof v === 'string' && v !== '') content[key] = v;
   }
