@@ -13,6 +13,10 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 const embedded = !process.env.DATABASE_URL;
 
+// Eleven tests that each start and stop Herald processes and PostgreSQL clusters: about 180 s on
+// the CI machine, the default budget of a file (.taprc), which cut the last two short.
+t.setTimeout(360_000);
+
 function herald(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 });
 }
