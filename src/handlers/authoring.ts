@@ -14,7 +14,7 @@ import type { AudienceConfig } from '../domain/conditions.js';
 import { htmlPart, textPart, type EmailContent } from '../email/message.js';
 import { channelScope, compileChannelFields, sendChannelNode } from '../messaging/send.js';
 import { newId } from '../ids.js';
-import { audiencePages, countAudience, loadMessage, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
+import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';
 
 /** Test sends are recorded with these tags (DECISIONS §14); campaign stats leave them out. */
@@ -101,11 +101,9 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
   }
   const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp };
   const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, withRecords: async () => {} }, [{ id, person, variables: {} }]);
-  // The status as stored: the sandbox's report (delivered, bounced…) is applied in the send's own transaction.
-  const stored = await loadMessage(ctx.db, ctx.workspaceId, r!.id);
   return json(200, {
     success: true,
-    data: { message_id: r!.id, node_id: node.id, channel: node.type, status: stored?.status ?? r!.status, provider: r!.provider, provider_id: r!.provider_id, address: r!.address, skip_reason: r!.skip_reason, error: stored?.error ?? r!.error },
+    data: { message_id: r!.id, node_id: node.id, channel: node.type, status: r!.status, provider: r!.provider, provider_id: r!.provider_id, address: r!.address, skip_reason: r!.skip_reason, error: r!.error },
   });
 };
 

@@ -38,7 +38,7 @@ function parseJson(raw: Uint8Array): unknown {
 async function applyAll(ctx: Ctx, events: ProviderEvent[]): Promise<Reply> {
   const counts = { applied: 0, duplicates: 0, unmatched: 0 };
   const fates = await ctx.db.tx((q) => applyProviderEvents(q, ctx.params.workspaceId!, events));
-  for (const r of fates) counts[r === 'applied' ? 'applied' : r === 'duplicate' ? 'duplicates' : 'unmatched']++;
+  for (const { fate } of fates) counts[fate === 'applied' ? 'applied' : fate === 'duplicate' ? 'duplicates' : 'unmatched']++;
   return json(200, { success: true, ...counts });
 }
 

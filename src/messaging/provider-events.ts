@@ -41,7 +41,8 @@ function outcome(e: ProviderEvent): { status?: string; error?: string; effect?: 
   }
 }
 
-export type Applied = 'applied' | 'duplicate' | 'unmatched';
+/** An event's fate; an applied one with its message's status and error as they stand after it. */
+export type Applied = { fate: 'applied'; status: ChannelMessageRecord['status']; error: string | null } | { fate: 'duplicate' | 'unmatched' };
 
 /** An event's entry in its message's `events`, and what it does to the message. */
 interface Planned {
@@ -59,10 +60,11 @@ interface Planned {
  * up to thousands): one insert records every event id and answers which are new, then one update
  * per round moves the messages, a round holding each message at most once so that two events of
  * one message apply in the order the provider sent them. Effects (suppressions, the person's
- * status) follow per record; they are rare. The answer is each event's fate, in order.
+ * status) follow per record; they are rare. The answer is each event's fate, in order, with the
+ * message's status after it when applied.
  */
 export async function applyProviderEvents(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<Applied[]> {
-  const fates: Applied[] = events.map(() => 'duplicate');
+  const fates: Applied[] = events.map(() => ({ fate: 'duplicate' }));
   if (events.length === 0) return fates;
   const fresh = await q.query<{ provider: string; event_id: string }>(
     `INSERT INTO provider_events (workspace_id, provider, event_id)
@@ -77,7 +79,7 @@ export async function applyProviderEvents(q: Queryable, workspaceId: string, eve
   events.forEach((e, i) => {
     // The first of an event id repeated within the batch is new; the rest are duplicates.
     if (!isNew.delete(`${e.provider}\u0000${e.eventId}`)) return;
-    fates[i] = 'unmatched';
+    fates[i] = { fate: 'unmatched' };
     const byId = e.messageId !== undefined;
     const key = e.messageId ?? e.providerMessageId ?? '';
     const round = seen.get(`${byId}:${key}`) ?? 0;
@@ -102,12 +104,12 @@ async function applyRound(q: Queryable, workspaceId: string, byId: boolean, plan
        error = COALESCE(u.error, m.error)
      FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(at, key, event, status, error)
      WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND ${byId ? 'm.id = u.key::uuid' : 'm.provider_id = u.key'}
-     RETURNING u.at, m.id, m.workspace_id, m.person_id, m.channel, m.address, m.error, m.skip_reason`,
+     RETURNING u.at, m.id, m.workspace_id, m.person_id, m.channel, m.status, m.address, m.error, m.skip_reason`,
     [workspaceId, planned.map((p) => p.at), planned.map((p) => p.key), planned.map((p) => p.event), planned.map((p) => p.status), planned.map((p) => p.error)],
   );
   const byAt = new Map(planned.map((p) => [p.at, p]));
   for (const record of r.rows) {
-    fates[record.at] = 'applied';
+    fates[record.at] = { fate: 'applied', status: record.status, error: record.error };
     const effect = byAt.get(record.at)?.effect;
     if (effect) await applyOutcome(q, record, effect);
   }

@@ -155,8 +155,12 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
     await saveChannelMessages(q, records.map((x) => x.record));
     for (const { record, effect } of records) if (effect) await applyOutcome(q, record, effect);
     // The sandbox's provider reports, through the callback handling (DECISIONS §13).
-    const reports = records.flatMap(({ record, sandboxEvent }) => (sandboxEvent ? [{ provider: 'sandbox', eventId: `${record.id}:${sandboxEvent}`, messageId: record.id, kind: sandboxEvent, details: {} }] : []));
-    await applyProviderEvents(q, workspaceId, reports);
+    const reported = records.filter((x) => x.sandboxEvent !== undefined);
+    const fates = await applyProviderEvents(q, workspaceId, reported.map(({ record, sandboxEvent }) => ({ provider: 'sandbox', eventId: `${record.id}:${sandboxEvent}`, messageId: record.id, kind: sandboxEvent!, details: {} })));
+    // The records answered are as stored: a delivered, bounced or complained sandbox send says so.
+    fates.forEach((f, i) => {
+      if (f.fate === 'applied') Object.assign(reported[i]!.record, { status: f.status, error: f.error });
+    });
     await send.withRecords(q);
   });
   return records.map((x) => x.record);
