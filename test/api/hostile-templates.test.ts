@@ -22,6 +22,12 @@ const { s } = await startPushServer(t, {
 /** About 0.4 s of rendering on the CI machine (below liquidjs's old 1 s per field, so all 30 fields ran). */
 const loops = (n: number) => `{% for i in (1..${n}) %}{% for j in (1..${n}) %}{% endfor %}{% endfor %}`;
 const thirtyFields = (n: number) => Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, loops(n)]));
+/**
+ * Seconds of rendering (2.6 s on this machine) that stays under liquidjs's memoryLimit: each range
+ * counts against it, so loops(1000) alone ran out of memory (1,001,000) in 0.2 s on a fast machine,
+ * before any budget, and failed with another error.
+ */
+const OUTLASTS_BUDGETS = '{% for i in (1..990) %}{% for j in (1..990) %}{% assign k = j %}{% endfor %}{% endfor %}';
 
 const BUDGET = /template render budget exceeded \((250 ms per recipient|1000 ms per send)\)/;
 
@@ -66,7 +72,7 @@ t.test('a batch of 20 such recipients: each failed with the budget error and sto
   for (let i = 0; i < 20; i++) people.push(await hostile.personWith(`h${i}`, [[pushToken(), 'android']]));
   const { track } = await bystander();
 
-  const r = await servedMeanwhile(t, hostile.batch({ title: 'x', custom_data: { loop: loops(1000) }, recipients: people.map((user_id) => ({ user_id })) }), track, 201);
+  const r = await servedMeanwhile(t, hostile.batch({ title: 'x', custom_data: { loop: OUTLASTS_BUDGETS }, recipients: people.map((user_id) => ({ user_id })) }), track, 201);
   t.equal(r.status, 200, r.text.slice(0, 300));
   const results = r.body.results as { status: string; error: string; message_id: string }[];
   t.same(results.map((x) => x.status), Array(20).fill('failed'));
@@ -85,7 +91,7 @@ t.test("a workspace's queue of expensive sends does not hold another workspace's
   const { w } = await bystander();
   await w.personWith('ann', [[pushToken(), 'android']]);
 
-  const batch = () => hostile.batch({ title: 'x', custom_data: { loop: loops(1000) }, recipients: people.map((user_id) => ({ user_id })) });
+  const batch = () => hostile.batch({ title: 'x', custom_data: { loop: OUTLASTS_BUDGETS }, recipients: people.map((user_id) => ({ user_id })) });
   let hostileDone = 0;
   const queue = Array.from({ length: 3 }, () => batch().finally(() => hostileDone++));
   // Let the hostile sends reach the pool first (not a measurement: the order below holds either way).
@@ -102,7 +108,7 @@ t.test('a webhook campaign whose push node loops: its 20 sends failed with the b
   for (let i = 0; i < 20; i++) people.push(await hostile.personWith(`c${i}`, [[pushToken(), 'android']]));
   const { track } = await bystander();
   const hdr = { token: hostile.ws.token, headers: { 'x-workspace-id': hostile.id } };
-  const node = { id: 'loop', type: 'push', title: 'x', custom_data: { loop: loops(1000) } };
+  const node = { id: 'loop', type: 'push', title: 'x', custom_data: { loop: OUTLASTS_BUDGETS } };
   const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Loops', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: [node] } } });
   t.equal(c.status, 201, c.text.slice(0, 300));
   const id = c.body.data.campaign.id as string;
