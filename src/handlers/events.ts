@@ -7,12 +7,12 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
 import { personByUuid, personNotFound } from './people.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, InvalidInput } from '../domain/errors.js';
 import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
-import { eventNames, eventsOf, findPerson, latestEvents, searchEvents, type EventRow } from '../store/index.js';
+import { eventNames, eventsOf, findPerson, latestEvents, searchEvents, type EventFilter, type EventRow } from '../store/index.js';
 import type { NewEvent } from '../eventlog/index.js';
 import * as schemas from '../../schemas/events.js';
 import type { FromSchema } from '../../schemas/common.js';
@@ -112,17 +112,25 @@ const search: Handler<'GET /events/search'> = async (ctx) => {
   return json(200, { success: true, events, total: events.length, limit });
 };
 
+/** The dashboard's lists of events: a name to search by, and a page back (`before`, `before_id`). */
+function eventFilter(query: { name?: string; before?: string; before_id?: string }): EventFilter {
+  if (query.before_id !== undefined && query.before === undefined) {
+    throw new InvalidInput('before_id needs before (the created_at of that event)', [{ field: 'before_id', message: 'needs before' }]);
+  }
+  const before = query.before === undefined ? null : { at: normalizeTimestamp(query.before, 'before'), id: query.before_id };
+  return { name: query.name, before };
+}
+
 const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
   const person = await personByUuid(ctx);
-  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true, ctx.query.name)).map(presentEvent);
+  const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true, eventFilter(ctx.query))).map(presentEvent);
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };
 
 /** The event debugger (DECISIONS §14): the workspace's latest events; `before` pages back. */
 const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (ctx) => {
   const limit = readLimit(ctx);
-  const before = ctx.query.before;
-  const events = (await latestEvents(ctx.db, ctx.workspaceId, before === undefined ? null : normalizeTimestamp(before, 'before'), limit, ctx.query.name)).map(presentEvent);
+  const events = (await latestEvents(ctx.db, ctx.workspaceId, limit, eventFilter(ctx.query))).map(presentEvent);
   return json(200, { success: true, events, total: events.length, limit });
 };
 

@@ -10,12 +10,39 @@ export interface EventRow {
   external_id?: string;
 }
 
-/** A person's events, newest first; with `name`, only the events of that name. */
-export async function eventsOf(q: Queryable, personId: string, limit: number, withPersonId: boolean, name?: string): Promise<EventRow[]> {
+/** Which of a newest-first list to read: events of one name only; a page back (see EventCursor). */
+export interface EventFilter {
+  name?: string;
+  before?: EventCursor | null;
+}
+
+/**
+ * Where a page back starts: the events created before `at`, or, with `id` (the last event shown),
+ * before (`at`, `id`) in the lists' order, so the rest of a millisecond shared by a batch is kept.
+ */
+interface EventCursor {
+  at: string;
+  id?: string;
+}
+
+/** Sorts below every id: (created_at, id) < (at, NIL) is created_at < at. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** The WHERE terms of a filter on `events e`, numbering its parameters after `params`'s. */
+function filterTerms(f: EventFilter, params: unknown[]): string {
+  let sql = '';
+  if (f.name !== undefined) sql += ` AND e.type = $${params.push(f.name)}`;
+  if (f.before) sql += ` AND (e.created_at, e.id) < ($${params.push(f.before.at)}::timestamptz, $${params.push(f.before.id ?? NIL_UUID)}::uuid)`;
+  return sql;
+}
+
+/** A person's events, newest first (index events_by_person). */
+export async function eventsOf(q: Queryable, personId: string, limit: number, withPersonId: boolean, filter: EventFilter = {}): Promise<EventRow[]> {
+  const params: unknown[] = [personId, limit];
   const r = await q.query<EventRow>(
-    `SELECT id, type, parameters, created_at${withPersonId ? ', person_id' : ''} FROM events
-     WHERE person_id = $1${name === undefined ? '' : ' AND type = $3'} ORDER BY created_at DESC, id DESC LIMIT $2`,
-    name === undefined ? [personId, limit] : [personId, limit, name],
+    `SELECT e.id, e.type, e.parameters, e.created_at${withPersonId ? ', e.person_id' : ''} FROM events e
+     WHERE e.person_id = $1${filterTerms(filter, params)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
+    params,
   );
   return r.rows;
 }
@@ -50,15 +77,18 @@ export async function eventNames(q: Queryable, workspaceId: string, limit: numbe
 }
 
 /**
- * A workspace's events created before `before` (all when null), newest first, with the person's
- * UUID and external id; with `name`, only the events of that name (index events_by_type).
+ * A workspace's events, newest first, with the person's UUID and external id (index
+ * events_by_workspace_time, or events_by_type with a name); the statement is exported for its
+ * plan's test (test/integration/query-plans.test.ts).
  */
-export async function latestEvents(q: Queryable, workspaceId: string, before: string | null, limit: number, name?: string): Promise<EventRow[]> {
-  const r = await q.query<EventRow>(
-    `SELECT e.id, e.type, e.parameters, e.created_at, e.person_id, p.external_id FROM events e JOIN people p ON p.id = e.person_id
-     WHERE e.workspace_id = $1 AND ($2::timestamptz IS NULL OR e.created_at < $2::timestamptz)${name === undefined ? '' : ' AND e.type = $4'}
-     ORDER BY e.created_at DESC, e.id DESC LIMIT $3`,
-    name === undefined ? [workspaceId, before, limit] : [workspaceId, before, limit, name],
-  );
-  return r.rows;
+export function latestEventsQuery(workspaceId: string, limit: number, filter: EventFilter): { text: string; values: unknown[] } {
+  const values: unknown[] = [workspaceId, limit];
+  const text = `SELECT e.id, e.type, e.parameters, e.created_at, e.person_id, p.external_id FROM events e JOIN people p ON p.id = e.person_id
+     WHERE e.workspace_id = $1${filterTerms(filter, values)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`;
+  return { text, values };
+}
+
+export async function latestEvents(q: Queryable, workspaceId: string, limit: number, filter: EventFilter): Promise<EventRow[]> {
+  const { text, values } = latestEventsQuery(workspaceId, limit, filter);
+  return (await q.query<EventRow>(text, values)).rows;
 }

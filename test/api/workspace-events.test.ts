@@ -79,3 +79,41 @@ t.test("name: only the events of that name, in the debugger (with before) and on
   t.same((await personEvents('?name=nothing')).body.events, []);
   sessionError(t, await personEvents('?name='), 400, 'VALIDATION_ERROR', 'name');
 });
+
+t.test("a batch sharing one timestamp pages back whole by before_id, in the debugger and on a person's events", async (t) => {
+  const { ws, write } = await setup();
+  const user = uniqueUser('batched');
+  const timestamp = '2024-03-01T00:00:00.000Z';
+  const events = Array.from({ length: 5 }, (_, i) => ({ event: `e_${i}`, external_id: user, timestamp }));
+  t.equal((await s.req('POST', '/track/batch', { token: write, body: { events } })).status, 201);
+  t.equal((await s.req('POST', '/track', { token: write, body: { event: 'earlier', external_id: user, timestamp: '2024-02-29T00:00:00.000Z' } })).status, 201);
+
+  const walk = async (path: string) => {
+    const seen: string[] = [];
+    let query = '?limit=2';
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await s.req('GET', `${path}${query}`, { token: ws.token });
+      t.equal(r.status, 200, r.text);
+      const page = r.body.events as { id: string; type: string; created_at: string }[];
+      seen.push(...page.map((e) => e.type));
+      if (page.length < 2) break;
+      const last = page[page.length - 1]!;
+      query = `?limit=2&before=${encodeURIComponent(last.created_at)}&before_id=${last.id}`;
+    }
+    return seen;
+  };
+  const debugger_ = `/workspaces/${ws.id}/events`;
+  await eventually(async () => (await s.req('GET', debugger_, { token: ws.token })).body?.events?.length === 6, 20_000);
+  const all = await walk(debugger_);
+  t.same([...all].sort(), ['e_0', 'e_1', 'e_2', 'e_3', 'e_4', 'earlier'], 'every event once, across the pages of the debugger');
+  t.equal(all[5], 'earlier', 'the earlier event last');
+
+  const personId = (await s.req('GET', debugger_, { token: ws.token })).body.events[0].person_id as string;
+  t.same(await walk(`/workspaces/${ws.id}/people/${personId}/events`), all, "the person's events page the same");
+
+  // Without before_id, `before` alone keeps its meaning: strictly earlier instants.
+  const beforeOnly = await s.req('GET', `${debugger_}?before=${encodeURIComponent(timestamp)}`, { token: ws.token });
+  t.same(beforeOnly.body.events.map((e: { type: string }) => e.type), ['earlier']);
+  sessionError(t, await s.req('GET', `${debugger_}?before_id=${personId}`, { token: ws.token }), 400, 'VALIDATION_ERROR', 'before_id');
+  sessionError(t, await s.req('GET', `${debugger_}?before=${encodeURIComponent(timestamp)}&before_id=nope`, { token: ws.token }), 400, 'VALIDATION_ERROR', 'before_id');
+});

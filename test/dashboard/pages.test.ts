@@ -96,6 +96,9 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
     identify: Array.from({ length: 30 }, (_, i) => ({ userId: `user-${String(i).padStart(2, '0')}`, email: `user${i}@example.com`, traits: { first_name: i === 7 ? 'Zed' : 'Person', last_name: `Number ${i}`, plan: 'pro' } })),
   });
   t.equal(batch.status, 200, batch.text);
+  // 55 earlier events sharing one timestamp (a batch), so the person's events take two pages.
+  const visits = Array.from({ length: 55 }, (_, i) => ({ event: `visit_${i}`, external_id: 'user-07', timestamp: '2024-01-01T00:00:00.000Z' }));
+  t.equal((await api('POST', '/track/batch', { events: visits })).status, 201);
   t.equal((await api('POST', '/track', { event: 'signed_up', external_id: 'user-07', parameters: { source: 'ad' } })).status, 201);
   t.equal((await api('POST', '/people/user-07/devices', { token: 'fcm-token-0123456789abcdef', platform: 'android' })).status, 201);
   const push = await api('POST', `/workspaces/${workspaceId}/push/send`, { external_id: 'user-07', title: 'Welcome', body: 'Hello Zed' });
@@ -115,7 +118,7 @@ t.test('API keys: create with the picker, shown once and copied, usage, refresh,
     await new Promise((r) => setTimeout(r, 500));
   }
   t.ok(await visible(page.getByRole('img', { name: /Requests per day/ })), 'the chart');
-  await page.getByRole('table', { name: 'Requests by route' }).getByRole('cell', { name: 'POST /track' }).waitFor();
+  await page.getByRole('table', { name: 'Requests by route' }).getByRole('cell', { name: 'POST /track', exact: true }).waitFor();
   t.pass('by route');
   await scan(t, 'keys');
 
@@ -172,6 +175,17 @@ t.test("a person's page: traits, devices, events, messages, consent", async (t) 
   t.pass('the event and the message');
   t.ok(await visible(page.getByRole('cell', { name: 'Push', exact: true })), 'the channel of the message');
   await scan(t, 'person');
+
+  const events = page.getByRole('region', { name: 'Events' });
+  await events.getByText('The latest 50.').waitFor();
+  t.equal(await events.getByRole('listitem').count(), 50, 'a page of 50 events');
+  await events.getByRole('button', { name: 'Older events' }).click();
+  await events.getByText('Page 2: 6 older events.').waitFor();
+  t.equal(await events.getByRole('listitem').count(), 6, 'the rest of the batch on the next page, none lost in the shared millisecond');
+  t.equal(await events.getByText('signed_up', { exact: true }).count(), 0, 'the newest event is not on it');
+  await events.getByRole('button', { name: 'Newer events' }).click();
+  await events.getByText('The latest 50.').waitFor();
+  t.ok(await visible(events.getByText('signed_up')), 'back on the first page');
 
   await page.getByLabel('Status', { exact: true }).selectOption('unsubscribed');
   await page.getByLabel('Reason (optional)').fill('asked by phone');

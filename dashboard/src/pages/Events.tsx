@@ -1,6 +1,7 @@
 // The live event debugger (DECISIONS §14): the workspace's latest events, newest first, asked
 // again every few seconds while live; pausing keeps what is shown still to read it. "Older"
-// pages back by `before` (kept in the address), which shows a fixed page, not a live one. The
+// pages back by `before` and `before_id` (the last event shown, kept in the address), which shows
+// a fixed page, not a live one. The
 // search by event name asks Herald (`name`, kept in the address): every event of that name, not
 // only those on screen.
 import { useEffect, useState } from 'react';
@@ -15,14 +16,15 @@ const REFRESH_MS = 3000;
 export function Events({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
   const before = query.get('before') ?? undefined;
+  const beforeId = query.get('before_id') ?? undefined;
   const [paused, setPaused] = useState(false);
   const name = query.get('name') ?? '';
   const [asked, setAsked] = useState<Date | null>(null);
   const [load, retry] = useLoad(async () => {
-    const r = await call(api.GET('/workspaces/{workspaceId}/events', { params: { path: { workspaceId }, query: { limit: LIMIT, before, name: name || undefined } } }));
+    const r = await call(api.GET('/workspaces/{workspaceId}/events', { params: { path: { workspaceId }, query: { limit: LIMIT, before, before_id: beforeId, name: name || undefined } } }));
     setAsked(new Date());
     return r;
-  }, [workspaceId, before, name]);
+  }, [workspaceId, before, beforeId, name]);
   const live = !before && !paused;
   useEffect(() => {
     if (!live) return;
@@ -30,8 +32,9 @@ export function Events({ workspaceId }: { workspaceId: string }) {
     return () => clearInterval(timer);
   }, [live, retry]);
 
-  const go = (b: string | undefined) => navigate(`/w/${workspaceId}/events${withQuery(query, { before: b })}`);
-  const search = (text: string) => navigate(`/w/${workspaceId}/events${withQuery(query, { name: text || undefined, before: undefined })}`);
+  /** To the events before `last` (an event shown), or back to the live view. */
+  const go = (last: { created_at: string; id: string } | undefined) => navigate(`/w/${workspaceId}/events${withQuery(query, { before: last?.created_at, before_id: last?.id })}`);
+  const search = (text: string) => navigate(`/w/${workspaceId}/events${withQuery(query, { name: text || undefined, before: undefined, before_id: undefined })}`);
 
   return (
     <>
@@ -84,7 +87,7 @@ export function Events({ workspaceId }: { workspaceId: string }) {
               </TableBox>
               {r.events.length === LIMIT && (
                 <nav className="pager" aria-label="Pages">
-                  <button type="button" onClick={() => go(r.events[r.events.length - 1]!.created_at)}>Older events</button>
+                  <button type="button" onClick={() => go(r.events[r.events.length - 1])}>Older events</button>
                 </nav>
               )}
             </>

@@ -141,32 +141,56 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
   );
 }
 
-/** The person's latest events, or the latest of one name (asked of Herald: `name`). */
+/** Where a page of events starts: before the last event of the page above it. */
+type EventCursor = { before: string; before_id: string };
+
+/**
+ * The person's latest events, or the latest of one name (asked of Herald: `name`), paged back by
+ * the last event shown (`before`, `before_id`); the cursors of the pages above are kept to go
+ * back up.
+ */
 function Events({ workspaceId, personId }: { workspaceId: string; personId: string }) {
   const [name, setName] = useState('');
+  const [cursors, setCursors] = useState<EventCursor[]>([]);
+  const cursor = cursors[cursors.length - 1];
   const [load, retry] = useLoad(
-    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: EVENTS, name: name || undefined } } })),
-    [workspaceId, personId, name],
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: EVENTS, name: name || undefined, ...cursor } } })),
+    [workspaceId, personId, name, cursor],
   );
+  const search = (text: string) => {
+    setName(text);
+    setCursors([]);
+  };
+  const page = cursors.length + 1;
   return (
     <section aria-labelledby="events">
       <h2 id="events">Events</h2>
-      <SearchForm label="Search events by name" hint="The whole name, as your app tracks it" value={name} search={setName} />
+      <SearchForm label="Search events by name" hint="The whole name, as your app tracks it" value={name} search={search} />
       <Loaded load={load} retry={retry} what="events">
         {(r) =>
           r.events.length === 0 ? (
             name ? (
-              <Empty title={`No “${name}” events for this person.`}>
-                <p><button type="button" className="link" onClick={() => setName('')}>Show every event</button></p>
+              <Empty title={`No ${cursor ? 'older ' : ''}“${name}” events for this person.`}>
+                <p><button type="button" className="link" onClick={() => search('')}>Show every event</button></p>
               </Empty>
             ) : (
-              <Empty title="No events yet.">
-                <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
+              <Empty title={cursor ? 'No older events.' : 'No events yet.'}>
+                {cursor ? (
+                  <p><button type="button" className="link" onClick={() => setCursors([])}>Back to the latest events</button></p>
+                ) : (
+                  <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
+                )}
               </Empty>
             )
           ) : (
             <>
-              <p className="muted">{r.events.length < EVENTS ? `${name ? `Every “${name}” event` : 'Every event'}: ${r.events.length}.` : `The latest ${EVENTS}${name ? ` “${name}” events` : ''}.`}</p>
+              <p className="muted">
+                {cursor
+                  ? `Page ${page}: ${r.events.length} older${name ? ` “${name}”` : ''} events.`
+                  : r.events.length < EVENTS
+                    ? `${name ? `Every “${name}” event` : 'Every event'}: ${r.events.length}.`
+                    : `The latest ${EVENTS}${name ? ` “${name}” events` : ''}.`}
+              </p>
               <ul className="events">
                 {r.events.map((ev) => (
                   <li key={ev.id}>
@@ -175,6 +199,14 @@ function Events({ workspaceId, personId }: { workspaceId: string; personId: stri
                   </li>
                 ))}
               </ul>
+              {(cursor || r.events.length === EVENTS) && (
+                <nav className="pager" aria-label="Pages of events">
+                  {cursor && <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>Newer events</button>}
+                  {r.events.length === EVENTS && (
+                    <button type="button" onClick={() => { const last = r.events[r.events.length - 1]!; setCursors([...cursors, { before: last.created_at, before_id: last.id }]); }}>Older events</button>
+                  )}
+                </nav>
+              )}
             </>
           )
         }
