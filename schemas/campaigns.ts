@@ -3,7 +3,7 @@
 // objects at creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS } from '../src/domain/messages.js';
-import { nonEmptyString, object, pagination, queryLimit, timestamp, type Schema, type SchemaRefusal } from './common.js';
+import { nonEmptyString, object, pagination, pageBack, queryLimit, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent, pushMessage } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
@@ -75,7 +75,7 @@ export const campaignList = object({
 });
 
 /** GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages */
-export const campaignMessages = object({ limit: queryLimit(50), before: { ...timestamp, description: 'Only messages created before this instant: the created_at of the last one shown, for the next page' } });
+export const campaignMessages = object({ limit: queryLimit(50), ...pageBack });
 
 /**
  * PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}: fields sent replace,

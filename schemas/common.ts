@@ -70,6 +70,17 @@ export const timestamp = {
 } as const;
 
 /**
+ * Paging back through a newest-first list (the dashboard's events, a campaign's messages): the
+ * rows created before `before`; with `before_id` (the id of the last row shown, whose created_at
+ * `before` is), also the rest of that millisecond, so a page ending inside a batch that shares
+ * one timestamp loses none of it.
+ */
+export const pageBack = {
+  before: { ...timestamp, description: 'Only rows created before this instant: the created_at of the last one shown, for the next page' },
+  before_id: { ...uuid, description: 'With before: the id of the last one shown; the rows of the same created_at after it (ids descending) are included' },
+} as const;
+
+/**
  * The value a request schema accepts, as a TypeScript type: what a handler's `ctx.body` and
  * `ctx.query` are (src/handlers/context.ts). Reads the keywords Herald's request schemas use
  * (type, enum, nullable, properties, required, items; a property with a `default` is always

@@ -1,4 +1,4 @@
-import { nonEmptyString, object, queryLimit, timestamp, uuid, type Schema } from './common.js';
+import { nonEmptyString, object, pageBack, queryLimit, timestamp, type Schema } from './common.js';
 import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, isoTime, ok, personNotFound, str, uuidText, type RouteResponses } from './response-parts.js';
 
 const userId = nonEmptyString(255);
@@ -27,16 +27,8 @@ export const personEvents = object({ limit });
 /** Only the events of this exact name (the dashboard's search). */
 const name = { ...nonEmptyString(255), description: 'Only the events of this name (exact)' };
 
-/**
- * Paging back (newest first): the events created before `before`; with `before_id` (the id of the
- * last event shown, whose created_at `before` is), also the rest of that millisecond, so a page
- * that ends inside a batch of events sharing one timestamp loses none of them.
- */
-const before = { ...timestamp, description: 'Only events created before this instant (the created_at of the last event shown)' };
-const before_id = { ...uuid, description: 'With before: the id of the last event shown; events of the same created_at that sort after it (by id, descending) are included' };
-
 /** GET /workspaces/{id}/people/{personId}/events: the key route's, a name to search by, and paging back. */
-export const dashboardPersonEvents = object({ limit, name, before, before_id });
+export const dashboardPersonEvents = object({ limit, name, ...pageBack });
 
 export const eventSearch = object(
   { event: nonEmptyString(255), since: timestamp, limit },
@@ -44,7 +36,7 @@ export const eventSearch = object(
 );
 
 /** GET /workspaces/{id}/events, the event debugger: paging back as above. */
-export const workspaceEvents = object({ limit, before, before_id, name });
+export const workspaceEvents = object({ limit, ...pageBack, name });
 
 /** GET /workspaces/{workspaceId}/event-names */
 export const eventNamesQuery = object({ limit: queryLimit(100) });

@@ -162,6 +162,31 @@ export function Pager({ offset, limit, total, go }: { offset: number; limit: num
   );
 }
 
+/** Where a page of a newest-first list starts (`before`, `before_id`: the last row of the page above). */
+export type PageBack = { before: string; before_id: string };
+
+/**
+ * Paging back through a newest-first list by its last row shown (the API's `before` and
+ * `before_id`), keeping the pages above to go back up: `query` goes into the request.
+ */
+export function usePageBack() {
+  const [above, setAbove] = useState<PageBack[]>([]);
+  const query: PageBack | undefined = above[above.length - 1];
+  return {
+    query,
+    page: above.length + 1,
+    reset: () => setAbove([]),
+    /** Newer (up one page) and older (after the page's last row, `last`, when the page was full). */
+    pager: (rows: number, limit: number, last: { id: string; created_at: string } | undefined, what: string) =>
+      (query || rows === limit) && (
+        <nav className="pager" aria-label={`Pages of ${what}`}>
+          {query && <button type="button" onClick={() => setAbove(above.slice(0, -1))}>Newer {what}</button>}
+          {rows === limit && last && <button type="button" onClick={() => setAbove([...above, { before: last.created_at, before_id: last.id }])}>Older {what}</button>}
+        </nav>
+      ),
+  };
+}
+
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
 /** A wide table's box, scrolling sideways on a narrow screen; focusable so the keyboard can scroll it. */

@@ -9,7 +9,8 @@ import {
   NODE_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
   type CampaignSpec, type MessageNode, type SettableStatus, type Workflow,
 } from '../domain/campaigns.js';
-import { iso, normalizeTimestamp } from '../domain/time.js';
+import { iso } from '../domain/time.js';
+import { pageBack } from './page-back.js';
 import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
 import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, glanceStats, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
@@ -134,12 +135,11 @@ function messageOf(node: MessageNode) {
   return message;
 }
 
-/** Live progress (DECISIONS §14): the campaign's messages, newest first; `before` pages back. */
+/** Live progress (DECISIONS §14): the campaign's messages, newest first; `before` and `before_id` page back. */
 const messages: Handler<'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const limit = Math.min(ctx.query.limit, MESSAGES_MAX);
-  const before = ctx.query.before;
-  const rows = await campaignMessages(ctx.db, ctx.workspaceId, campaign.id, before === undefined ? null : normalizeTimestamp(before, 'before'), limit);
+  const rows = await campaignMessages(ctx.db, ctx.workspaceId, campaign.id, pageBack(ctx.query), limit);
   return json(200, { success: true, messages: rows.map(presentMessage), total: rows.length, limit });
 };
 

@@ -6,8 +6,9 @@
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
+import { pageBack } from './page-back.js';
 import { personByUuid, personNotFound } from './people.js';
-import { DomainError, InvalidInput } from '../domain/errors.js';
+import { DomainError } from '../domain/errors.js';
 import { checkParameters, eventTime } from '../domain/events.js';
 import { resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
@@ -112,14 +113,8 @@ const search: Handler<'GET /events/search'> = async (ctx) => {
   return json(200, { success: true, events, total: events.length, limit });
 };
 
-/** The dashboard's lists of events: a name to search by, and a page back (`before`, `before_id`). */
-function eventFilter(query: { name?: string; before?: string; before_id?: string }): EventFilter {
-  if (query.before_id !== undefined && query.before === undefined) {
-    throw new InvalidInput('before_id needs before (the created_at of that event)', [{ field: 'before_id', message: 'needs before' }]);
-  }
-  const before = query.before === undefined ? null : { at: normalizeTimestamp(query.before, 'before'), id: query.before_id };
-  return { name: query.name, before };
-}
+/** The dashboard's lists of events: a name to search by, and a page back. */
+const eventFilter = (query: { name?: string; before?: string; before_id?: string }): EventFilter => ({ name: query.name, before: pageBack(query) });
 
 const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
   const person = await personByUuid(ctx);

@@ -1,5 +1,6 @@
 // Event reads: the `events` table the sink fills (eventlog/event-sink.ts).
 import type { Queryable } from './db.js';
+import { pageBackTerm, type PageBack } from './page-back.js';
 
 export interface EventRow {
   id: string;
@@ -10,30 +11,15 @@ export interface EventRow {
   external_id?: string;
 }
 
-/** Which of a newest-first list to read: events of one name only; a page back (see EventCursor). */
+/** Which of a newest-first list to read: events of one name only; a page back. */
 export interface EventFilter {
   name?: string;
-  before?: EventCursor | null;
+  before?: PageBack | null;
 }
 
-/**
- * Where a page back starts: the events created before `at`, or, with `id` (the last event shown),
- * before (`at`, `id`) in the lists' order, so the rest of a millisecond shared by a batch is kept.
- */
-interface EventCursor {
-  at: string;
-  id?: string;
-}
-
-/** Sorts below every id: (created_at, id) < (at, NIL) is created_at < at. */
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
-
-/** The WHERE terms of a filter on `events e`, numbering its parameters after `params`'s. */
-function filterTerms(f: EventFilter, params: unknown[]): string {
-  let sql = '';
-  if (f.name !== undefined) sql += ` AND e.type = $${params.push(f.name)}`;
-  if (f.before) sql += ` AND (e.created_at, e.id) < ($${params.push(f.before.at)}::timestamptz, $${params.push(f.before.id ?? NIL_UUID)}::uuid)`;
-  return sql;
+/** The WHERE terms of a filter on `events e` in the list `scope` ($1), numbering its parameters after `params`'s. */
+function filterTerms(f: EventFilter, scope: string, params: unknown[]): string {
+  return (f.name === undefined ? '' : ` AND e.type = $${params.push(f.name)}`) + pageBackTerm('e', 'events', scope, f.before, params);
 }
 
 /** A person's events, newest first (index events_by_person). */
@@ -41,7 +27,7 @@ export async function eventsOf(q: Queryable, personId: string, limit: number, wi
   const params: unknown[] = [personId, limit];
   const r = await q.query<EventRow>(
     `SELECT e.id, e.type, e.parameters, e.created_at${withPersonId ? ', e.person_id' : ''} FROM events e
-     WHERE e.person_id = $1${filterTerms(filter, params)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
+     WHERE e.person_id = $1${filterTerms(filter, 'person_id = $1', params)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
     params,
   );
   return r.rows;
@@ -84,7 +70,7 @@ export async function eventNames(q: Queryable, workspaceId: string, limit: numbe
 export function latestEventsQuery(workspaceId: string, limit: number, filter: EventFilter): { text: string; values: unknown[] } {
   const values: unknown[] = [workspaceId, limit];
   const text = `SELECT e.id, e.type, e.parameters, e.created_at, e.person_id, p.external_id FROM events e JOIN people p ON p.id = e.person_id
-     WHERE e.workspace_id = $1${filterTerms(filter, values)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`;
+     WHERE e.workspace_id = $1${filterTerms(filter, 'workspace_id = $1', values)} ORDER BY e.created_at DESC, e.id DESC LIMIT $2`;
   return { text, values };
 }
 

@@ -11,6 +11,7 @@ export type { Db, Queryable } from './db.js';
 export { registerDevice } from './device-registrar.js';
 export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
 export { eventNames, eventsOf, latestEvents, searchEvents, type EventFilter, type EventRow } from './events.js';
+export type { PageBack } from './page-back.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';

@@ -3,6 +3,7 @@
 // send's are one statement each for messages and deliveries).
 import type { Queryable } from './db.js';
 import { lapsed } from './leases.js';
+import { pageBackTerm, type PageBack } from './page-back.js';
 import type { Channel } from '../domain/messages.js';
 
 /** Why a send claimed by a process that stopped is failed rather than sent again. */
@@ -101,11 +102,12 @@ const READ = `SELECT m.id, m.workspace_id, m.person_id, m.external_id, m.status,
       FROM push_deliveries d WHERE d.message_id = m.id), '[]') AS deliveries
   FROM push_messages m`;
 
-/** A campaign's messages with their deliveries, newest first; `before` (a timestamp) pages back. Read along push_messages_by_campaign_time. */
-export async function campaignMessages(q: Queryable, workspaceId: string, campaignId: string, before: string | null, limit: number): Promise<StoredMessage[]> {
+/** A campaign's messages with their deliveries, newest first; `before` pages back. Read along push_messages_by_campaign_time. */
+export async function campaignMessages(q: Queryable, workspaceId: string, campaignId: string, before: PageBack | null, limit: number): Promise<StoredMessage[]> {
+  const params: unknown[] = [workspaceId, campaignId, limit];
   const r = await q.query<StoredMessage>(
-    `${READ} WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
-    [workspaceId, campaignId, before, limit],
+    `${READ} WHERE m.workspace_id = $1 AND m.campaign_id = $2::text${pageBackTerm('m', 'push_messages', 'workspace_id = $1', before, params)} ORDER BY m.created_at DESC, m.id DESC LIMIT $3`,
+    params,
   );
   return r.rows;
 }

@@ -1,6 +1,6 @@
 // What the dashboard's campaign list, builder and live progress read (DECISIONS §14): the
 // campaign list filtered by status, trigger type and a name search, each with its stats at a
-// glance; a campaign's messages newest first, paging back with `before`; the event names the
+// glance; a campaign's messages newest first, paging back with `before` and `before_id`; the event names the
 // workspace has seen, with when each was last seen.
 import t from 'tap';
 import { eventually, startServer, uniqueUser } from '../helpers/server.js';
@@ -61,6 +61,11 @@ t.test('campaign list: status, trigger type and name filters, stats at a glance;
   t.same(one.body.messages.map((m: { message_id: string }) => m.message_id), [first.message_id]);
   const older = await messages(`?before=${encodeURIComponent(first.created_at)}`);
   t.ok(older.body.messages.every((m: { created_at: string }) => m.created_at < first.created_at), 'before pages back');
+  // A page of one, then the next after its message: the second, whether or not the fan-out created both in one millisecond.
+  const next = await messages(`?limit=1&before=${encodeURIComponent(first.created_at)}&before_id=${first.message_id}`);
+  t.same(next.body.messages.map((m: { message_id: string }) => m.message_id), [second.message_id], 'before_id: the next page starts right after the last message shown');
+  t.same((await messages(`?before=${encodeURIComponent(second.created_at)}&before_id=${second.message_id}`)).body.messages, [], 'and ends after the last');
+  sessionError(t, await messages(`?before_id=${first.message_id}`), 400, 'VALIDATION_ERROR', 'before_id');
 
   sessionError(t, await messages('?before=yesterday'), 400, 'VALIDATION_ERROR', 'before');
   const other = await PushWs.create(s);

@@ -1,10 +1,10 @@
 // Campaign authoring in the dashboard, in a real browser against a real Herald on the embedded
 // default (its sandbox email and SMS providers deliver): templates, then a campaign of each
 // trigger type (webhook, event, schedule, dynamic schedule) built in the builder, refused
-// activation shown at the fields Herald names, activated, triggered and watched until its
-// messages are delivered; the campaigns list (filters, search, stats, actions). Each page gets
+// activation shown at the fields Herald names, activated, a step previewed for a person and
+// test-sent to them, triggered and watched until its messages are delivered; the campaigns list (filters, search, stats, actions). Each page gets
 // an accessibility scan and a screenshot at 1280 px and at phone width; no console errors.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Page } from 'playwright-core';
 import { newKey, newWorkspace } from '../helpers/server.js';
 import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
@@ -37,6 +37,26 @@ async function deliveredOn(p: Page, channel: 'Email' | 'SMS', delivered: number,
     { timeout },
   );
   return row;
+}
+/**
+ * Step `n`'s preview, rendered by Herald for the person `who` finds (shown as `name`), shows
+ * `shows`; then the test send of that step, as saved, to them says `result`.
+ */
+async function previewAndTestSend(t: Test, n: number, type: 'Email' | 'SMS', who: string, name: string, shows: RegExp, result: RegExp) {
+  const s = step(n, type);
+  await s.getByRole('button', { name: `Preview of Step ${n} (${type})` }).click();
+  await s.getByLabel(`Step ${n} (${type}): preview for: search`).fill(who);
+  await s.locator('.rendered').filter({ hasText: shows }).waitFor();
+  t.pass(`step ${n} previewed for ${name}`);
+  await page.getByLabel('Step', { exact: true }).selectOption({ label: `Step ${n} (${type})` });
+  await page.getByLabel('Send to: search').fill(who);
+  await page.waitForFunction((name) => {
+    const to = [...document.querySelectorAll('select')].find((x) => x.labels?.[0]?.textContent === 'Send to');
+    return to?.options.length === 1 && to.selectedOptions[0]?.textContent?.includes(name);
+  }, name);
+  await page.getByRole('button', { name: 'Send the test' }).click();
+  await page.getByRole('status').filter({ hasText: result }).waitFor();
+  t.pass(`the test ${type} went to ${name}, its result shown`);
 }
 const campaignIdOf = (p: Page) => /campaigns\/([0-9a-f-]{36})$/.exec(new URL(p.url()).pathname)?.[1] ?? '';
 
@@ -162,16 +182,8 @@ t.test('webhook campaign: built, refused activation at its fields, activated, tr
   await audience.getByText('1 person matches now.').waitFor();
   t.ok(await visible(audience.getByRole('link', { name: 'Ada' })), 'the audience count and its sample');
 
-  // A test send of the email step to Grace (outside the audience): its result is shown.
-  await page.getByLabel('Step', { exact: true }).selectOption({ label: 'Step 1 (Email)' });
-  await page.getByLabel('Send to: search').fill('grace');
-  await page.waitForFunction(() => {
-    const to = [...document.querySelectorAll('select')].find((x) => x.labels?.[0]?.textContent === 'Send to');
-    return to?.options.length === 1 && to.selectedOptions[0]?.textContent?.includes('Grace');
-  });
-  await page.getByRole('button', { name: 'Send the test' }).click();
-  await page.getByRole('status').filter({ hasText: /Test Email: (sent|delivered) to grace@example.com/ }).waitFor();
-  t.pass('the test email went to Grace, said with its address');
+  // The email step previewed for, and test-sent to, Grace (outside the audience): its result is shown with her address.
+  await previewAndTestSend(t, 1, 'Email', 'grace', 'Grace', /Subject: Welcome, Grace/, /Test Email: (sent|delivered) to grace@example.com/);
   t.equal((await s.req('GET', `/campaigns/${id}`, { token: ws.token, headers: { 'X-Workspace-ID': ws.id } })).body.data.campaign.status, 'active', 'active in Herald');
 
   // The curl's call, as the server would make it: one person (pro) gets an email and an SMS.
@@ -223,6 +235,7 @@ t.test('event campaign: names, filters, a count condition, limits; first_occurre
   await page.getByLabel('Only the first time a person performs the event').uncheck();
   await page.getByRole('button', { name: 'Activate' }).click();
   await page.getByRole('status').filter({ hasText: 'Activated' }).waitFor();
+  await previewAndTestSend(t, 1, 'SMS', 'grace', 'Grace', /Thanks for your order of .*, Grace/, /Test SMS: (sent|delivered) to \+15017122662/);
   const id = campaignIdOf(page);
   const got = (await s.req('GET', `/campaigns/${id}`, { token: ws.token, headers: { 'X-Workspace-ID': ws.id } })).body.data.campaign.trigger_config;
   t.same(got, {
@@ -273,6 +286,7 @@ t.test('schedule campaign: cron with its next five runs; send_at in a chosen zon
   await page.getByRole('button', { name: 'Activate' }).click();
   await page.getByRole('status').filter({ hasText: 'Activated' }).waitFor();
   await page.getByText('scheduled', { exact: true }).first().waitFor();
+  await previewAndTestSend(t, 1, 'Email', 'ada', 'Ada', /Subject: Your digest.*Hi Ada/s, /Test Email: (sent|delivered) to ada@example.com/);
   await deliveredOn(page, 'Email', 2);
   await page.locator('.badge.completed').first().waitFor({ timeout: 15_000 });
   t.pass('sent to both people at send_at, then completed, watched without a reload');
@@ -291,6 +305,7 @@ t.test('dynamic schedule campaign: trait and offset; a person enters a day befor
   await page.getByLabel('Step 1 (SMS): Body').fill('Your plan renews tomorrow, {{ person.first_name }}');
   await page.getByRole('button', { name: 'Activate' }).click();
   await page.getByRole('status').filter({ hasText: 'Activated' }).waitFor();
+  await previewAndTestSend(t, 1, 'SMS', 'ada', 'Ada', /Your plan renews tomorrow, Ada/, /Test SMS: (sent|delivered) to \+15017122661/);
   // Ada's renewal is a day and 3 s away: she enters 3 s from now.
   await identify('ada', { traits: { renewal_date: new Date(Date.now() + 86_400_000 + 3_000).toISOString() } });
   // A trait changed after the scan that planned the next date is found by the next scan, within a minute.

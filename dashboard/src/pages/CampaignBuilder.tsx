@@ -10,7 +10,7 @@ import { flushSync } from 'react-dom';
 import { Cron } from 'croner';
 import { api, ApiError, call, type Schemas } from '../api';
 import { Link, navigate } from '../router';
-import { describe, Field, FormError, Loaded, TableBox, useLoad, when } from '../ui';
+import { describe, Field, FormError, Loaded, TableBox, useLoad, usePageBack, when } from '../ui';
 import { inWorkspace, TRIGGER_LABEL, TRIGGER_TYPES } from './Campaigns';
 import { Conditions, fromCondition, toCondition, type Cond } from './conditions';
 import { cleanNode, NODE_LABEL, Workflow, type WorkflowNode } from './workflow';
@@ -485,6 +485,8 @@ function WebhookTrigger({ workspaceId, campaign }: { workspaceId: string; campai
   );
 }
 
+/** Messages a page of the progress's list. */
+const MESSAGES = 20;
 const COUNTERS = ['sent', 'delivered', 'failed', 'skipped', 'policy_suppressed', 'bounced', 'complained', 'opened', 'clicked'] as const;
 
 /** The campaign's counters, by channel, asked again every 2 s while it can still send. */
@@ -493,10 +495,12 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
     () => call(api.GET('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId: campaign.id } } })),
     [workspaceId, campaign.id],
   );
-  // Each person's messages, newest first (GET …/campaigns/{id}/messages), polled with the counters.
+  // Each person's messages, newest first (GET …/campaigns/{id}/messages), polled with the
+  // counters; paged back by the last one shown (an older page is asked again too: its statuses move).
+  const pages = usePageBack();
   const [messages, reloadMessages] = useLoad(
-    () => call(api.GET('/workspaces/{workspaceId}/campaigns/{campaignId}/messages', { params: { path: { workspaceId, campaignId: campaign.id }, query: { limit: 20 } } })),
-    [workspaceId, campaign.id],
+    () => call(api.GET('/workspaces/{workspaceId}/campaigns/{campaignId}/messages', { params: { path: { workspaceId, campaignId: campaign.id }, query: { limit: MESSAGES, ...pages.query } } })),
+    [workspaceId, campaign.id, pages.query],
   );
   const again = useCallback(() => {
     reload();
@@ -549,15 +553,22 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
           </>
         )}
       </Loaded>
-      <h3>Latest messages</h3>
+      <h3>{pages.query ? `Messages, page ${pages.page}` : 'Latest messages'}</h3>
       <Loaded load={messages} retry={again} what="the campaign's messages">
-        {(r) =>
-          r.messages.length === 0 ? (
-            <p className="muted">No message yet: they appear here as the campaign sends, one row a person and step.</p>
-          ) : (
-            <MessageTable label={`The campaign's latest ${r.messages.length} messages, newest first`} messages={r.messages} person />
-          )
-        }
+        {(r) => (
+          <>
+            {r.messages.length === 0 ? (
+              <p className="muted">{pages.query ? 'No older messages.' : 'No message yet: they appear here as the campaign sends, one row a person and step.'}</p>
+            ) : (
+              <MessageTable
+                label={pages.query ? `Page ${pages.page} of the campaign's messages: ${r.messages.length} older, newest first` : `The campaign's latest ${r.messages.length} messages, newest first`}
+                messages={r.messages}
+                person
+              />
+            )}
+            {pages.pager(r.messages.length, MESSAGES, r.messages.map((m) => ({ id: m.message_id, created_at: m.created_at })).at(-1), 'messages')}
+          </>
+        )}
       </Loaded>
     </section>
   );

@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
-import { Empty, Field, FormError, Loaded, Pager, SearchForm, useLoad, useSubmit, when } from '../ui';
+import { Empty, Field, FormError, Loaded, Pager, SearchForm, useLoad, usePageBack, useSubmit, when } from '../ui';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
@@ -141,27 +141,22 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
   );
 }
 
-/** Where a page of events starts: before the last event of the page above it. */
-type EventCursor = { before: string; before_id: string };
-
 /**
  * The person's latest events, or the latest of one name (asked of Herald: `name`), paged back by
- * the last event shown (`before`, `before_id`); the cursors of the pages above are kept to go
- * back up.
+ * the last event shown.
  */
 function Events({ workspaceId, personId }: { workspaceId: string; personId: string }) {
   const [name, setName] = useState('');
-  const [cursors, setCursors] = useState<EventCursor[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const pages = usePageBack();
   const [load, retry] = useLoad(
-    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: EVENTS, name: name || undefined, ...cursor } } })),
-    [workspaceId, personId, name, cursor],
+    () => call(api.GET('/workspaces/{workspaceId}/people/{personId}/events', { params: { path: { workspaceId, personId }, query: { limit: EVENTS, name: name || undefined, ...pages.query } } })),
+    [workspaceId, personId, name, pages.query],
   );
   const search = (text: string) => {
     setName(text);
-    setCursors([]);
+    pages.reset();
   };
-  const page = cursors.length + 1;
+  const older = pages.query !== undefined;
   return (
     <section aria-labelledby="events">
       <h2 id="events">Events</h2>
@@ -170,13 +165,13 @@ function Events({ workspaceId, personId }: { workspaceId: string; personId: stri
         {(r) =>
           r.events.length === 0 ? (
             name ? (
-              <Empty title={`No ${cursor ? 'older ' : ''}“${name}” events for this person.`}>
+              <Empty title={`No ${older ? 'older ' : ''}“${name}” events for this person.`}>
                 <p><button type="button" className="link" onClick={() => search('')}>Show every event</button></p>
               </Empty>
             ) : (
-              <Empty title={cursor ? 'No older events.' : 'No events yet.'}>
-                {cursor ? (
-                  <p><button type="button" className="link" onClick={() => setCursors([])}>Back to the latest events</button></p>
+              <Empty title={older ? 'No older events.' : 'No events yet.'}>
+                {older ? (
+                  <p><button type="button" className="link" onClick={pages.reset}>Back to the latest events</button></p>
                 ) : (
                   <p>Events appear when your app tracks them for this person (<code>POST /api/v1/track</code>).</p>
                 )}
@@ -185,8 +180,8 @@ function Events({ workspaceId, personId }: { workspaceId: string; personId: stri
           ) : (
             <>
               <p className="muted">
-                {cursor
-                  ? `Page ${page}: ${r.events.length} older${name ? ` “${name}”` : ''} events.`
+                {older
+                  ? `Page ${pages.page}: ${r.events.length} older${name ? ` “${name}”` : ''} events.`
                   : r.events.length < EVENTS
                     ? `${name ? `Every “${name}” event` : 'Every event'}: ${r.events.length}.`
                     : `The latest ${EVENTS}${name ? ` “${name}” events` : ''}.`}
@@ -199,14 +194,7 @@ function Events({ workspaceId, personId }: { workspaceId: string; personId: stri
                   </li>
                 ))}
               </ul>
-              {(cursor || r.events.length === EVENTS) && (
-                <nav className="pager" aria-label="Pages of events">
-                  {cursor && <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>Newer events</button>}
-                  {r.events.length === EVENTS && (
-                    <button type="button" onClick={() => { const last = r.events[r.events.length - 1]!; setCursors([...cursors, { before: last.created_at, before_id: last.id }]); }}>Older events</button>
-                  )}
-                </nav>
-              )}
+              {pages.pager(r.events.length, EVENTS, r.events.at(-1), 'events')}
             </>
           )
         }
