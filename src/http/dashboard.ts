@@ -38,6 +38,19 @@ function securityHeaders(oidc: DashboardOidc | null): Record<string, string> {
   };
 }
 
+/**
+ * The email preview's frame (dashboard/public/email-frame.html): framed by the dashboard only,
+ * its own script alone, and for the email it shows (an inner frame without script, which
+ * inherits this policy) inline styles, remote images and fonts, as a mail app shows them.
+ */
+const EMAIL_FRAME = `${PREFIX}email-frame.html`;
+const EMAIL_FRAME_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline' https: http:; img-src https: http: data:; font-src https: http: data:; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
+  'X-Frame-Options': 'SAMEORIGIN',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
 export interface DashboardOidc {
   issuer: string;
   clientId: string;
@@ -95,9 +108,9 @@ export function createDashboard(oidc: DashboardOidc | null = null, root = new UR
   const security = securityHeaders(oidc);
   const config = JSON.stringify({ oidc: oidc && { issuer: oidc.issuer, client_id: oidc.clientId } });
 
-  function send(res: HttpResponse, head: boolean, status: string, headers: Record<string, string>, body: Buffer | string): void {
+  function send(res: HttpResponse, head: boolean, status: string, headers: Record<string, string>, body: Buffer | string, policy = security): void {
     res.writeStatus(status);
-    for (const h in security) res.writeHeader(h, security[h]!);
+    for (const h in policy) res.writeHeader(h, policy[h]!);
     for (const h in headers) res.writeHeader(h, headers[h]!);
     if (head) res.endWithoutBody(Buffer.byteLength(body));
     else res.end(body);
@@ -130,6 +143,7 @@ export function createDashboard(oidc: DashboardOidc | null = null, root = new UR
       '200 OK',
       { 'Content-Type': file.type, 'Cache-Control': file.cache, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
       gzip ? file.gzipped! : file.body,
+      url === EMAIL_FRAME ? EMAIL_FRAME_HEADERS : security,
     );
     return true;
   };

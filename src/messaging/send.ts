@@ -134,9 +134,10 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         return { record: { ...base, status: 'failed', error: why } };
       }
       if (email) {
-        const content = fields as unknown as EmailContent;
-        // The text part as sent (derived from the html when the node has none) is what the record keeps.
-        const rendered = { ...base, title: content.subject, body: textPart(content) };
+        // The text part as sent (derived from the html when the node has none, once) is what the record keeps.
+        const content = { ...(fields as unknown as EmailContent) };
+        content.text = textPart(content);
+        const rendered = { ...base, title: content.subject, body: content.text };
         if (sandbox) return { record: { ...rendered, status: 'sent', provider_id: r.id }, sandboxEvent: sandboxEmailEvent(d.address) };
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
         const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));

@@ -1,7 +1,7 @@
 // How Herald serves the dashboard (DECISIONS §14): the redirect from `/`, index.html and the
-// hashed assets with their caching and security headers, client routes answered with
-// index.html, no path outside dist/dashboard, config.json, and the sign-in link `npm start`
-// prints.
+// hashed assets with their caching and security headers, the email preview's frame with its
+// own, client routes answered with index.html, no path outside dist/dashboard, config.json,
+// and the sign-in link `npm start` prints.
 import t, { type Test } from 'tap';
 import { connect } from 'node:net';
 import { eventually, startServer } from '../helpers/server.js';
@@ -61,6 +61,18 @@ t.test('config.json: no OIDC without an issuer, and the CSP names no other origi
   t.same(await r.json(), { oidc: null });
   securityHeaders(t, r, 'config.json');
   t.notMatch(r.headers.get('content-security-policy'), /connect-src/);
+});
+
+t.test("the email preview's frame: framed by the dashboard alone, its own script, an email's styles and images", async (t) => {
+  const r = await get('/dashboard/email-frame.html');
+  t.equal(r.status, 200);
+  t.match(r.headers.get('content-type'), /^text\/html/);
+  const csp = r.headers.get('content-security-policy') ?? '';
+  for (const d of ["default-src 'none'", "script-src 'self';", "style-src 'self' 'unsafe-inline' https: http:", 'img-src https: http: data:', "frame-ancestors 'self'", "form-action 'none'"]) t.match(csp, d, `CSP: ${d}`);
+  t.equal(r.headers.get('x-frame-options'), 'SAMEORIGIN', 'framed by the dashboard only');
+  t.equal(r.headers.get('x-content-type-options'), 'nosniff');
+  t.notMatch(await r.text(), /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+  securityHeaders(t, await get('/dashboard/email-frame.js'), 'its script, as any other file');
 });
 
 t.test('hashed assets: cached a year, gzipped when asked', async (t) => {

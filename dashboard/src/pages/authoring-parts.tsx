@@ -1,7 +1,7 @@
 // Pieces of campaign and template authoring: a person picker (search by name or email), a
 // debounced value, and what Herald rendered for a template or a step (email html in a
 // sandboxed iframe beside its text part).
-import { useEffect, useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { api, ApiError, call } from '../api';
 import { describe, useLoad } from '../ui';
 import { displayName } from './People';
@@ -50,6 +50,22 @@ export function PersonPicker({ workspaceId, label, value, onChange }: { workspac
 type Rendered = { title?: string; body?: string; image_url?: string; action_url?: string; subject?: string; html?: string | null; text?: string; preheader?: string | null };
 
 /** What Herald rendered, as the recipient would see it. */
+/**
+ * An email's html as a mail app shows it, inline styles and remote images included, which the
+ * dashboard's own CSP would block: in email-frame.html (public/, with a CSP of its own), framed
+ * without same-origin so it reaches nothing of the dashboard, which posts it the html once it
+ * has loaded and on each change; it shows the html in a frame of its own without script.
+ */
+function EmailFrame({ html }: { html: string }) {
+  const frame = useRef<HTMLIFrameElement>(null);
+  const [loaded, setLoaded] = useState(false);
+  useEffect(() => {
+    // The frame's origin is opaque ("null"): no narrower target can be named.
+    if (loaded) frame.current?.contentWindow?.postMessage({ html }, '*');
+  }, [loaded, html]);
+  return <iframe ref={frame} title="The email's HTML part as rendered" sandbox="allow-scripts" src="/dashboard/email-frame.html" onLoad={() => setLoaded(true)} />;
+}
+
 export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'email' | 'sms'; rendered: Rendered }) {
   if (channel === 'email') {
     return (
@@ -59,8 +75,7 @@ export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'emai
         <div className="email-parts">
           <div>
             <h4>HTML</h4>
-            {/* No script, no same origin: the email cannot reach the dashboard. */}
-            {rendered.html ? <iframe title="The email's HTML part as rendered" sandbox="" srcDoc={rendered.html} /> : <p className="muted">No HTML part.</p>}
+            {rendered.html ? <EmailFrame html={rendered.html} /> : <p className="muted">No HTML part.</p>}
           </div>
           <div>
             <h4>Text</h4>
