@@ -1,7 +1,7 @@
 // The dashboard's pages for running a workspace, in a real browser against a real Herald:
 // members (list, add, change a role, remove; a refused change says why); the live event
 // debugger (new events show without a reload, pause, searched by name on the server, older pages); an API key's IP
-// allowlist (a refused entry at its field, a never-matching one warned of, edited later); push
+// allowlist (a refused entry at its field, a never-matching one warned of), its name, permissions and allowlist edited; push
 // token suppressions (empty, add, a second time, paging, searched, lift) and address suppressions
 // (per channel, add, a refused number at its field, searched, lift); a real email campaign on the
 // sandbox, its messages on the Person page with channel, address and provider events. Each page gets an
@@ -103,7 +103,7 @@ t.test('events: empty, live, paused, filtered, older pages', async (t) => {
   t.pass("a person's link opens their page");
 });
 
-t.test("API keys: the IP allowlist at creation and edited, a refused entry at its field", async (t) => {
+t.test("API keys: the IP allowlist at creation; name, permissions and allowlist edited; a refused entry at its field", async (t) => {
   await nav('API keys');
   await h1('API keys');
   await page.getByLabel('Name').fill('office');
@@ -122,16 +122,28 @@ t.test("API keys: the IP allowlist at creation and edited, a refused entry at it
   t.pass('an entry that can never match is warned of');
   t.ok(await visible(page.getByText('from 10.0.0.0/8, not-an-ip')), 'the list shows it');
 
-  await page.getByRole('button', { name: 'IP allowlist of office' }).click();
-  const edit = page.getByLabel('Allowed addresses');
+  await page.getByRole('button', { name: 'Edit office' }).click();
+  const editor = page.getByRole('region', { name: 'Edit “office”' });
+  const edit = editor.getByLabel('Allowed addresses');
   t.equal(await edit.inputValue(), '10.0.0.0/8\nnot-an-ip', 'the current list');
+  t.ok(await editor.getByLabel('people:read', { exact: true }).isChecked(), 'the current permissions');
+  // No permission left: refused, Herald's message shown in the form, nothing saved.
+  await editor.getByLabel('people:read', { exact: true }).uncheck();
+  await editor.getByRole('button', { name: 'Save key' }).click();
+  await editor.getByText('permissions is required for a secret key').waitFor();
+  t.pass("Herald's refusal shown in the form");
+  await scan(t, 'keys-edit-error');
+  await editor.getByLabel('Name').fill('office-vpn');
+  await editor.getByLabel('people:read', { exact: true }).check();
+  await editor.getByLabel('events:write', { exact: true }).check();
   await edit.fill('192.168.1.0/24, 10.1.2.3');
-  await page.getByRole('button', { name: 'Save allowlist' }).click();
+  await editor.getByRole('button', { name: 'Save key' }).click();
   await page.getByText('from 192.168.1.0/24, 10.1.2.3').waitFor();
+  await page.getByRole('cell', { name: 'people:read, events:write' }).waitFor();
   const keys = await s.req('GET', `/workspaces/${ws.id}/api-keys`, { token: ws.token });
-  t.same(keys.body.api_keys.find((k: { name: string }) => k.name === 'office').ip_whitelist, ['192.168.1.0/24', '10.1.2.3'], 'saved');
+  t.match(keys.body.api_keys.find((k: { name: string }) => k.name === 'office-vpn'), { ip_whitelist: ['192.168.1.0/24', '10.1.2.3'], permissions: ['people:read', 'events:write'] }, 'saved: the name, the permissions, the allowlist');
   t.equal(await countOf(page.getByText(/never match/), 0), 0, 'no warning left');
-  await scan(t, 'keys-allowlist');
+  await scan(t, 'keys-edit');
 });
 
 t.test('suppressions: empty, add, already suppressed, paging, lift', async (t) => {
@@ -296,6 +308,6 @@ t.test('phone width: every page fits and passes the scan', (t) =>
 t.test('no console errors on any page', async (t) => {
   // The browser logs every 4xx answer; the refusals the flows asked for are the only ones.
   const refused = problems.filter((p) => /status of 400/.test(p));
-  t.equal(refused.length, 3, "the owner's role, the allowlist entry, the phone number");
+  t.equal(refused.length, 4, "the owner's role, the allowlist entry, the key left without permissions, the phone number");
   t.same(problems.filter((p) => !refused.includes(p)), [], 'nothing else');
 });

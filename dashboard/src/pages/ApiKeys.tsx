@@ -1,6 +1,7 @@
 // API keys: create (permission picker that knows which names a public key may hold), the
-// new credential shown once with a copy button, usage per day, the IP allowlist (set at
-// creation, edited later; entries that can never match are reported), refresh and revoke.
+// new credential shown once with a copy button, usage per day, an edit of the name,
+// description, permissions and IP allowlist (entries that can never match are reported),
+// refresh and revoke.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
@@ -18,7 +19,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   /** A credential just made (created or refreshed): shown once. */
   const [secret, setSecret] = useState<{ name: string; credential: string } | null>(null);
   const [usageOf, setUsageOf] = useState<string | null>(null);
-  const [allowlistOf, setAllowlistOf] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
   const [rowError, setRowError] = useState('');
   /** Herald's warning on the last save (allowlist entries that can never match). */
   const [warning, setWarning] = useState('');
@@ -80,7 +81,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                       <td>{when(k.last_used_at)}</td>
                       <td className="actions">
                         <button type="button" aria-expanded={usageOf === k.id} onClick={() => setUsageOf(usageOf === k.id ? null : k.id)}>Usage<span className="sr-only"> of {k.name}</span></button>
-                        <button type="button" aria-expanded={allowlistOf === k.id} onClick={() => setAllowlistOf(allowlistOf === k.id ? null : k.id)}>IP allowlist<span className="sr-only"> of {k.name}</span></button>
+                        <button type="button" aria-expanded={editing === k.id} onClick={() => setEditing(editing === k.id ? null : k.id)}>Edit<span className="sr-only"> {k.name}</span></button>
                         <button type="button" onClick={() => void refresh(k)}>Refresh<span className="sr-only"> {k.name}</span></button>
                         <button type="button" className="danger" onClick={() => void revoke(k)}>Revoke<span className="sr-only"> {k.name}</span></button>
                       </td>
@@ -92,14 +93,14 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
           )
         }
       </Loaded>
-      {allowlistOf && load.state === 'done' && (
-        <EditAllowlist
-          key={allowlistOf}
+      {editing && load.state === 'done' && (
+        <EditKey
+          key={editing}
           workspaceId={workspaceId}
-          apiKey={load.data.api_keys.find((k) => k.id === allowlistOf)!}
+          apiKey={load.data.api_keys.find((k) => k.id === editing)!}
           onSaved={(w) => {
             setWarning(w ?? '');
-            setAllowlistOf(null);
+            setEditing(null);
             retry();
           }}
         />
@@ -194,23 +195,55 @@ function DayChart({ days }: { days: { date: string; requests: number }[] }) {
   );
 }
 
-function EditAllowlist({ workspaceId, apiKey, onSaved }: { workspaceId: string; apiKey: Key; onSaved: (warning?: string) => void }) {
+/**
+ * The permission names a key of `keyType` may hold, as checkboxes; `error` is Herald's message
+ * for the field. A public key is offered only its three.
+ */
+function PermissionPicker({ keyType, permissions, set, error, id }: { keyType: KeyType; permissions: string[]; set: (ps: string[]) => void; error?: string; id: string }) {
+  const allowed = keyType === 'public' ? PUBLIC : GRANTABLE_PERMISSIONS;
+  const toggle = (p: string, on: boolean) => set(on ? [...permissions, p] : permissions.filter((x) => x !== p));
+  return (
+    <fieldset aria-describedby={error ? `${id}-error` : `${id}-hint`}>
+      <legend>Permissions</legend>
+      <p id={`${id}-hint`} className="muted">
+        {keyType === 'public' ? 'None chosen: the key gets all three.' : 'Choose at least one; * opens every key route.'}
+      </p>
+      <div className="checks">
+        {allowed.map((p) => (
+          <label key={p}><input type="checkbox" checked={permissions.includes(p)} onChange={(e) => toggle(p, e.target.checked)} /> <code>{p}</code></label>
+        ))}
+      </div>
+      {error && <small id={`${id}-error`} className="error">{error}</small>}
+    </fieldset>
+  );
+}
+
+/** A key's name, description, permissions and IP allowlist, saved with one PUT (its kind and secret stay). */
+function EditKey({ workspaceId, apiKey, onSaved }: { workspaceId: string; apiKey: Key; onSaved: (warning?: string) => void }) {
+  const [name, setName] = useState(apiKey.name);
+  const [description, setDescription] = useState(apiKey.description ?? '');
+  const [permissions, setPermissions] = useState<string[]>(apiKey.permissions);
   const [text, setText] = useState(apiKey.ip_whitelist.join('\n'));
   const { busy, error, fields, submit } = useSubmit();
   const save = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
-      const r = await call(api.PUT('/workspaces/{workspaceId}/api-keys/{keyId}', { params: { path: { workspaceId, keyId: apiKey.id } }, body: { ip_whitelist: entries(text) } }));
+      const body = { name, description, permissions, ip_whitelist: entries(text) };
+      const r = await call(api.PUT('/workspaces/{workspaceId}/api-keys/{keyId}', { params: { path: { workspaceId, keyId: apiKey.id } }, body }));
       onSaved(r.warning);
     });
   };
   return (
-    <section aria-labelledby="allowlist">
-      <h2 id="allowlist">IP allowlist of “{apiKey.name}”</h2>
+    <section aria-labelledby="edit-key">
+      <h2 id="edit-key">Edit “{apiKey.name}”</h2>
+      <p className="muted">A {apiKey.key_type} key; its secret stays the same. A change applies to the next request made with it.</p>
       <form onSubmit={save}>
+        <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} error={fields.name} />
+        <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={1000} error={fields.description} />
+        <PermissionPicker id="edit-permissions" keyType={apiKey.key_type} permissions={permissions} set={setPermissions} error={fields.permissions} />
         <TextField label="Allowed addresses" rows={4} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} hint={ALLOWLIST_HINT} error={fieldError(fields, 'ip_whitelist')} />
         <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save allowlist'}</button>
+        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save key'}</button>
       </form>
     </section>
   );
@@ -226,9 +259,6 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
   const [permissions, setPermissions] = useState<string[]>([]);
   const [allowlist, setAllowlist] = useState('');
   const { busy, error, fields, submit } = useSubmit();
-  const allowed = keyType === 'public' ? PUBLIC : GRANTABLE_PERMISSIONS;
-
-  const toggle = (p: string, on: boolean) => setPermissions((ps) => (on ? [...ps, p] : ps.filter((x) => x !== p)));
   const chooseType = (t: KeyType) => {
     setKeyType(t);
     setPermissions((ps) => (t === 'public' ? ps.filter((p) => PUBLIC.includes(p)) : ps));
@@ -270,18 +300,7 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
           <label><input type="radio" name="environment" checked={environment === 'live'} onChange={() => setEnvironment('live')} /> live</label>
           <label><input type="radio" name="environment" checked={environment === 'test'} onChange={() => setEnvironment('test')} /> test</label>
         </fieldset>
-        <fieldset aria-describedby={fields.permissions ? 'permissions-error' : 'permissions-hint'}>
-          <legend>Permissions</legend>
-          <p id="permissions-hint" className="muted">
-            {keyType === 'public' ? 'None chosen: the key gets all three.' : 'Choose at least one; * opens every key route.'}
-          </p>
-          <div className="checks">
-            {allowed.map((p) => (
-              <label key={p}><input type="checkbox" checked={permissions.includes(p)} onChange={(e) => toggle(p, e.target.checked)} /> <code>{p}</code></label>
-            ))}
-          </div>
-          {fields.permissions && <small id="permissions-error" className="error">{fields.permissions}</small>}
-        </fieldset>
+        <PermissionPicker id="permissions" keyType={keyType} permissions={permissions} set={setPermissions} error={fields.permissions} />
         <FormError error={error} />
         <button type="submit" disabled={busy}>{busy ? 'Creating…' : 'Create key'}</button>
       </form>
