@@ -487,6 +487,11 @@ function WebhookTrigger({ workspaceId, campaign }: { workspaceId: string; campai
 
 /** Messages a page of the progress's list. */
 const MESSAGES = 20;
+/** Where the next page of messages starts: the last one shown. */
+const lastShown = (ms: { message_id: string; created_at: string }[]) => {
+  const m = ms.at(-1);
+  return m && { id: m.message_id, created_at: m.created_at };
+};
 const COUNTERS = ['sent', 'delivered', 'failed', 'skipped', 'policy_suppressed', 'bounced', 'complained', 'opened', 'clicked'] as const;
 
 /** The campaign's counters, by channel, asked again every 2 s while it can still send. */
@@ -566,7 +571,7 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
                 person
               />
             )}
-            {pages.pager(r.messages.length, MESSAGES, r.messages.map((m) => ({ id: m.message_id, created_at: m.created_at })).at(-1), 'messages')}
+            {pages.pager(r.messages.length, MESSAGES, lastShown(r.messages), 'messages')}
           </>
         )}
       </Loaded>

@@ -1,6 +1,6 @@
 // Pieces of campaign and template authoring: a person picker (search by name or email), a
-// debounced value, and what Herald rendered for a template or a step (email html in a
-// sandboxed iframe beside its text part).
+// debounced value, and what Herald rendered for a template or a step (email html in its own
+// sandboxed frame beside its text part).
 import { useEffect, useId, useRef, useState } from 'react';
 import { api, ApiError, call } from '../api';
 import { describe, useLoad } from '../ui';
@@ -49,7 +49,6 @@ export function PersonPicker({ workspaceId, label, value, onChange }: { workspac
 
 type Rendered = { title?: string; body?: string; image_url?: string; action_url?: string; subject?: string; html?: string | null; text?: string; preheader?: string | null };
 
-/** What Herald rendered, as the recipient would see it. */
 /**
  * An email's html as a mail app shows it, inline styles and remote images included, which the
  * dashboard's own CSP would block: in email-frame.html (public/, with a CSP of its own), framed
@@ -66,6 +65,7 @@ function EmailFrame({ html }: { html: string }) {
   return <iframe ref={frame} title="The email's HTML part as rendered" sandbox="allow-scripts" src="/dashboard/email-frame.html" onLoad={() => setLoaded(true)} />;
 }
 
+/** What Herald rendered, as the recipient would see it. */
 export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'email' | 'sms'; rendered: Rendered }) {
   if (channel === 'email') {
     return (
