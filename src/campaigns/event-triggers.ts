@@ -24,8 +24,9 @@ import type { EventRecord } from '../domain/events.js';
 import { PERSON_FIELDS } from '../domain/conditions.js';
 import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
+import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 import { logger } from '../logger.js';
-import { enrolPeople } from './enrol.js';
+import { enrol } from './enrol.js';
 
 /** How often the whole index is reloaded (changes made on other replicas). */
 const REFRESH_MS = 5_000;
@@ -43,6 +44,11 @@ const NO_WARNINGS: ReadonlyMap<string, string[]> = new Map();
 interface Match {
   event: EventRecord;
   trigger: EventTrigger;
+}
+
+/** A match passed the checks, waiting for its enrolment's group. */
+interface PendingEnrolment extends Waiting<true> {
+  match: Match;
 }
 
 function indexOf(rows: readonly EventCampaignRow[]): Map<string, WorkspaceIndex> {
@@ -64,6 +70,31 @@ export class EventTriggers {
   /** Workspaces reloaded on their own since the last whole reload began. */
   private readonly touched = new Set<string>();
   private readonly poller = new Poller(REFRESH_MS, 'event trigger index', () => this.reloadAll());
+  /**
+   * Group commit of the enrolments: the matches of the requests in one tick, and of those that
+   * came while a write was in flight, enrolled in one statement per campaign (not one per
+   * event); a person's second match in a campaign goes to the next round, and a failed
+   * campaign's matches are tried alone, so one cannot fail another.
+   */
+  private readonly enrolMatch = groupedWriter<PendingEnrolment, true>({
+    key: (p) => `${p.match.trigger.campaignId}/${p.match.event.person_id}`,
+    writeRound: async (round) => {
+      const written = new Set<string>();
+      await Promise.all(
+        [...groupBy(round, (p) => p.match.trigger.campaignId)].map(([campaignId, ps]) =>
+          this.enrol(ps.map((p) => p.match)).then(
+            () => written.add(campaignId),
+            () => {},
+          ),
+        ),
+      );
+      return round.map((p) => (written.has(p.match.trigger.campaignId) ? true : undefined));
+    },
+    alone: async (p) => {
+      await this.enrol([p.match]);
+      return true;
+    },
+  });
 
   constructor(
     private readonly db: Db,
@@ -129,15 +160,7 @@ export class EventTriggers {
       for (const m of matches) warn(m, err);
       return warnings;
     }
-    const enrolled = await Promise.all(
-      passed.map((m) =>
-        this.enrol(m).catch((err: unknown) => {
-          warn(m, err);
-          return 0;
-        }),
-      ),
-    );
-    if (enrolled.some((n) => n > 0)) this.enrolled();
+    await Promise.all(passed.map((match) => new Promise<true>((resolve, reject) => this.enrolMatch({ match, resolve, reject })).catch((err: unknown) => warn(match, err))));
     return warnings;
   }
 
@@ -179,11 +202,19 @@ export class EventTriggers {
     }
   }
 
-  private enrol({ event, trigger: t }: Match): Promise<number> {
-    return enrolPeople(this.db, { id: t.campaignId, workspace_id: t.workspaceId }, event.id, [event.person_id], {
-      rules: { maxPerUser: t.maxPerUser, debounceSeconds: t.debounceSeconds },
-      context: { event: { id: event.id, name: event.type, parameters: event.parameters } },
-      startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000) : undefined,
-    });
+  /** Enrols the matches of one campaign, each event its own run (a redelivered event cannot enrol twice) and context. */
+  private async enrol(matches: Match[]): Promise<void> {
+    const t = matches[0]!.trigger;
+    const enrolled = await enrol(
+      this.db,
+      { id: t.campaignId, workspace_id: t.workspaceId },
+      matches.map(({ event }, i) => ({ runId: event.id, personId: event.person_id, context: i })),
+      matches.map(({ event }) => ({ event: { id: event.id, name: event.type, parameters: event.parameters } })),
+      {
+        rules: { maxPerUser: t.maxPerUser, debounceSeconds: t.debounceSeconds },
+        startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000) : undefined,
+      },
+    );
+    if (enrolled > 0) this.enrolled();
   }
 }

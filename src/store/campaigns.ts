@@ -1,6 +1,6 @@
 // Campaigns (INTERFACE 2.7) and what their stats read: enrolments (campaign_enrolments) and the
 // push records attributed to them (push_messages.campaign_id).
-import type { Queryable } from './db.js';
+import { prepared, type Queryable } from './db.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
 
 export interface CampaignRow {
@@ -50,9 +50,12 @@ export async function findCampaign(q: Queryable, workspaceId: string, id: string
 
 /** The workspace's campaigns among `ids`, by id. */
 export async function loadCampaignsByIds(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, CampaignRow>> {
-  const r = await q.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`, [workspaceId, ids]);
+  const r = await q.query<CampaignRow>(CAMPAIGNS_BY_IDS, [workspaceId, ids]);
   return new Map(r.rows.map((c) => [c.id, c]));
 }
+
+/** Read for every page the workflow executor claims: prepared. */
+const CAMPAIGNS_BY_IDS = prepared('campaigns-by-ids', `SELECT ${COLUMNS} FROM campaigns WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`);
 
 export interface CampaignFilter {
   status?: CampaignStatus;

@@ -1,5 +1,5 @@
 // SQL for people, shared by every route that writes or reads them.
-import type { Queryable } from './db.js';
+import { prepared, type Queryable } from './db.js';
 import { newId } from '../ids.js';
 import { DEDICATED_FIELDS } from '../domain/traits.js';
 import type { IdentifyInput } from '../domain/identify.js';
@@ -75,9 +75,12 @@ export async function findPersonById(q: Queryable, workspaceId: string, id: stri
 
 /** The workspace's people among these UUIDs (unknown ones are absent). */
 export async function peopleByIds(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<PersonRow[]> {
-  const r = await q.query<PersonRow>(`SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`, [workspaceId, ids]);
+  const r = await q.query<PersonRow>(PEOPLE_BY_IDS, [workspaceId, ids]);
   return r.rows;
 }
+
+/** Read for every page of a fan-out and every matched event: prepared. */
+const PEOPLE_BY_IDS = prepared('people-by-ids', `SELECT ${PERSON_COLUMNS} FROM people WHERE workspace_id = $1 AND id = ANY ($2::uuid[])`);
 
 /** Merges traits and their dedicated fields into a known person; false when unknown. */
 export async function updateTraits(q: Queryable, workspaceId: string, externalId: string, traits: Record<string, unknown>, fields: Record<string, string | null>): Promise<boolean> {

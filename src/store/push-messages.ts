@@ -1,7 +1,7 @@
 // Push records and their per-device deliveries (INTERFACE 2.8, 3.3; DECISIONS §3, §5, §11), and
 // the scheduled sends waiting in the same table. Records are written many at a time (a batch
 // send's are one statement each for messages and deliveries).
-import type { Queryable } from './db.js';
+import { prepared, type Queryable } from './db.js';
 import { lapsed } from './leases.js';
 import { pageBackTerm, type PageBack } from './page-back.js';
 import type { Channel } from '../domain/messages.js';
@@ -60,8 +60,13 @@ const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[
  */
 export async function saveRecords(q: Queryable, messages: readonly PushRecord[], deliveries: readonly DeliveryRecord[]): Promise<void> {
   if (messages.length === 0) return;
-  await q.query(
-    `WITH m AS (
+  await q.query(SAVE_RECORDS, [JSON.stringify(messages), JSON.stringify(deliveries)]);
+}
+
+/** Once per page of a fan-out: prepared (planned once per connection). */
+const SAVE_RECORDS = prepared(
+  'save-push-records',
+  `WITH m AS (
        INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
        SELECT ${MESSAGE_NAMES.join(', ')} FROM json_to_recordset($1::json) AS x(${MESSAGE_COLUMNS})
        ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_by = NULL, claimed_at = NULL
@@ -69,9 +74,7 @@ export async function saveRecords(q: Queryable, messages: readonly PushRecord[],
      INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
      SELECT message_id, device_id, device_token, platform, status, provider_id, error
      FROM json_to_recordset($2::json) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)`,
-    [JSON.stringify(messages), JSON.stringify(deliveries)],
-  );
-}
+);
 
 /** The times of the people's `sent` pushes since `sinceMs`, by person. */
 export async function sentTimes(q: Queryable, personIds: readonly string[], sinceMs: number): Promise<Map<string, number[]>> {

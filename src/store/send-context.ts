@@ -1,7 +1,7 @@
 // What a push send reads before it decides (src/delivery/engine.ts), in one round trip however
 // many recipients: the workspace's send policy, the recipients' sendable devices (active and
 // valid, most recently used first) and which of their tokens are suppressed.
-import type { Queryable } from './db.js';
+import { prepared, type Queryable } from './db.js';
 import type { SendableDevice } from './devices.js';
 
 export interface SendContext {
@@ -11,8 +11,15 @@ export interface SendContext {
 }
 
 export async function sendContext(q: Queryable, workspaceId: string, personIds: readonly string[]): Promise<SendContext> {
-  const r = await q.query<{ policy: unknown; devices: SendableDevice[]; suppressed: string[] }>(
-    `WITH d AS (
+  const r = await q.query<{ policy: unknown; devices: SendableDevice[]; suppressed: string[] }>(SEND_CONTEXT, [workspaceId, personIds]);
+  const row = r.rows[0]!;
+  return { policy: row.policy ?? null, devices: row.devices, suppressed: new Set(row.suppressed) };
+}
+
+/** Read for every page of a fan-out: prepared, as its planning cost as much as its run. */
+const SEND_CONTEXT = prepared(
+  'send-context',
+  `WITH d AS (
        SELECT id, person_id, device_token, platform, last_used_at, created_at FROM devices
        WHERE person_id = ANY ($2::uuid[]) AND is_active AND is_valid
      ), s AS (
@@ -23,8 +30,4 @@ export async function sendContext(q: Queryable, workspaceId: string, personIds: 
        COALESCE((SELECT json_agg(json_build_object('id', id, 'person_id', person_id, 'device_token', device_token, 'platform', platform)
          ORDER BY last_used_at DESC, created_at DESC) FROM d), '[]') AS devices,
        COALESCE((SELECT json_agg(device_token) FROM s), '[]') AS suppressed`,
-    [workspaceId, personIds],
-  );
-  const row = r.rows[0]!;
-  return { policy: row.policy ?? null, devices: row.devices, suppressed: new Set(row.suppressed) };
-}
+);

@@ -1,5 +1,5 @@
 // Message templates (DECISIONS §11): push content that campaign push nodes name by id.
-import type { Queryable } from './db.js';
+import { prepared, type Queryable } from './db.js';
 import type { TemplateContent } from '../domain/campaigns.js';
 import type { Channel } from '../domain/messages.js';
 
@@ -46,13 +46,16 @@ export async function templatesOf(q: Queryable, workspaceId: string): Promise<Te
   return (await q.query<TemplateRow>(`SELECT ${COLUMNS} FROM message_templates WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`, [workspaceId])).rows;
 }
 
+/** Read for every page of a fan-out with a template: prepared. */
+const TEMPLATE_CONTENTS = prepared('template-contents', `SELECT ${COLUMNS} FROM message_templates WHERE workspace_id = $1 AND id = ANY($2::uuid[]) FOR SHARE`);
+
 /**
  * The content of those of `ids` that are templates of the workspace, by id. Read FOR SHARE: a
  * campaign going live with them keeps them from being deleted until it has committed.
  */
 export async function templateContents(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, TemplateContent>> {
   if (ids.length === 0) return new Map();
-  const r = await q.query<TemplateRow>(`SELECT ${COLUMNS} FROM message_templates WHERE workspace_id = $1 AND id = ANY($2::uuid[]) FOR SHARE`, [workspaceId, ids]);
+  const r = await q.query<TemplateRow>(TEMPLATE_CONTENTS, [workspaceId, ids]);
   const some = <T>(v: T | null) => v ?? undefined;
   return new Map(
     r.rows.map((t) => [
