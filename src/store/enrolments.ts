@@ -74,7 +74,7 @@ const INSERT_ENROLMENTS = prepared(
      -- the people's entries so far, in one read (a lookup per person would be planned as a scan
      -- per person while the table's statistics still say it is small, as in a first big run)
      prev AS (
-       SELECT person_id, max(entry) AS last_entry, max(enrolled_at) AS last_at
+       SELECT person_id, max(entry) AS last_entry, max(enrolled_at) AS last_at, array_agg(run_id) AS runs
        FROM campaign_enrolments WHERE campaign_id = $1 AND person_id = ANY ($4::uuid[]) GROUP BY person_id
      ),
      candidates AS (
@@ -82,7 +82,9 @@ const INSERT_ENROLMENTS = prepared(
        FROM input i
        JOIN people p ON p.id = i.person_id AND p.workspace_id = $2
        LEFT JOIN prev ON prev.person_id = i.person_id
-       WHERE NOT EXISTS (SELECT 1 FROM campaign_enrolments d WHERE d.campaign_id = $1 AND d.run_id = i.run_id AND d.person_id = i.person_id)
+       -- this run enrolled them already: read from the same rows (a NOT EXISTS here was planned
+       -- as an anti-join over all of the campaign's enrolments, for every page of a fan-out)
+       WHERE (prev.runs IS NULL OR i.run_id <> ALL (prev.runs))
          AND ($8::int IS NULL OR COALESCE(prev.last_entry, 0) < $8)
          AND ($9::double precision IS NULL OR prev.last_at IS NULL OR prev.last_at <= now() - make_interval(secs => $9))
      ),
