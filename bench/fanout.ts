@@ -261,21 +261,20 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
 
   try {
     const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
-    let ws: BenchWorkspace | undefined;
     rig = await rigFor(opt, caDir, () => base);
     herald = await startBenchHerald(dataDir, secret, { ...rig.env, HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling) }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
     const base = herald.base;
     log(`Herald is up at ${base} (pid ${herald.pid}), ${rig.describe}${rig.pid ? ` (pid ${rig.pid})` : ''}`);
-    [ws] = await setupWorkspaces(base, secret, 1);
-    await rig.setup(base, secret, ws!);
+    const ws = (await setupWorkspaces(base, secret, 1))[0]!;
+    await rig.setup(base, secret, ws);
     const url = databaseUrl(dataDir);
     let t = Date.now();
-    await insertAudience(url, ws!.id, opt.people, channel);
+    await insertAudience(url, ws.id, opt.people, channel);
     const setupS = round((Date.now() - t) / 1000, 1);
     log(`inserted ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each in SQL (${setupS} s)`);
 
     const token = await sessionToken(secret, 'herald-bench');
-    const inWs = `workspace_id=${ws!.id}`;
+    const inWs = `workspace_id=${ws.id}`;
     const sendAt = Date.now() + opt.sendInMs;
     const created = await call(base, 'POST', `/api/v1/campaigns?${inWs}`, token, {
       name: `bench ${scenario}`,
