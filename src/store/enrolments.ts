@@ -136,19 +136,22 @@ const WORKSPACES_WAITING = prepared(
  * (and in a 250,000-person fan-out did, its statistics taken while the table was small) hash
  * the join and sort every waiting enrolment for each claim, an external sort of 110,000 rows to
  * take 250. Without a join, the due index's order is the only cheap way to the first `limit`.
+ * The claimed ids are an array the update looks up by key: with `id IN (…)` the prepared
+ * statement's generic plan (which knows no LIMIT) hashed them against a scan of every waiting
+ * enrolment.
  */
 export async function claimDue(q: Queryable, workspaceId: string, limit: number, instance: number): Promise<ClaimedEnrolment[]> {
   const r = await q.query<ClaimedEnrolment>(CLAIM_DUE, [workspaceId, limit, instance]);
   return r.rows;
 }
 
-const CLAIM_DUE = prepared(
+export const CLAIM_DUE = prepared(
   'claim-due-enrolments',
   `UPDATE campaign_enrolments SET state = ${E.running}, claimed_by = $3, claimed_at = now(), claims = claims + 1
-     WHERE id IN (SELECT e.id FROM campaign_enrolments e
+     WHERE id = ANY (ARRAY(SELECT e.id FROM campaign_enrolments e
                   WHERE e.workspace_id = $1 AND e.state = ${E.waiting} AND e.due_at <= now()
                     AND (SELECT c.status FROM campaigns c WHERE c.id = e.campaign_id) NOT IN ${HELD}
-                  ORDER BY e.due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+                  ORDER BY e.due_at LIMIT $2 FOR UPDATE SKIP LOCKED))
        AND state = ${E.waiting}
      RETURNING id, campaign_id, person_id, next_node, context, claims`,
 );

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
 import { EVENT_NAMES, latestEventsQuery } from '../../src/store/events.js';
 import { PERSON_BY_PHONE } from '../../src/store/people.js';
+import { CLAIM_DUE } from '../../src/store/enrolments.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
 
@@ -90,3 +91,30 @@ t.test("the event names a workspace has seen (store/events.ts eventNames): one i
   t.match(p, /events_by_type/, p);
   t.notMatch(p, /Sort|Seq Scan|HashAggregate/, 'no sort, scan or aggregate over the events');
 });
+
+t.test("the executor's claim (store/enrolments.ts claimDue) is prepared: its generic plan still takes the first due enrolments along campaign_enrolments_due, no sort", async (t) => {
+  const ws = await newWorkspace(s, 'Claims');
+  const campaign = '00000000-0000-4000-8000-00000000c1a1';
+  // A fan-out under way: 20,000 waiting enrolments, analysed. A generic plan knows neither the
+  // workspace nor the LIMIT; costed for an unknown LIMIT it could sort every due enrolment to take 64.
+  const setUp = async () => {
+    await sql.query(`INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config) VALUES ($1, $2, 'Fan-out', 'active', 'schedule', '{}')`, [campaign, ws.id]);
+    await sql.query(
+      `WITH p AS (INSERT INTO people (id, workspace_id, external_id) SELECT gen_random_uuid(), $1, 'c' || i FROM generate_series(1, 20000) AS i RETURNING id)
+       INSERT INTO campaign_enrolments (id, workspace_id, campaign_id, person_id, run_id, entry, due_at)
+       SELECT gen_random_uuid(), $1, $2, p.id, 'run', 1, now() - interval '1 minute' FROM p`,
+      [ws.id, campaign],
+    );
+    await sql.query('ANALYZE campaign_enrolments');
+    await sql.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await sql.query(`PREPARE claim_plan AS ${CLAIM_DUE.text}`);
+  };
+  try {
+    const plan = await planOf(`EXECUTE claim_plan('${ws.id}', 64, 1)`, [], { setUp });
+    t.match(plan, /Index Scan using campaign_enrolments_due/, plan);
+    t.notMatch(plan, /Sort|Seq Scan on campaign_enrolments/, 'the first 64 in due order, straight from the index');
+  } finally {
+    await sql.query('DEALLOCATE claim_plan').catch(() => {});
+  }
+});
+
