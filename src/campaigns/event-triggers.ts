@@ -82,7 +82,7 @@ export class EventTriggers {
       const written = new Set<string>();
       await Promise.all(
         [...groupBy(round, (p) => p.match.trigger.campaignId)].map(([campaignId, ps]) =>
-          this.enrol(ps.map((p) => p.match)).then(
+          this.enrolCampaign(ps.map((p) => p.match)).then(
             () => written.add(campaignId),
             () => {},
           ),
@@ -91,7 +91,7 @@ export class EventTriggers {
       return round.map((p) => (written.has(p.match.trigger.campaignId) ? true : undefined));
     },
     alone: async (p) => {
-      await this.enrol([p.match]);
+      await this.enrolCampaign([p.match]);
       return true;
     },
   });
@@ -203,7 +203,7 @@ export class EventTriggers {
   }
 
   /** Enrols the matches of one campaign, each event its own run (a redelivered event cannot enrol twice) and context. */
-  private async enrol(matches: Match[]): Promise<void> {
+  private async enrolCampaign(matches: Match[]): Promise<void> {
     const t = matches[0]!.trigger;
     const enrolled = await enrol(
       this.db,

@@ -49,14 +49,14 @@ export async function insertEnrolments(
   opts: { rules?: EnrolRules; startAt?: Date },
 ): Promise<{ id: string; inserted: boolean }[]> {
   // A few rows (an event group's matches) reuse the prepared plan; a schedule run's page of
-  // thousands is planned for its size (a generic plan, costed for a few rows, took twice as long).
+  // thousands is planned for its size, which a generic plan cannot see.
   const r = await q.query<{ id: string; inserted: boolean }>(rows.length <= PREPARED_ROWS ? INSERT_ENROLMENTS : INSERT_ENROLMENTS.text, [
     c.campaignId,
     c.workspaceId,
     rows.map((e) => e.id),
     rows.map((e) => e.personId),
     rows.map((e) => e.runId),
-    rows.map((e) => e.context + 1),
+    rows.map((e) => e.context + 1), // PostgreSQL's arrays count from 1
     contexts.map((x) => JSON.stringify(x)),
     opts.rules?.maxPerUser ?? null,
     opts.rules?.debounceSeconds ?? null,

@@ -96,7 +96,8 @@ t.test("the executor's claim (store/enrolments.ts claimDue) is prepared: its gen
   const ws = await newWorkspace(s, 'Claims');
   const campaign = '00000000-0000-4000-8000-00000000c1a1';
   // A fan-out under way: 20,000 waiting enrolments, analysed. A generic plan knows neither the
-  // workspace nor the LIMIT; costed for an unknown LIMIT it could sort every due enrolment to take 64.
+  // workspace nor the LIMIT; with `id IN (…)` it hashed the claimed ids against a scan of every
+  // waiting enrolment.
   const setUp = async () => {
     await sql.query(`INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config) VALUES ($1, $2, 'Fan-out', 'active', 'schedule', '{}')`, [campaign, ws.id]);
     await sql.query(
