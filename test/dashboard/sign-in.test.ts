@@ -14,6 +14,8 @@ t.teardown(() => s.stop());
 const link = (await eventually(async () => /^Sign in to the dashboard: (\S+)$/m.exec(s.stdout())))![1]!;
 const token = new URL(link).hash.slice('#token='.length);
 const workspaceId = /^Default workspace: (\S+)$/m.exec(s.stdout())![1]!;
+/** When a session token's `exp` passes, in ms. */
+const expiresAt = (jwt: string): number => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
 /** A token for local-admin signed with the secret this Herald generated in its data dir. */
 const sessionFor = (ttlSeconds: number) => s.session('local-admin', { ttlSeconds, secret: readFileSync(join(s.dataDir, 'auth-secret'), 'utf8').trim() });
 
@@ -59,9 +61,12 @@ t.test('a pasted token signs in where the user was going; a refused one says why
 t.test('an expired session brings back sign-in, then the page the user was on', async (t) => {
   const { context, page } = await openPage(browser);
   t.teardown(() => context.close());
-  await page.goto(`${s.base}/dashboard/#token=${await sessionFor(2)}`);
+  // Long enough for the first page on a slow machine (2 s was not, on CI); then wait out its
+  // own `exp` (whole seconds) rather than a fixed pause.
+  const short = await sessionFor(6);
+  await page.goto(`${s.base}/dashboard/#token=${short}`);
   await page.getByRole('heading', { level: 1, name: 'People' }).waitFor();
-  await new Promise((r) => setTimeout(r, 2500));
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt(short) + 250 - Date.now())));
   await page.getByRole('navigation', { name: 'Workspace pages' }).getByRole('link', { name: 'API keys' }).click();
   await page.getByRole('heading', { level: 1, name: 'Sign in to Herald' }).waitFor();
   t.match(await page.getByRole('status').first().textContent(), /session has ended/, 'says why');
