@@ -1,5 +1,5 @@
-// `npm run bench -- --scenario fanout [--people 250000] [--ceiling N] [--send-in 10s] [--provider fakes|sandbox]`:
-// a `schedule` campaign with a send_at to N people, each with one android device, against the
+// `npm run bench -- --scenario fanout [--people 250000] [--workspaces 1] [--ceiling N] [--send-in 10s] [--provider fakes|sandbox]`:
+// in each workspace, a `schedule` campaign with the same send_at to N people, each with one android device, against the
 // fake FCM in a process of its own (bench/fake-providers.ts), or Herald's sandbox provider (the
 // issue 24 figures; then the sends are Herald's own count of campaign sends recorded `sent`,
 // there being no provider to ask). Reports the time from send_at to the last send, sends/s, the
@@ -12,7 +12,9 @@
 // Twilio, both in a process of their own (bench/messaging-fakes.ts), and then, Herald stopped,
 // the floor (bench/channel-floor.ts): the same number of messages through a bare nodemailer
 // pool of as many connections, or bare `fetch` POSTs as concurrent as Herald's were. Herald's
-// messages/s are reported as a ratio to the floor's (issue 25's target: ≥ 0.6).
+// messages/s are reported as a ratio to the floor's (issue 25's target: ≥ 0.6). The push fanout
+// against the fakes has its floor too (issue 24's target: ≥ 0.7): bench/push-floor.ts, a bare
+// node:http2 client on as many sessions as Herald opened, its pool's streams each, for FLOOR_MS.
 //
 // Setup is not timed. The people and their devices are inserted straight into PostgreSQL in
 // bulk (generate_series): through the API, 250,000 device registrations take minutes on this
@@ -25,11 +27,12 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { formatSummary, parseMetrics, scrapeMetrics, summarize } from './metrics.js';
-import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, runChannelFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
-import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
+import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, runChannelFloor, runPushFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
+import type { ChannelFloorConfig } from './channel-floor.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { optionChecks } from './cli.js';
+import { shardOf } from '../src/util/shard.js';
 import type { BenchWorkspace } from './scenarios.js';
 
 export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fanout|sms-fanout [options]
@@ -39,9 +42,13 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fan
                       (sms-fanout; both default 50000)
   --ceiling N         HERALD_SCHEDULE_AUDIENCE_CEILING of the Herald started (default: 250000,
                       Herald's default; a smaller one truncates the run)
-  --send-in 10s       send_at this long after the campaign is activated
+  --workspaces 1      workspaces, each with --people people and its own campaign, all with the
+                      same send_at; with 2 or more, each campaign's p50 send time after send_at
+                      is reported and the largest over the smallest (issue 24's target: ≤ 1.5)
+  --send-in 10s       send_at this long after the campaigns are activated
   --provider fakes    fanout: fakes: the fake FCM over HTTP/2 TLS in a process of its own, sends
-                      counted as the requests it received; sandbox: Herald's sandbox provider,
+                      counted as the requests it received, then the push floor (20 s, Herald
+                      stopped); sandbox: Herald's sandbox provider,
                       sends counted as Herald's campaign sends recorded \`sent\` (GET /metrics)
   --connections 5     email-fanout: the email channel's pooled SMTP connections, and the floor's
   --timeout 600s      give up when the provider has not received everything by then
@@ -51,12 +58,32 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fan
 
 /** What the campaign sends through. */
 export type FanoutChannel = 'push' | 'email' | 'sms';
-/** The issue 25 target: Herald's messages/s at least this share of the floor's. */
-const FLOOR_TARGET = 0.6;
+/** Herald's messages/s at least this share of the floor's: issue 24's target (push), issue 25's. */
+const FLOOR_TARGET: Record<FanoutChannel, number> = { push: 0.7, email: 0.6, sms: 0.6 };
+/** Issue 24's two-workspace target: neither campaign's p50 send time over 1.5× the other's. */
+const P50_RATIO_TARGET = 1.5;
+/** How long the push floor runs (after a warm-up of PUSH_FLOOR_WARMUP_MS): it is time-bound. */
+const PUSH_FLOOR_MS = 20_000;
+const PUSH_FLOOR_WARMUP_MS = 3_000;
+/** Herald's HTTP/2 pool's streams per session (src/push/http2-pool.ts), the floor's too. */
+const PUSH_STREAMS = 100;
+
+/** The floor's figures, whichever channel. */
+interface Floor {
+  /** How the floor sent, for the report. */
+  describe: string;
+  sent: number;
+  errors: number;
+  error: string | null;
+  duration_s: number;
+  per_s: number;
+  client_cpu_s: number;
+}
 
 interface FanoutOptions {
   channel: FanoutChannel;
   people: number;
+  workspaces: number;
   ceiling: number;
   sendInMs: number;
   provider: 'fakes' | 'sandbox';
@@ -72,6 +99,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
     options: {
       scenario: { type: 'string' },
       people: { type: 'string', default: channel === 'push' ? '250000' : '50000' },
+      workspaces: { type: 'string', default: '1' },
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
       provider: { type: 'string', default: 'fakes' },
@@ -93,6 +121,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
     channel,
     provider,
     people: int('people', values.people, 1, channel === 'sms' ? 1_000_000 : 5_000_000),
+    workspaces: int('workspaces', values.workspaces, 1, 8),
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
     connections: int('connections', values.connections, 1, 50),
     sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
@@ -181,12 +210,12 @@ interface Rig {
   pid?: number;
   /** The channel's settings on the workspace, over HTTP. */
   setup(base: string, secret: string, ws: BenchWorkspace): Promise<void>;
-  /** Sends so far, as the provider (or, in the sandbox, the store) counts them. */
-  sends(campaignId: string): Promise<number>;
+  /** Sends so far, as the provider (or, in the sandbox, Herald) counts them. */
+  sends(): Promise<number>;
   /** The fakes' own figures, for the result. */
   stats?(): Promise<unknown>;
-  /** The floor, once Herald has stopped: `count` messages the bare way. */
-  floor?(count: number): Promise<ChannelFloorResult>;
+  /** The floor, once Herald has stopped: `count` messages the bare way (push: for PUSH_FLOOR_MS). */
+  floor?(count: number): Promise<Floor>;
 }
 
 async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Promise<Rig> {
@@ -213,6 +242,29 @@ async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Pr
       setup: (base, secret, ws) => setupPushChannels(base, secret, [ws], fakes.ready),
       sends: async () => (await fakes.stats()).fcm.requests,
       stats: () => fakes.stats(),
+      async floor() {
+        await fakes.quiet(1000, 30_000);
+        const config = {
+          origin: fakes.ready.fcm.url,
+          path: `/v1/projects/${fakes.ready.fcm.account.project_id}/messages:send`,
+          account: fakes.ready.fcm.account,
+          bodies: await fakes.sample(),
+          sessions: Math.max(1, (await fakes.stats()).fcm.sessions),
+          streamsPerSession: PUSH_STREAMS,
+        };
+        const env = { ...process.env, ...pushFakesEnv(fakes.ready, caDir) };
+        await runPushFloor({ ...config, durationMs: PUSH_FLOOR_WARMUP_MS }, env);
+        const r = await runPushFloor({ ...config, durationMs: PUSH_FLOOR_MS }, env);
+        return {
+          describe: `bare node:http2, ${r.sessions} sessions × ${r.streams_per_session} streams, as many sessions as Herald's`,
+          sent: r.requests,
+          errors: r.errors + r.non2xx,
+          error: r.errors + r.non2xx > 0 ? `${r.errors} failed streams, ${r.non2xx} non-2xx answers` : null,
+          duration_s: r.duration_s,
+          per_s: r.requests_per_s,
+          client_cpu_s: r.client_cpu_s,
+        };
+      },
     };
   }
   const fakes = await MessagingFakes.start();
@@ -243,7 +295,9 @@ async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Pr
         ? { kind: 'email', host: fakes.ready.smtp.host, port: fakes.ready.smtp.port, connections: opt.connections, count, mails: sample.mails }
         : { kind: 'sms', url: fakes.ready.twilio.url, concurrency: Math.max(1, stats.twilio.max_connections), count, requests: sample.sms };
       if ((email ? sample.mails : sample.sms).length === 0) throw new Error('the fakes kept no message of Herald\'s to send at the floor');
-      return runChannelFloor(config, budget);
+      const r = await runChannelFloor(config, budget);
+      const describe = email ? `bare nodemailer pool, ${opt.connections} connections` : `bare fetch, ${config.kind === 'sms' ? config.concurrency : '?'} in flight, as many as Herald's connections`;
+      return { describe, sent: r.sent, errors: r.errors, error: r.error, duration_s: r.duration_s, per_s: r.per_s, client_cpu_s: r.client_cpu_s };
     },
   };
 }
@@ -265,34 +319,43 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     herald = await startBenchHerald(dataDir, secret, { ...rig.env, HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling) }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
     const base = herald.base;
     log(`Herald is up at ${base} (pid ${herald.pid}), ${rig.describe}${rig.pid ? ` (pid ${rig.pid})` : ''}`);
-    const ws = (await setupWorkspaces(base, secret, 1))[0]!;
-    await rig.setup(base, secret, ws);
+    const actors = (await call(base, 'GET', '/healthz', '')).body?.components?.actors as number;
+    // Spread over the actors, as the push scenarios' workspaces are (bench/procs.ts).
+    const workspaces = await setupWorkspaces(base, secret, opt.workspaces, actors);
     const url = databaseUrl(dataDir);
     let t = Date.now();
-    await insertAudience(url, ws.id, opt.people, channel);
+    for (const ws of workspaces) {
+      await rig.setup(base, secret, ws);
+      await insertAudience(url, ws.id, opt.people, channel);
+    }
     const setupS = round((Date.now() - t) / 1000, 1);
-    log(`inserted ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each in SQL (${setupS} s)`);
+    log(`inserted ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each in SQL, in ${workspaces.length} workspace(s) (${setupS} s)`);
 
     const token = await sessionToken(secret, 'herald-bench');
-    const inWs = `workspace_id=${ws.id}`;
     const sendAt = Date.now() + opt.sendInMs;
-    const created = await call(base, 'POST', `/api/v1/campaigns?${inWs}`, token, {
-      name: `bench ${scenario}`,
-      trigger_type: 'schedule',
-      trigger_config: { send_at: new Date(sendAt).toISOString() },
-      workflow_definition: { nodes: [NODES[channel]] },
-    });
-    const campaignId = created.body?.data?.campaign?.id as string | undefined;
-    if (created.status !== 201 || !campaignId) throw new Error(`creating the campaign answered ${created.status}: ${JSON.stringify(created.body).slice(0, 500)}`);
-    const activated = await call(base, 'PUT', `/api/v1/campaigns/${campaignId}?${inWs}`, token, { status: 'active' });
-    if (activated.body?.data?.campaign?.status !== 'scheduled') throw new Error(`activating answered ${activated.status}: ${JSON.stringify(activated.body).slice(0, 500)}`);
-    const expected = Math.min(opt.people, opt.ceiling);
-    log(`campaign ${campaignId} scheduled at ${new Date(sendAt).toISOString()}; ${fmt(expected)} sends expected`);
+    const campaigns: { workspaceId: string; id: string }[] = [];
+    for (const ws of workspaces) {
+      const inWs = `workspace_id=${ws.id}`;
+      const created = await call(base, 'POST', `/api/v1/campaigns?${inWs}`, token, {
+        name: `bench ${scenario}`,
+        trigger_type: 'schedule',
+        trigger_config: { send_at: new Date(sendAt).toISOString() },
+        workflow_definition: { nodes: [NODES[channel]] },
+      });
+      const id = created.body?.data?.campaign?.id as string | undefined;
+      if (created.status !== 201 || !id) throw new Error(`creating the campaign answered ${created.status}: ${JSON.stringify(created.body).slice(0, 500)}`);
+      const activated = await call(base, 'PUT', `/api/v1/campaigns/${id}?${inWs}`, token, { status: 'active' });
+      if (activated.body?.data?.campaign?.status !== 'scheduled') throw new Error(`activating answered ${activated.status}: ${JSON.stringify(activated.body).slice(0, 500)}`);
+      campaigns.push({ workspaceId: ws.id, id });
+    }
+    const perCampaign = Math.min(opt.people, opt.ceiling);
+    const expected = perCampaign * campaigns.length;
+    log(`${campaigns.length} campaign(s) scheduled at ${new Date(sendAt).toISOString()}; ${fmt(expected)} sends expected`);
 
     const pgDir = process.env.DATABASE_URL ? null : join(dataDir, 'pg');
     const sampler = new Sampler(herald.pid, pgDir);
     // Sends so far: what the provider received, or (sandbox) Herald's count of sends recorded `sent`.
-    const sends = () => rig!.sends(campaignId);
+    const sends = () => rig!.sends();
     const before = await sends();
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
@@ -324,23 +387,45 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     sampler.mark('end');
     const loadEnd = loadavg();
     // The stats once every send is recorded (the last records follow the last provider answers).
-    const readStats = async () => (await call(base, 'GET', `/api/v1/campaigns/${campaignId}?${inWs}`, token)).body?.data;
-    let stats = await readStats();
+    const readStats = async (c: (typeof campaigns)[number]) => (await call(base, 'GET', `/api/v1/campaigns/${c.id}?workspace_id=${c.workspaceId}`, token)).body?.data;
+    const recorded = (x: Awaited<ReturnType<typeof readStats>>) => ['sent', 'skipped', 'policy_suppressed', 'failed'].reduce((n, k) => n + (x?.stats?.[k] ?? 0), 0);
     const settledBy = Date.now() + 30_000;
-    const recorded = (x: typeof stats) => ['sent', 'skipped', 'policy_suppressed', 'failed'].reduce((n, k) => n + (x?.stats?.[k] ?? 0), 0);
-    while (recorded(stats) < expected && Date.now() < settledBy) {
+    let stats = await Promise.all(campaigns.map(readStats));
+    while (stats.some((x) => recorded(x) < perCampaign) && Date.now() < settledBy) {
       await new Promise((r) => setTimeout(r, 200));
-      stats = await readStats();
+      stats = await Promise.all(campaigns.map(readStats));
     }
     const metricsEnd = await scrapeMetrics(base);
     const db = new pg.Client({ connectionString: url });
     await db.connect();
-    const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [campaignId])).rows[0] ?? null;
-    const failures = (await db.query<{ error: string; n: number }>(
-      `SELECT error, count(*)::int AS n FROM push_messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
-      [campaignId],
-    )).rows;
+    // One client: its queries queue, one after another.
+    const perWorkspace = await Promise.all(campaigns.map(async (c, i) => {
+      const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [c.id])).rows[0] ?? null;
+      const failures = (await db.query<{ error: string; n: number }>(
+        `SELECT error, count(*)::int AS n FROM push_messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
+        [c.id],
+      )).rows;
+      // When each send was recorded, after send_at: the two-workspace fairness figure.
+      const sentAfter = (await db.query<{ p: number[] | null; last: number | null }>(
+        `SELECT percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM sent_at - $2::timestamptz)) AS p,
+                max(extract(epoch FROM sent_at - $2::timestamptz))::float AS last
+         FROM push_messages WHERE campaign_id = $1 AND status = 'sent'`,
+        [c.id, new Date(sendAt)],
+      )).rows[0];
+      return {
+        workspace_id: c.workspaceId,
+        actor: shardOf(c.workspaceId, actors),
+        campaign_id: c.id,
+        status: stats[i]?.campaign?.status ?? null,
+        stats: stats[i]?.stats ?? null,
+        run,
+        failures,
+        sent_after_send_at_s: { p50: sentAfter?.p ? round(sentAfter.p[0]!, 2) : null, p90: sentAfter?.p ? round(sentAfter.p[1]!, 2) : null, last: sentAfter?.last === null || sentAfter?.last === undefined ? null : round(sentAfter.last, 2) },
+      };
+    }));
     await db.end();
+    const p50s = perWorkspace.map((w) => w.sent_after_send_at_s.p50);
+    const p50Ratio = p50s.length > 1 && p50s.every((x): x is number => x !== null && x > 0) ? round(Math.max(...p50s) / Math.min(...p50s), 3) : null;
     const statements = await statementStats(url, 'read');
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
@@ -349,9 +434,9 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     log(`Herald stopped in ${Date.now() - t} ms`);
 
     // The floor, Herald stopped: as many messages as Herald sent, the bare way.
-    let floor: ChannelFloorResult | null = null;
+    let floor: Floor | null = null;
     if (rig.floor && received > 0) {
-      log(`the floor: ${fmt(received)} messages`);
+      log(channel === 'push' ? `the floor: ${PUSH_FLOOR_MS / 1000} s` : `the floor: ${fmt(received)} messages`);
       floor = await rig.floor(received);
       log(`the floor sent ${fmt(floor.sent)} (${fmt(floor.errors)} errors${floor.error ? `, first: ${floor.error}` : ''}) in ${floor.duration_s} s`);
     }
@@ -363,7 +448,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const result = {
       scenario,
       started_at: startedAt.toISOString(),
-      options: { people: opt.people, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, ...(channel === 'push' ? { provider: opt.provider } : {}), ...(channel === 'email' ? { connections: opt.connections } : {}) },
+      options: { people: opt.people, workspaces: opt.workspaces, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, ...(channel === 'push' ? { provider: opt.provider } : {}), ...(channel === 'email' ? { connections: opt.connections } : {}) },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: { start: loadStart, end: loadEnd } },
       setup_s: setupS,
       expected,
@@ -378,9 +463,11 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
       floor,
       ratio_to_floor: ratio,
       ratio_to_floor_from_first: floor && floor.per_s > 0 && perSFromFirst !== null ? round(perSFromFirst / floor.per_s, 3) : null,
-      target: floor ? FLOOR_TARGET : null,
+      target: floor ? FLOOR_TARGET[channel] : null,
       provider: providerStats,
-      campaign: { status: stats?.campaign?.status ?? null, stats: stats?.stats ?? null, run, failures },
+      workspaces: perWorkspace,
+      p50_ratio: p50Ratio,
+      p50_ratio_target: perWorkspace.length > 1 ? P50_RATIO_TARGET : null,
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
       statements,
@@ -392,16 +479,21 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     mkdirSync(resolve(opt.out), { recursive: true });
     const file = join(resolve(opt.out), `${scenario}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    const s = result.campaign.stats as Record<string, number> | null;
+    const campaignLine = (w: (typeof perWorkspace)[number]) => {
+      const s = w.stats as Record<string, number> | null;
+      const at = w.sent_after_send_at_s;
+      return `campaign${perWorkspace.length > 1 ? ` in workspace ${w.workspace_id} (actor ${w.actor})` : ''}: ${w.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${w.run ? `enrolled ${fmt(w.run.enrolled)}${w.run.truncated ? ', truncated at the ceiling' : ''}` : '-'}; sends recorded p50 ${fmt(at.p50, 2)} s, p90 ${fmt(at.p90, 2)} s, last ${fmt(at.last, 2)} s after send_at` +
+        (w.failures.length > 0 ? `\n  failed sends by error: ${w.failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '');
+    };
     process.stdout.write(
       [
         '',
-        `scenario ${scenario}: ${fmt(opt.people)} people, ceiling ${fmt(opt.ceiling)}, one ${NODES[channel].type} node; ${rig.describe}; ${availableParallelism()} CPUs`,
+        `scenario ${scenario}: ${fmt(opt.people)} people${opt.workspaces > 1 ? ` in each of ${opt.workspaces} workspaces` : ''}, ceiling ${fmt(opt.ceiling)}, one ${NODES[channel].type} node; ${rig.describe}; ${availableParallelism()} CPUs`,
         `${opt.provider === 'sandbox' ? 'sends recorded sent' : channel === 'email' ? 'messages the SMTP server accepted' : 'provider requests'}: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
         `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
-        floor ? `the floor (${floor.kind === 'email' ? `bare nodemailer pool, ${opt.connections} connections` : `bare fetch, ${(result.provider as { twilio?: { max_connections: number } } | null)?.twilio?.max_connections ?? '?'} in flight, as many as Herald's connections`}): ${fmt(floor.per_s)} messages/s; Herald ${fmt(ratio, 3)} of it from send_at (${fmt(result.ratio_to_floor_from_first, 3)} from the first send); target ≥ ${FLOOR_TARGET}: ${ratio !== null && ratio >= FLOOR_TARGET ? 'met' : 'NOT met'}` : '',
-        `campaign: ${result.campaign.status}; stats ${s ? `enrolled ${fmt(s.enrolled)}, sent ${fmt(s.sent)}, failed ${fmt(s.failed)}, skipped ${fmt(s.skipped)}` : '-'}; run ${run ? `enrolled ${fmt(run.enrolled)}${run.truncated ? ', truncated at the ceiling' : ''}` : '-'}`,
-        failures.length > 0 ? `failed sends by error: ${failures.map((f) => `${f.n} × ${f.error}`).join('; ')}` : '',
+        floor ? `the floor (${floor.describe}): ${fmt(floor.per_s)} messages/s; Herald ${fmt(ratio, 3)} of it from send_at (${fmt(result.ratio_to_floor_from_first, 3)} from the first send); target ≥ ${FLOOR_TARGET[channel]}: ${ratio !== null && ratio >= FLOOR_TARGET[channel] ? 'met' : 'NOT met'}` : '',
+        ...perWorkspace.map(campaignLine),
+        perWorkspace.length > 1 ? `p50 send time, the slowest workspace's over the fastest's: ${fmt(p50Ratio, 3)}; target ≤ ${P50_RATIO_TARGET}: ${p50Ratio !== null && p50Ratio <= P50_RATIO_TARGET ? 'met' : 'NOT met'}` : '',
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
         result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',
         result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
