@@ -22,7 +22,8 @@ export interface ProviderStats {
 
 export interface FakeProvidersStats {
   type: 'stats';
-  fcm: ProviderStats & { max_concurrent_streams: number };
+  /** `repeated`: sends to a token the fake had received before (duplicate deliveries). */
+  fcm: ProviderStats & { max_concurrent_streams: number; repeated: number };
   apns: ProviderStats;
   /** CPU seconds this process has used (both fakes). */
   cpu_s: number;
@@ -44,7 +45,7 @@ if (!process.send) {
 process.once('disconnect', () => process.exit(0));
 process.once('SIGTERM', () => process.exit(0));
 
-const [fcm, apns] = await Promise.all([startFakeFcm({ projectId: 'herald-bench', keep: SAMPLE }), startFakeApns({ keep: 0 })]);
+const [fcm, apns] = await Promise.all([startFakeFcm({ projectId: 'herald-bench', keep: SAMPLE, countRepeats: true }), startFakeApns({ keep: 0 })]);
 const send = (m: FromFakes) => process.send!(m);
 
 process.on('message', (m: ToFakes) => {
@@ -52,7 +53,7 @@ process.on('message', (m: ToFakes) => {
     const cpu = process.cpuUsage();
     send({
       type: 'stats',
-      fcm: { requests: fcm.requests, sessions: fcm.sessions, max_concurrent_streams: fcm.maxConcurrentStreams },
+      fcm: { requests: fcm.requests, sessions: fcm.sessions, max_concurrent_streams: fcm.maxConcurrentStreams, repeated: fcm.repeated },
       apns: { requests: apns.requests, sessions: apns.sessions },
       cpu_s: (cpu.user + cpu.system) / 1e6,
     });

@@ -33,6 +33,7 @@ import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { optionChecks } from './cli.js';
 import { shardOf } from '../src/util/shard.js';
+import { WORKSPACE_SHARE } from '../src/delivery/engine.js';
 import type { BenchWorkspace } from './scenarios.js';
 
 export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fanout|sms-fanout [options]
@@ -51,6 +52,12 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fan
                       stopped); sandbox: Herald's sandbox provider,
                       sends counted as Herald's campaign sends recorded \`sent\` (GET /metrics)
   --connections 5     email-fanout: the email channel's pooled SMTP connections, and the floor's
+  --kill-at F         fanout with fakes: kill -9 Herald once this share (0 to 1, e.g. 0.25) of the
+                      sends arrived, start it again on the same data dir, and report the tokens
+                      the fake FCM received twice, the sends recorded failed, and the last send
+                      after the restart (issue 24's target: 0 twice, failed at most the
+                      workspace's provider share, all within 10 s); the CPU, RSS and metrics
+                      figures are then the restarted Herald's
   --timeout 600s      give up when the provider has not received everything by then
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads into DIR when it stops
                       (node --cpu-prof; profiling slows Herald down)
@@ -62,6 +69,8 @@ export type FanoutChannel = 'push' | 'email' | 'sms';
 const FLOOR_TARGET: Record<FanoutChannel, number> = { push: 0.7, email: 0.6, sms: 0.6 };
 /** Issue 24's two-workspace target: neither campaign's p50 send time over 1.5× the other's. */
 const P50_RATIO_TARGET = 1.5;
+/** Issue 24's kill -9 target: everyone else sent within this many seconds of the restart. */
+const KILL_SETTLE_S = 10;
 /** How long the push floor runs (after a warm-up of PUSH_FLOOR_WARMUP_MS): it is time-bound. */
 const PUSH_FLOOR_MS = 20_000;
 const PUSH_FLOOR_WARMUP_MS = 3_000;
@@ -85,6 +94,7 @@ interface FanoutOptions {
   people: number;
   workspaces: number;
   ceiling: number;
+  killAt: number | null;
   sendInMs: number;
   provider: 'fakes' | 'sandbox';
   connections: number;
@@ -100,6 +110,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
       scenario: { type: 'string' },
       people: { type: 'string', default: channel === 'push' ? '250000' : '50000' },
       workspaces: { type: 'string', default: '1' },
+      'kill-at': { type: 'string' },
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
       provider: { type: 'string', default: 'fakes' },
@@ -117,11 +128,15 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
   const { int, dur, fail } = optionChecks(FANOUT_USAGE);
   const provider = values.provider === 'fakes' || values.provider === 'sandbox' ? values.provider : fail('--provider must be fakes or sandbox');
   if (provider === 'sandbox' && channel !== 'push') fail('--provider sandbox is for the push fanout only');
+  const killAt = values['kill-at'] === undefined ? null : Number(values['kill-at']);
+  if (killAt !== null && !(killAt > 0 && killAt < 1)) fail('--kill-at must be a share between 0 and 1, e.g. 0.25');
+  if (killAt !== null && (channel !== 'push' || provider !== 'fakes')) fail('--kill-at is for the push fanout against the fakes (they count the tokens reached twice)');
   return {
     channel,
     provider,
     people: int('people', values.people, 1, channel === 'sms' ? 1_000_000 : 5_000_000),
     workspaces: int('workspaces', values.workspaces, 1, 8),
+    killAt,
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
     connections: int('connections', values.connections, 1, 50),
     sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
@@ -214,6 +229,8 @@ interface Rig {
   sends(): Promise<number>;
   /** The fakes' own figures, for the result. */
   stats?(): Promise<unknown>;
+  /** Sends to a device already reached (duplicates), where the provider can tell. */
+  repeated?(): Promise<number>;
   /** The floor, once Herald has stopped: `count` messages the bare way (push: for PUSH_FLOOR_MS). */
   floor?(count: number): Promise<Floor>;
 }
@@ -242,6 +259,7 @@ async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Pr
       setup: (base, secret, ws) => setupPushChannels(base, secret, [ws], fakes.ready),
       sends: async () => (await fakes.stats()).fcm.requests,
       stats: () => fakes.stats(),
+      repeated: async () => (await fakes.stats()).fcm.repeated,
       async floor() {
         await fakes.quiet(1000, 30_000);
         const config = {
@@ -316,13 +334,15 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
   try {
     const secret = process.env.HERALD_AUTH_SECRET ?? randomBytes(24).toString('hex');
     rig = await rigFor(opt, caDir, () => base);
-    herald = await startBenchHerald(dataDir, secret, { ...rig.env, HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling) }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
-    const base = herald.base;
+    const start = () => startBenchHerald(dataDir, secret, { ...rig!.env, HERALD_SCHEDULE_AUDIENCE_CEILING: String(opt.ceiling) }, opt.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opt.cpuProf] : []);
+    herald = await start();
+    let base = herald.base;
     log(`Herald is up at ${base} (pid ${herald.pid}), ${rig.describe}${rig.pid ? ` (pid ${rig.pid})` : ''}`);
     const actors = (await call(base, 'GET', '/healthz', '')).body?.components?.actors as number;
     // Spread over the actors, as the push scenarios' workspaces are (bench/procs.ts).
     const workspaces = await setupWorkspaces(base, secret, opt.workspaces, actors);
-    const url = databaseUrl(dataDir);
+    // The embedded PostgreSQL's port changes when Herald starts again (--kill-at).
+    let url = databaseUrl(dataDir);
     let t = Date.now();
     for (const ws of workspaces) {
       await rig.setup(base, secret, ws);
@@ -353,14 +373,14 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     log(`${campaigns.length} campaign(s) scheduled at ${new Date(sendAt).toISOString()}; ${fmt(expected)} sends expected`);
 
     const pgDir = process.env.DATABASE_URL ? null : join(dataDir, 'pg');
-    const sampler = new Sampler(herald.pid, pgDir);
+    let sampler = new Sampler(herald.pid, pgDir);
     // Sends so far: what the provider received, or (sandbox) Herald's count of sends recorded `sent`.
     const sends = () => rig!.sends();
     const before = await sends();
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
     sampler.mark('start');
-    const metricsStart = await scrapeMetrics(base);
+    let metricsStart = await scrapeMetrics(base);
     const loadStart = loadavg();
     // Poll what the provider received until everything arrived (or nothing more comes).
     let first: number | null = null;
@@ -369,6 +389,8 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     let lastChange = Date.now();
     /** Requests received by each second after send_at. */
     const timeline: number[] = [];
+    /** With --kill-at: when Herald was killed and up again, and the sends by then. */
+    let kill: { atKill: number; killedAt: number; restartedAt: number } | null = null;
     const deadline = sendAt + opt.timeoutMs;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
@@ -383,6 +405,24 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
       }
       if (received >= expected) break;
       if (received > 0 && now - lastChange > 30_000) break; // stalled
+      if (opt.killAt !== null && kill === null && received >= opt.killAt * expected) {
+        // kill -9 (Herald's embedded PostgreSQL is its child: orphaned, and stopped by the next start).
+        herald.child.kill('SIGKILL');
+        await new Promise((r) => (herald!.child.exitCode !== null || herald!.child.signalCode !== null ? r(null) : herald!.child.once('exit', r)));
+        const killedAt = Date.now();
+        const atKill = (await sends()) - before;
+        sampler.stop();
+        log(`killed Herald (-9) at ${fmt(atKill)} of ${fmt(expected)} sends; starting it again on the same data dir`);
+        herald = await start();
+        base = herald.base;
+        url = databaseUrl(dataDir);
+        kill = { atKill, killedAt, restartedAt: Date.now() };
+        log(`Herald is up again at ${base} (pid ${herald.pid}) ${kill.restartedAt - killedAt} ms after the kill`);
+        sampler = new Sampler(herald.pid, pgDir);
+        sampler.mark('start');
+        metricsStart = await scrapeMetrics(base);
+        lastChange = Date.now();
+      }
     }
     sampler.mark('end');
     const loadEnd = loadavg();
@@ -426,6 +466,19 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     await db.end();
     const p50s = perWorkspace.map((w) => w.sent_after_send_at_s.p50);
     const p50Ratio = p50s.length > 1 && p50s.every((x): x is number => x !== null && x > 0) ? round(Math.max(...p50s) / Math.min(...p50s), 3) : null;
+    // After a kill the people whose send was with the provider are recorded failed and never
+    // reach it again: complete is then everyone recorded, not everyone received.
+    const everyoneRecorded = stats.every((x) => recorded(x) >= perCampaign);
+    const killed = kill && {
+      at: opt.killAt,
+      sends_at_kill: kill.atKill,
+      restart_ms: kill.restartedAt - kill.killedAt,
+      last_send_after_restart_s: last === null ? null : round((last - kill.restartedAt) / 1000, 2),
+      reached_twice: (await rig.repeated?.()) ?? null,
+      failed: stats.reduce((n, x) => n + (x?.stats?.failed ?? 0), 0),
+      provider_share: WORKSPACE_SHARE,
+    };
+    const killTargetMet = killed ? killed.reached_twice === 0 && killed.failed <= WORKSPACE_SHARE && killed.last_send_after_restart_s !== null && killed.last_send_after_restart_s <= KILL_SETTLE_S && everyoneRecorded : null;
     const statements = await statementStats(url, 'read');
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
@@ -453,7 +506,9 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
       setup_s: setupS,
       expected,
       received,
-      complete: received >= expected,
+      complete: kill ? everyoneRecorded : received >= expected,
+      kill: killed,
+      kill_target_met: killTargetMet,
       send_at: new Date(sendAt).toISOString(),
       first_request_after_send_at_s: first === null ? null : round((first - sendAt) / 1000, 2),
       last_request_after_send_at_s: toLast,
@@ -493,6 +548,9 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
         `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
         floor ? `the floor (${floor.describe}): ${fmt(floor.per_s)} messages/s; Herald ${fmt(ratio, 3)} of it from send_at (${fmt(result.ratio_to_floor_from_first, 3)} from the first send); target ≥ ${FLOOR_TARGET[channel]}: ${ratio !== null && ratio >= FLOOR_TARGET[channel] ? 'met' : 'NOT met'}` : '',
         ...perWorkspace.map(campaignLine),
+        killed
+          ? `kill -9 at ${fmt(killed.sends_at_kill)} sends, up again in ${fmt(killed.restart_ms)} ms; tokens reached twice ${fmt(killed.reached_twice)}; recorded failed ${fmt(killed.failed)} (the workspace's provider share: ${killed.provider_share}); last send ${fmt(killed.last_send_after_restart_s, 2)} s after the restart; target (0 twice, failed ≤ the share, all within ${KILL_SETTLE_S} s): ${killTargetMet ? 'met' : 'NOT met'}`
+          : '',
         perWorkspace.length > 1 ? `p50 send time, the slowest workspace's over the fastest's: ${fmt(p50Ratio, 3)}; target ≤ ${P50_RATIO_TARGET}: ${p50Ratio !== null && p50Ratio <= P50_RATIO_TARGET ? 'met' : 'NOT met'}` : '',
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
         result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',

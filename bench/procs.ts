@@ -573,7 +573,8 @@ export class Sampler {
   /** `pgDir`: the embedded PostgreSQL's data dir, sampled beside Herald (null with DATABASE_URL). */
   constructor(private readonly pid: number, private readonly pgDir: string | null = null) {
     this.take();
-    this.timer = setInterval(() => this.take(), 1000);
+    // unref: a run that failed before stop() still exits.
+    this.timer = setInterval(() => this.take(), 1000).unref();
   }
 
   private take(): ProcSample | null {

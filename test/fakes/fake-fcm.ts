@@ -13,7 +13,7 @@
 //   long as the client reads; `POST /token/drip` answers 200 and then one byte every `dripMs`
 //   for `dripForMs` (a byte at a time never lets an idle timeout trip), then a valid token.
 // It records what it receives (the first `keep` sends; the bench keeps a sample only), counts
-// sends and sessions, and can send GOAWAY or drop the connection when a given number of sends has
+// sends and sessions (and, with `countRepeats`, the sends to a token it had received before), and can send GOAWAY or drop the connection when a given number of sends has
 // arrived.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
@@ -39,6 +39,8 @@ export interface FakeFcm {
   received: ReceivedSend[];
   /** Every send received, kept or not. */
   requests: number;
+  /** With `countRepeats`: sends to a token already received (a duplicate delivery); else 0. */
+  repeated: number;
   tokenFetches: number;
   /** Sessions (connections) the server accepted. */
   sessions: number;
@@ -65,10 +67,11 @@ export interface FakeFcm {
 const err = (code: number, status: string, message: string, details?: unknown[]) => ({ error: { code, message, status, ...(details ? { details } : {}) } });
 const fcmError = (errorCode: string) => ({ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode });
 
-export async function startFakeFcm(opts: { projectId?: string; keep?: number } = {}): Promise<FakeFcm> {
+export async function startFakeFcm(opts: { projectId?: string; keep?: number; countRepeats?: boolean } = {}): Promise<FakeFcm> {
   const tls = makeTlsCert();
   const projectId = opts.projectId ?? 'herald-test';
   const keep = opts.keep ?? Infinity;
+  const tokensSeen = opts.countRepeats ? new Set<string>() : null;
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const issued = new Set<string>();
   const retried = new Set<string>();
@@ -103,6 +106,7 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     },
     received: [],
     requests: 0,
+    repeated: 0,
     tokenFetches: 0,
     sessions: 0,
     get openSessions() {
@@ -239,6 +243,11 @@ export async function startFakeFcm(opts: { projectId?: string; keep?: number } =
     }
     fake.requests++;
     if (fake.received.length < keep) fake.received.push({ path: url, authorization: req.headers.authorization, body });
+    if (tokensSeen) {
+      const token = String(body.message?.token);
+      if (tokensSeen.has(token)) fake.repeated++;
+      else tokensSeen.add(token);
+    }
 
     if (trigger && --trigger.after <= 0) {
       const t = trigger;
