@@ -58,6 +58,8 @@ export interface Config {
   triggerAudienceCeiling: number;
   /** At most this many people enrolled by one schedule run (DECISIONS §6). */
   scheduleAudienceCeiling: number;
+  /** How often, at least, a dynamic_schedule campaign's audience is scanned (finds dates set since the last scan). */
+  dynamicScanMs: number;
   /** Whether Herald counts metrics (HERALD_METRICS=true, or HERALD_METRICS_PORT set). */
   metrics: boolean;
   /** Serves GET /metrics on this port alone (not on the main one); undefined: on the main port when `metrics`. */
@@ -254,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
+    dynamicScanMs: int(env, 'HERALD_DYNAMIC_SCAN_MS', 60_000, 1_000, 86_400_000),
     metrics: bool(env, 'HERALD_METRICS') || str(env, 'HERALD_METRICS_PORT') !== undefined,
     metricsPort: str(env, 'HERALD_METRICS_PORT') === undefined ? undefined : int(env, 'HERALD_METRICS_PORT', 0, 0, 65_535),
     renderThreads: int(env, 'HERALD_RENDER_THREADS', 1, 1),

@@ -64,7 +64,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const smtp = new EmailTransports(messaging.outbound);
   const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp });
   executor.start();
-  const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, () => executor.nudge());
+  const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();
   // A claim in progress longer than the request timeout belongs to a request already answered 503.
   const claims = await parts.triggerClaims(db, cfg.requestTimeoutMs);

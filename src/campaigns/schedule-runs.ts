@@ -12,8 +12,8 @@
 // - `dynamic_schedule` (`trait` + `offset_minutes`): the audience's people whose trait date +
 //   offset has passed (and is after the campaign went live) enter, each under the run
 //   `dyn:<date>`, so a person enters once per date; a new date in the trait enters again. The
-//   audience is scanned when the next person is due, and at least every SCAN_MS (which finds
-//   dates set since).
+//   audience is scanned when the next person is due, and at least every `scanMs`
+//   (HERALD_DYNAMIC_SCAN_MS, which finds dates set since).
 //
 // A run walks its audience in keyset pages of ENROL_PAGE, each page's enrolments and the run's
 // progress written in one transaction; a run whose lease lapsed (store/leases.ts: its holder
@@ -35,8 +35,6 @@ import type { Claimant } from '../store/leases.js';
 
 /** How often live schedule campaigns are looked at: a run starts at most this late. */
 const POLL_MS = 1_000;
-/** How often, at least, a dynamic_schedule campaign's audience is scanned for people now due. */
-const SCAN_MS = 60_000;
 /** People enrolled per statement. */
 const ENROL_PAGE = 2_000;
 /** A run still enrolling whose lease was not renewed for this long lapses even though its holder lives. */
@@ -52,6 +50,8 @@ export class ScheduleRuns {
     private readonly db: Db,
     private readonly claimant: Claimant,
     private readonly ceiling: number,
+    /** How often, at least, a dynamic_schedule campaign's audience is scanned for people now due. */
+    private readonly scanMs: number,
     /** Called after each page enrolled, so the executor starts on it at once. */
     private readonly enrolled: () => void,
   ) {}
@@ -175,6 +175,6 @@ export class ScheduleRuns {
       after = due[due.length - 1]!.id;
     }
     const next = await dynamicNext(this.db, { workspaceId: c.workspace_id, audience }, path, offset);
-    this.nextScan.set(c.id, Math.min(next?.getTime() ?? Infinity, Date.now() + SCAN_MS));
+    this.nextScan.set(c.id, Math.min(next?.getTime() ?? Infinity, Date.now() + this.scanMs));
   }
 }

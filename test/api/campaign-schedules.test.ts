@@ -171,6 +171,26 @@ t.test('a dynamic_schedule enrols each person at their own date, once per date',
   t.same(rows.rows, [{ person_id: ids.get('due'), run_id: `dyn:${soon}` }], 'enrolled under their date');
 });
 
+// The other way a person enters: a date set after the scan that planned the next one is found
+// by the periodic scan (HERALD_DYNAMIC_SCAN_MS; a minute by default, 2 s here).
+t.test('a date set after activation is found by the next periodic scan', async (t) => {
+  const srv = await startServer({ ...NO_LIMITS, ...(await ownDatabase(t)), HERALD_DYNAMIC_SCAN_MS: '2000' });
+  t.teardown(() => srv.stop());
+  const { ws, key, ids } = await workspace(srv, [{ user: 'early', traits: { renews_at: inSeconds(1) } }, { user: 'late' }]);
+  const r = await srv.req('POST', '/campaigns', {
+    ...hdr(ws),
+    body: { name: 'Renewal', trigger_type: 'dynamic_schedule', trigger_config: { trait: 'renews_at', offset_minutes: 0 }, workflow_definition: { nodes: [{ id: 'n', type: 'push', title: 'Renewal' }] } },
+  });
+  const id = r.body.data.campaign.id;
+  t.equal((await activate(srv, ws, id)).body.data.campaign.status, 'active');
+  // `early` entered at the scan planned for their date, which found no later date to plan for.
+  await until(srv, ws, id, (c) => c.stats.sent === 1, 15_000);
+  t.equal((await srv.req('POST', '/identify', { token: key, body: { userId: 'late', traits: { renews_at: inSeconds(1) } } })).status, 200);
+  const done = await until(srv, ws, id, (c) => c.stats.sent === 2, 15_000);
+  t.same([done.stats.enrolled, done.stats.sent], [2, 2], 'late entered by the next periodic scan');
+  t.same((await messages(srv, ws, ids.get('late')!)).length, 1, 'one message');
+});
+
 t.test('a delay node is a durable timer across a restart', async (t) => {
   // Its own database too: the file's other server must not run this workspace's workflow.
   const own = await ownDatabase(t);
