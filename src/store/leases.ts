@@ -16,7 +16,7 @@ import { logger } from '../logger.js';
 import { backoffDelays } from '../util/backoff.js';
 
 /** First key of the instance locks (pg_advisory_lock(int, int)); the second is the instance number. */
-const INSTANCE_LOCKS = 4242100;
+export const INSTANCE_LOCKS = 4242100;
 
 /**
  * SQL: whether the claim whose holder is `byColumn` and lease `atColumn` lapsed, its stale time
