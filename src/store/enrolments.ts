@@ -3,7 +3,7 @@
 // (store/leases.ts): it names its holder and claimed_at is refreshed while the executor works on
 // the enrolment; a lapsed claim (its holder gone or its lease stale) is released to be claimed again.
 import { prepared, sqlLiterals, type Queryable } from './db.js';
-import { lapsed } from './leases.js';
+import { lapsed, renewLeases } from './leases.js';
 import { CAMPAIGN_STATUSES, ENROLMENT_STATES } from '../domain/campaigns.js';
 
 const E = sqlLiterals(ENROLMENT_STATES);
@@ -156,18 +156,9 @@ export const CLAIM_DUE = prepared(
      RETURNING id, campaign_id, person_id, next_node, context, claims`,
 );
 
-/**
- * Keeps the claims alive while their executor works on them. The rows a move-on holds are
- * skipped (they are leaving `running`): waiting for them while holding rows the move-on locks
- * next deadlocked the two (seen in a 250,000-person fan-out).
- */
-export async function refreshClaims(q: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await q.query(
-    `UPDATE campaign_enrolments SET claimed_at = now()
-     WHERE id = ANY (ARRAY(SELECT id FROM campaign_enrolments WHERE id = ANY ($1::uuid[]) AND state = ${E.running} FOR UPDATE SKIP LOCKED))`,
-    [ids],
-  );
+/** Keeps the claims alive while their executor works on them (those a move-on holds are skipped: renewLeases). */
+export function refreshClaims(q: Queryable, ids: readonly string[]): Promise<void> {
+  return renewLeases(q, 'campaign_enrolments', `state = ${E.running}`, ids);
 }
 
 /** Lapsed claims (their holder gone, or not refreshed for `staleMs`) go back to waiting, due at once. */

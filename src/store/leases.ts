@@ -14,6 +14,7 @@
 import pg from 'pg';
 import { logger } from '../logger.js';
 import { backoffDelays } from '../util/backoff.js';
+import type { Queryable } from './db.js';
 
 /** First key of the instance locks (pg_advisory_lock(int, int)); the second is the instance number. */
 export const INSTANCE_LOCKS = 4242100;
@@ -28,6 +29,21 @@ export function lapsed(byColumn: string, atColumn: string, staleParam: string): 
              WHERE l.locktype = 'advisory' AND l.classid = ${INSTANCE_LOCKS} AND l.objsubid = 2 AND l.granted
                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
            OR ${atColumn} < now() - make_interval(secs => ${staleParam}::double precision / 1000))`;
+}
+
+/**
+ * Renews the leases of the claims `ids` of `table` its holder still works on (`held`, SQL, e.g.
+ * `state = 'running'`). Rows another statement holds are skipped, never waited for: they are
+ * being completed, which needs no renewal, and waiting for one while holding rows that statement
+ * locks next deadlocked the two (an enrolment heartbeat and a move-on, in a 250,000-person fan-out).
+ */
+export async function renewLeases(q: Queryable, table: string, held: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query(
+    `UPDATE ${table} SET claimed_at = now()
+     WHERE id = ANY (ARRAY(SELECT id FROM ${table} WHERE id = ANY ($1::uuid[]) AND ${held} FOR UPDATE SKIP LOCKED))`,
+    [ids],
+  );
 }
 
 /** Who claims: which workspaces an actor serves, and the instance its claims name. */

@@ -2,7 +2,7 @@
 // the scheduled sends waiting in the same table. Records are written many at a time (a batch
 // send's are one statement each for messages and deliveries).
 import { prepared, type Queryable } from './db.js';
-import { lapsed } from './leases.js';
+import { lapsed, renewLeases } from './leases.js';
 import { pageBackTerm, type PageBack } from './page-back.js';
 import type { Channel } from '../domain/messages.js';
 
@@ -165,9 +165,12 @@ export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId
   return r.rows;
 }
 
-/** Keeps the claims of scheduled sends alive while their sender works on them (they may wait for their workspace's share). */
-export async function refreshScheduledClaims(q: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await q.query(`UPDATE push_messages SET claimed_at = now() WHERE id = ANY ($1::uuid[]) AND status = 'sending'`, [ids]);
+/**
+ * Keeps the claims of scheduled sends alive while their sender works on them (they may wait for
+ * their workspace's share); those whose records are being saved are skipped (renewLeases).
+ */
+export function refreshScheduledClaims(q: Queryable, ids: readonly string[]): Promise<void> {
+  return renewLeases(q, 'push_messages', `status = 'sending'`, ids);
 }
 
 /**
