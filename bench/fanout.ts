@@ -206,6 +206,21 @@ async function statementStats(url: string, action: 'reset' | 'read'): Promise<{ 
   }
 }
 
+/** PostgreSQL's WAL and checkpoint counters (pg_stat_wal, pg_stat_checkpointer, PostgreSQL 17+); null when unreadable. */
+async function walCounters(url: string): Promise<{ records: number; full_page_images: number; bytes: number; checkpoints: number } | null> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const w = (await db.query<{ records: number; full_page_images: number; bytes: number }>('SELECT wal_records::float8 AS records, wal_fpi::float8 AS full_page_images, wal_bytes::float8 AS bytes FROM pg_stat_wal')).rows[0]!;
+    const c = (await db.query<{ n: number }>('SELECT (num_timed + num_requested)::float8 AS n FROM pg_stat_checkpointer')).rows[0]!;
+    return { ...w, checkpoints: c.n };
+  } catch {
+    return null; // an older PostgreSQL (DATABASE_URL)
+  } finally {
+    await db.end();
+  }
+}
+
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 /** The campaign's workflow node for each channel: templated, as a campaign's is. */
@@ -379,6 +394,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const before = await sends();
     await new Promise((r) => setTimeout(r, Math.max(0, sendAt - Date.now() - 1000)));
     await statementStats(url, 'reset');
+    const walStart = await walCounters(url);
     sampler.mark('start');
     let metricsStart = await scrapeMetrics(base);
     const loadStart = loadavg();
@@ -480,6 +496,9 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     };
     const killTargetMet = killed ? killed.reached_twice === 0 && killed.failed <= WORKSPACE_SHARE && killed.last_send_after_restart_s !== null && killed.last_send_after_restart_s <= KILL_SETTLE_S && everyoneRecorded : null;
     const statements = await statementStats(url, 'read');
+    const walEnd = await walCounters(url);
+    // What PostgreSQL wrote to its WAL for the run (after a kill: since the restart's first read).
+    const wal = walStart && walEnd && !kill ? { records: walEnd.records - walStart.records, full_page_images: walEnd.full_page_images - walStart.full_page_images, bytes: walEnd.bytes - walStart.bytes, checkpoints: walEnd.checkpoints - walStart.checkpoints } : null;
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
     t = Date.now();
@@ -526,6 +545,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
       herald: { rss_mb: { start: sampler.marks.start?.rss_mb ?? null, max: sampler.maxRss('start', 'end'), end: sampler.marks.end?.rss_mb ?? null }, cpu_s: round((sampler.marks.end?.cpu_s ?? 0) - (sampler.marks.start?.cpu_s ?? 0), 1), threads: sampler.threadCpu('start', 'end') },
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
       statements,
+      wal,
       metrics: metricsStart && metricsEnd ? summarize(metricsStart, metricsEnd) : null,
       herald_log: herald.logged,
       shutdown,
@@ -555,6 +575,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
         `Herald RSS: ${fmt(result.herald.rss_mb.start)} MB at send_at, ${fmt(result.herald.rss_mb.max)} max, ${fmt(result.herald.rss_mb.end)} at the end; CPU ${fmt(result.herald.cpu_s, 1)} s`,
         result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',
         result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
+        wal && received > 0 ? `PostgreSQL WAL: ${fmt(wal.bytes / 2 ** 20)} MB (${fmt(wal.bytes / received)} bytes and ${fmt(wal.records / received, 1)} records a send), ${fmt(wal.full_page_images)} full-page images, ${fmt(wal.checkpoints)} checkpoints` : '',
         herald.logged.warn + herald.logged.error > 0 ? `Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}` : '',
         `1-min load average: ${fmt(loadStart[0], 1)} at send_at, ${fmt(loadEnd[0], 1)} at the end (above ${availableParallelism()} means other work competed for the CPUs)`,
         `JSON: ${file}`,
