@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { formatSummary, parseMetrics, scrapeMetrics, summarize } from './metrics.js';
 import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, runChannelFloor, runPushFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
-import type { ChannelFloorConfig } from './channel-floor.js';
+import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { optionChecks } from './cli.js';
@@ -77,17 +77,8 @@ const PUSH_FLOOR_WARMUP_MS = 3_000;
 /** Herald's HTTP/2 pool's streams per session (src/push/http2-pool.ts), the floor's too. */
 const PUSH_STREAMS = 100;
 
-/** The floor's figures, whichever channel. */
-interface Floor {
-  /** How the floor sent, for the report. */
-  describe: string;
-  sent: number;
-  errors: number;
-  error: string | null;
-  duration_s: number;
-  per_s: number;
-  client_cpu_s: number;
-}
+/** The floor's figures, whichever channel, and how it sent (for the report). */
+type Floor = Omit<ChannelFloorResult, 'kind'> & { describe: string };
 
 interface FanoutOptions {
   channel: FanoutChannel;
@@ -328,9 +319,8 @@ async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Pr
         ? { kind: 'email', host: fakes.ready.smtp.host, port: fakes.ready.smtp.port, connections: opt.connections, count, mails: sample.mails }
         : { kind: 'sms', url: fakes.ready.twilio.url, concurrency: Math.max(1, stats.twilio.max_connections), count, requests: sample.sms };
       if ((email ? sample.mails : sample.sms).length === 0) throw new Error('the fakes kept no message of Herald\'s to send at the floor');
-      const r = await runChannelFloor(config, budget);
-      const describe = email ? `bare nodemailer pool, ${opt.connections} connections` : `bare fetch, ${config.kind === 'sms' ? config.concurrency : '?'} in flight, as many as Herald's connections`;
-      return { describe, sent: r.sent, errors: r.errors, error: r.error, duration_s: r.duration_s, per_s: r.per_s, client_cpu_s: r.client_cpu_s };
+      const { kind: _, ...r } = await runChannelFloor(config, budget);
+      return { ...r, describe: email ? `bare nodemailer pool, ${opt.connections} connections` : `bare fetch, ${config.kind === 'sms' ? config.concurrency : '?'} in flight, as many as Herald's connections` };
     },
   };
 }
@@ -497,7 +487,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const killTargetMet = killed ? killed.reached_twice === 0 && killed.failed <= WORKSPACE_SHARE && killed.last_send_after_restart_s !== null && killed.last_send_after_restart_s <= KILL_SETTLE_S && everyoneRecorded : null;
     const statements = await statementStats(url, 'read');
     const walEnd = await walCounters(url);
-    // What PostgreSQL wrote to its WAL for the run (after a kill: since the restart's first read).
+    // What PostgreSQL wrote to its WAL for the run (none after a kill: its counters restarted with it).
     const wal = walStart && walEnd && !kill ? { records: walEnd.records - walStart.records, full_page_images: walEnd.full_page_images - walStart.full_page_images, bytes: walEnd.bytes - walStart.bytes, checkpoints: walEnd.checkpoints - walStart.checkpoints } : null;
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
