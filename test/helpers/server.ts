@@ -54,6 +54,10 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   const proc = spawn(process.execPath, [CLI, 'start'], {
     env: {
       ...process.env,
+      // Not tap's loader hook (@tapjs/processinfo, for coverage, which is off): in Herald's every
+      // thread it slowed start-up, and a worker still loading through it when the process exited
+      // aborted the process (v8 "Empty MaybeLocal", a Node fault of threads stopped mid-load).
+      NODE_OPTIONS: undefined,
       HERALD_HOST: '127.0.0.1',
       HERALD_PORT: '0',
       HERALD_DATA_DIR: dataDir,
