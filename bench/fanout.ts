@@ -27,7 +27,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { formatSummary, parseMetrics, scrapeMetrics, summarize } from './metrics.js';
-import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, runChannelFloor, runPushFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, pushFloorConfig, runChannelFloor, runPushFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
 import { setupPushChannels } from './push.js';
 import { round } from './stats.js';
@@ -268,14 +268,7 @@ async function rigFor(opt: FanoutOptions, caDir: string, base: () => string): Pr
       repeated: async () => (await fakes.stats()).fcm.repeated,
       async floor() {
         await fakes.quiet(1000, 30_000);
-        const config = {
-          origin: fakes.ready.fcm.url,
-          path: `/v1/projects/${fakes.ready.fcm.account.project_id}/messages:send`,
-          account: fakes.ready.fcm.account,
-          bodies: await fakes.sample(),
-          sessions: Math.max(1, (await fakes.stats()).fcm.sessions),
-          streamsPerSession: PUSH_STREAMS,
-        };
+        const config = await pushFloorConfig(fakes, PUSH_STREAMS);
         const env = { ...process.env, ...pushFakesEnv(fakes.ready, caDir) };
         await runPushFloor({ ...config, durationMs: PUSH_FLOOR_WARMUP_MS }, env);
         const r = await runPushFloor({ ...config, durationMs: PUSH_FLOOR_MS }, env);

@@ -282,6 +282,21 @@ export class FakeProviders {
   }
 }
 
+/**
+ * The push floor's settings but its duration: Herald's FCM sessions (as many as the fake
+ * accepted), `streamsPerSession` each, Herald's own request bodies.
+ */
+export async function pushFloorConfig(fakes: FakeProviders, streamsPerSession: number): Promise<Omit<PushFloorConfig, 'durationMs'>> {
+  return {
+    origin: fakes.ready.fcm.url,
+    path: `/v1/projects/${fakes.ready.fcm.account.project_id}/messages:send`,
+    account: fakes.ready.fcm.account,
+    bodies: await fakes.sample(),
+    sessions: Math.max(1, (await fakes.stats()).fcm.sessions),
+    streamsPerSession,
+  };
+}
+
 /** The SMTP server and the fake Twilio, in a process of their own (bench/messaging-fakes.ts). */
 export class MessagingFakes {
   private constructor(

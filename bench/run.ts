@@ -13,7 +13,7 @@ import type { LoadConfig, LoadResult } from './load.js';
 import type { FakeProvidersStats } from './fake-providers.js';
 import type { PushFloorResult } from './push-floor.js';
 import { setupPushChannels, setupPushPeople } from './push.js';
-import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, runPushFloor, Sampler, sessionToken, pushFakesEnv, settle, setupWorkspaces, startBenchHerald, startFloor, stopChild, type HeraldProc } from './procs.js';
+import { call, databaseUrl, FakeProviders, killAllNow, LoadGenerator, pushFloorConfig, runPushFloor, Sampler, sessionToken, pushFakesEnv, settle, setupWorkspaces, startBenchHerald, startFloor, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_CAMPAIGNS, setupEventCampaigns, type EventCampaign } from './event-campaign.js';
 import { round } from './stats.js';
 import { formatSummary, scrapeMetrics, summarize } from './metrics.js';
@@ -549,17 +549,8 @@ async function main(): Promise<number> {
         log(`the fake providers ${providersQuiet.quiet ? 'received nothing more' : 'were still receiving'} ${providersQuiet.ms} ms after the load`);
       }
       if (fakes && opt.scenario === 'push-batch') {
-        // The push floor: Herald's FCM sessions, the pool's streams each, Herald's request bodies.
-        const sessions = Math.max(1, (await fakes.stats()).fcm.sessions);
-        const config = {
-          origin: fakes.ready.fcm.url,
-          path: `/v1/projects/${fakes.ready.fcm.account.project_id}/messages:send`,
-          account: fakes.ready.fcm.account,
-          bodies: await fakes.sample(),
-          sessions,
-          streamsPerSession: opt.pushStreams,
-          durationMs: opt.durationMs,
-        };
+        const config = { ...(await pushFloorConfig(fakes, opt.pushStreams)), durationMs: opt.durationMs };
+        const { sessions } = config;
         const env = { ...process.env, ...pushEnv };
         if (opt.warmupMs > 0) {
           log(`push floor: warming up for ${opt.warmupMs / 1000} s`);

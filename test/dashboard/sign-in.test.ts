@@ -2,6 +2,7 @@
 // start` prints, a pasted token (a refused one first), signing out, and a session that
 // expires mid-use, which brings back the sign-in page and then the page the user was on.
 import t from 'tap';
+import { decodeJwt } from 'jose';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually, startServer } from '../helpers/server.js';
@@ -15,7 +16,7 @@ const link = (await eventually(async () => /^Sign in to the dashboard: (\S+)$/m.
 const token = new URL(link).hash.slice('#token='.length);
 const workspaceId = /^Default workspace: (\S+)$/m.exec(s.stdout())![1]!;
 /** When a session token's `exp` passes, in ms. */
-const expiresAt = (jwt: string): number => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
+const expiresAt = (jwt: string): number => decodeJwt(jwt).exp! * 1000;
 /** A token for local-admin signed with the secret this Herald generated in its data dir. */
 const sessionFor = (ttlSeconds: number) => s.session('local-admin', { ttlSeconds, secret: readFileSync(join(s.dataDir, 'auth-secret'), 'utf8').trim() });
 

@@ -13,8 +13,8 @@
 //   long as the client reads; `POST /token/drip` answers 200 and then one byte every `dripMs`
 //   for `dripForMs` (a byte at a time never lets an idle timeout trip), then a valid token.
 // It records what it receives (the first `keep` sends; the bench keeps a sample only), counts
-// sends and sessions (and, with `countRepeats`, the sends to a token it had received before), and can send GOAWAY or drop the connection when a given number of sends has
-// arrived.
+// sends and sessions (and, with `countRepeats`, the sends to a token it had received before),
+// and can send GOAWAY or drop the connection when a given number of sends has arrived.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
