@@ -54,9 +54,11 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
     queuePerWorkspace: cfg.renderQueue,
   });
   const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders);
-  const owns = (ws: string) => shardOf(ws, cfg.actors) === index;
-  // Whom this actor's claims name: its lock lets other processes know at once when it is gone.
-  const claimant = { owns, instance: await Instance.hold(store.url) };
+  const shard = { index, count: cfg.actors };
+  const owns = (ws: string) => shardOf(ws, shard.count) === shard.index;
+  // Which workspaces this actor's claims are of, and whom they name: its lock lets other
+  // processes know at once when it is gone.
+  const claimant = { shard, instance: await Instance.hold(store.url) };
   const scheduledSends = new ScheduledSends(db, push, claimant);
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.

@@ -1,15 +1,10 @@
 // The workflow executor (DECISIONS §6): runs due enrolments of the workspaces this actor owns
-// through their campaign's nodes, one node per step. Enrolments are claimed PAGE at a time
-// (FOR UPDATE SKIP LOCKED: one claimer whatever the number of actors and replicas), so memory
-// and concurrency stay bounded however large the audience: at most PAGES_IN_FLIGHT pages per
-// actor, each push node's share of a page one engine send.
-//
-// The workspaces with due enrolments take turns (util/turns.ts): one page per turn, the next
-// turn to the next workspace in line, and at most WORKSPACE_PAGES of the pages in flight one
-// workspace's. So a workspace with a huge fan-out gets a page per round like any other, and one
-// whose pages are stuck on a slow provider (a dripping token endpoint) holds WORKSPACE_PAGES
-// slots while the others are served in the rest; the engine's per-workspace share of provider
-// sends (delivery/send-shares.ts) does the same one level down.
+// through their campaign's nodes, one node per step. Enrolments are jobs (store/job-queue.ts)
+// in the job loop (jobs/worker.ts): claimed PAGE at a time, so memory and concurrency stay
+// bounded however large the audience, at most PAGES_IN_FLIGHT pages per actor, each push node's
+// share of a page one engine send; the workspaces take turns, at most WORKSPACE_PAGES pages
+// each, and the engine's per-workspace share of provider sends (delivery/send-shares.ts) does
+// the same one level down.
 //
 // - push node: the page goes through the PushEngine (send policy per recipient,
 //   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
@@ -17,10 +12,10 @@
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
 //
 // The claim is what makes a send happen once. A claim is a lease (store/leases.ts): it names
-// this actor's instance and is refreshed while the executor works on it; after a kill -9 the
-// instance's lock is gone and the next look of any actor, a restarted one's first, releases
-// the claim, and the enrolment is claimed again at the same node, which the claim counter
-// shows. A push node claimed a second time is never sent again: the record the engine wrote
+// this actor's instance and is renewed while the executor works on it; after a kill -9 the
+// instance's lock is gone and the next look of any actor, a restarted one's first, ends the
+// claim, and the enrolment is claimed again at the same node, which the claim counter shows
+// (a page that failed gives its claims back at once, the same way). A push node claimed a second time is never sent again: the record the engine wrote
 // before the kill stands, and an enrolment without one (its send was with the engine or the
 // provider, which may have it) is recorded `failed` with the interruption as its error. Every
 // enrolment not claimed at the kill is sent as usual. So nobody is messaged twice by Herald,
@@ -33,7 +28,8 @@
 // provider; a page is recorded as soon as its own sends end, not with the others.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDue, moveOn, refreshClaims, releaseLapsed, stopEnrolments, workspacesWaiting, type ClaimedEnrolment } from '../store/enrolments.js';
+import { ENROLMENT_JOBS, moveOn, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
+import { giveBack } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
@@ -42,9 +38,9 @@ import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
-import { Turns } from '../util/turns.js';
 import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
 import type { Claimant } from '../store/leases.js';
+import { JobWorker } from '../jobs/worker.js';
 import { sendChannelNode, type ChannelDeps } from '../messaging/send.js';
 
 /** Pages of one workspace an actor works on at once… */
@@ -53,133 +49,45 @@ const WORKSPACE_PAGES = 4;
 const PAGE = WORKSPACE_SHARE / WORKSPACE_PAGES;
 /** …and the actor's pages its send concurrency. */
 const PAGES_IN_FLIGHT = SEND_CONCURRENCY / PAGE;
-/** How often due enrolments are looked for when there was nothing to do (a nudge wakes it sooner). */
+/** How often due enrolments are looked for (a nudge looks sooner). */
 const POLL_MS = 500;
-/** Claims in progress are refreshed this often… */
-const HEARTBEAT_MS = 5_000;
-/** …and one not refreshed for this long lapses even though its holder lives (a wedged thread). */
-const STALE_CLAIM_MS = 30_000;
 
 /** Namespace of campaign send ids: UUIDv5 of (enrolment id, node id). */
 const SEND_NS = 'b3e2f0a4-5c1d-4e7f-8a9b-0c1d2e3f4a5b';
 const campaignSendId = (enrolmentId: string, nodeId: string): string => uuidv5(`${enrolmentId}/${nodeId}`, SEND_NS);
 
 export class Executor {
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-  private nudged = false;
-  /** A page ended since the last pass: its slot (and its workspace's turn) is free. */
-  private freed = false;
-  private heartbeat: NodeJS.Timeout | undefined;
-  /** Enrolments claimed by this executor and not yet moved on. */
-  private readonly inFlight = new Set<string>();
-  private lastRelease = 0;
-  /** The owned workspaces with due enrolments, taking turns at the page slots. */
-  private readonly turns = new Turns<string>(WORKSPACE_PAGES);
-  /** The pages under way. */
-  private readonly pages = new Set<Promise<void>>();
+  private readonly worker: JobWorker<ClaimedEnrolment>;
 
   constructor(
     private readonly db: Db,
     private readonly engine: PushEngine,
-    private readonly claimant: Claimant,
+    claimant: Claimant,
     /** Email and SMS nodes (DECISIONS §13). */
     private readonly channels?: ChannelDeps,
-  ) {}
+  ) {
+    this.worker = new JobWorker(db, claimant, {
+      table: ENROLMENT_JOBS,
+      page: PAGE,
+      workspacePages: WORKSPACE_PAGES,
+      pagesInFlight: PAGES_IN_FLIGHT,
+      pollMs: POLL_MS,
+      run: (ws, page) => this.runPage(ws, page),
+    });
+  }
 
   start(): void {
-    this.loop = this.run();
-    this.heartbeat = setInterval(() => {
-      void refreshClaims(this.db, [...this.inFlight]).catch((err) => logger.warn('campaign executor: refreshing claims failed', { err }));
-    }, HEARTBEAT_MS);
+    this.worker.start();
   }
 
   /** Looks for due enrolments now (something was just enrolled). */
   nudge(): void {
-    this.nudged = true;
-    this.wake?.();
+    this.worker.nudge();
   }
 
   /** Finishes the pages in flight, then stops. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.loop;
-    clearInterval(this.heartbeat);
-  }
-
-  private async run(): Promise<void> {
-    let lastLook = 0;
-    while (!this.stopped) {
-      try {
-        // Which workspaces wait: after a nudge or a quiet wait, and every POLL_MS while busy
-        // (delays coming due, another actor's workspace no longer in line).
-        if (this.nudged || Date.now() - lastLook >= POLL_MS) {
-          this.nudged = false;
-          lastLook = Date.now();
-          await this.look();
-        }
-        this.freed = false;
-        await this.startPages();
-      } catch (err) {
-        logger.error('campaign executor: poll failed', { err });
-      }
-      if (this.stopped) break;
-      // Until a page ends (a slot and maybe a workspace's turn free up), a nudge, or the next look.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, lastLook + POLL_MS - Date.now()));
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.wake = done;
-        if (this.nudged || this.freed) done();
-      });
-      this.wake = undefined;
-    }
-    await Promise.all(this.pages);
-  }
-
-  /** The owned workspaces with waiting enrolments join the line; lapsed claims are released at the first look and now and then. */
-  private async look(): Promise<void> {
-    if (Date.now() - this.lastRelease > HEARTBEAT_MS) {
-      this.lastRelease = Date.now();
-      await releaseLapsed(this.db, STALE_CLAIM_MS);
-    }
-    for (const ws of await workspacesWaiting(this.db)) if (this.claimant.owns(ws)) this.turns.join(ws);
-  }
-
-  /** Claims a page for each turn while slots are free; a workspace with nothing due leaves the line. */
-  private async startPages(): Promise<void> {
-    while (!this.stopped && this.pages.size < PAGES_IN_FLIGHT) {
-      const ws = this.turns.next();
-      if (ws === undefined) return;
-      let page: ClaimedEnrolment[];
-      try {
-        page = await claimDue(this.db, ws, PAGE, this.claimant.instance.id);
-      } catch (err) {
-        this.turns.done(ws);
-        throw err;
-      }
-      if (page.length === 0) {
-        this.turns.done(ws);
-        this.turns.leave(ws);
-        continue;
-      }
-      for (const e of page) this.inFlight.add(e.id);
-      const running: Promise<void> = this.runPage(ws, page)
-        // Left claimed: the claims lapse and are taken again (see above).
-        .catch((err) => logger.error('campaign executor: a page failed', { workspace: ws, err }))
-        .finally(() => {
-          for (const e of page) this.inFlight.delete(e.id);
-          this.turns.done(ws);
-          this.pages.delete(running);
-          this.freed = true;
-          this.wake?.();
-        });
-      this.pages.add(running);
-    }
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
   /** Runs each claimed enrolment's next node, the page's enrolments grouped by campaign and node. */
@@ -196,8 +104,9 @@ export class Executor {
         if (campaign.status === 'archived' || campaign.status === 'failed') await stopEnrolments(this.db, enrolments.map((e) => e.id));
         else await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
       } catch (err) {
-        // Left claimed: the claims lapse, and the node claimed again records the sends the engine did not as interrupted.
+        // Given back: claimed again, the node records the sends the engine did not as interrupted.
         logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });
+        await giveBack(this.db, ENROLMENT_JOBS, enrolments.map((e) => e.id));
       }
     }
   }

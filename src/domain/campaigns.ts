@@ -25,13 +25,20 @@ export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly CampaignStatus[];
 const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
 
-/** A schedule run's state (campaign_runs.state): enrolling its audience, then enrolled or failed. */
-export const CAMPAIGN_RUN_STATES = ['enrolling', 'enrolled', 'failed'] as const;
-/** How a run ends. */
-export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], 'enrolling'>;
+/**
+ * A durable job's state (store/job-queue.ts): waiting for its due time, or claimed and running.
+ * The job tables' own states begin with these two (push_messages names them with its record
+ * statuses, `scheduled` and `sending`); the rest are how a job finished.
+ */
+export const JOB_STATES = ['waiting', 'running'] as const;
 
-/** Where an enrolment is in its workflow (campaign_enrolments.state): due, claimed by an executor, finished, or cut short. */
-export const ENROLMENT_STATES = ['waiting', 'running', 'done', 'stopped'] as const;
+/** A schedule run's state (campaign_runs.state): a job walking its audience a page at a time, then enrolled or failed. */
+export const CAMPAIGN_RUN_STATES = [...JOB_STATES, 'enrolled', 'failed'] as const;
+/** How a run ends. */
+export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (typeof JOB_STATES)[number]>;
+
+/** Where an enrolment is in its workflow (campaign_enrolments.state): a job due at its next node or claimed by an executor, then finished or cut short. */
+export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped'] as const;
 
 /** The kinds of workflow node (DECISIONS §6, §13). */
 export const NODE_TYPES = ['push', 'delay', 'email', 'sms'] as const;

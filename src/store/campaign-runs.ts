@@ -1,8 +1,9 @@
-// Schedule runs (campaigns/schedule-runs.ts; migration 8): one campaign_runs row per run key, whose
-// insertion is the lease that makes a run start once whatever the number of replicas; the row
-// then records how far the audience walk got, so a run a crash interrupted resumes there.
+// Schedule runs (campaigns/schedule-runs.ts; migrations 8, 420): one campaign_runs row per run
+// key, inserted once whatever the number of replicas, and a job (store/job-queue.ts) that walks
+// the run's audience; the row records how far the walk got, so a run a crash interrupted resumes there.
 import { sqlLiterals, type Queryable } from './db.js';
-import { lapsed } from './leases.js';
+import type { JobTable } from './job-queue.js';
+import type { Shard } from './leases.js';
 import type { CampaignRow } from './campaigns.js';
 import { audienceWhere, Params } from './audience.js';
 import type { AudienceConfig } from '../domain/conditions.js';
@@ -14,16 +15,19 @@ export interface LiveSchedule extends CampaignRow {
   live_since: Date | null;
 }
 
-/** Live `schedule` and `dynamic_schedule` campaigns, every workspace's. */
-export async function liveSchedules(q: Queryable): Promise<LiveSchedule[]> {
+/** Live `schedule` and `dynamic_schedule` campaigns of the shard's workspaces. */
+export async function liveSchedules(q: Queryable, shard: Shard): Promise<LiveSchedule[]> {
   const r = await q.query<LiveSchedule>(
     `SELECT id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at, live_since
-     FROM campaigns WHERE status IN ('active', 'scheduled') AND trigger_type IN ('schedule', 'dynamic_schedule')`,
+     FROM campaigns WHERE status IN ('active', 'scheduled') AND trigger_type IN ('schedule', 'dynamic_schedule') AND herald_shard(workspace_id::text, $1) = $2`,
+    [shard.count, shard.index],
   );
   return r.rows;
 }
 
-export interface RunLease {
+/** A run as its walk sees it when claimed. */
+export interface RunJob {
+  id: string;
   campaign_id: string;
   run_key: string;
   workspace_id: string;
@@ -33,41 +37,50 @@ export interface RunLease {
   enrolled: number;
 }
 
-/** Starts a run: true for the one caller that inserted it; every other caller, now or later, gets false. */
-export async function startRun(q: Queryable, workspaceId: string, campaignId: string, runKey: string, instance: number): Promise<boolean> {
-  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state, claimed_by) VALUES ($1, $2, $3, ${R.enrolling}, $4) ON CONFLICT DO NOTHING`, [
-    campaignId, runKey, workspaceId, instance,
+/**
+ * Runs as jobs (store/job-queue.ts): a run waits, is claimed for a page of its audience, and
+ * waits again after it (runProgress) until its walk ends (finishRun). A claim not completed
+ * waits again and resumes after the last page written.
+ */
+export const RUN_JOBS: JobTable = {
+  name: 'campaign-runs',
+  table: 'campaign_runs',
+  state: 'state',
+  values: { waiting: R.waiting, running: R.running },
+  due: 'due_at',
+  returning: 'id, campaign_id, run_key, workspace_id, after_person, enrolled',
+  notCompleted: { retry: true },
+};
+
+/** Starts a run, due now: true for the one caller that inserted it; every other caller, now or later, gets false. */
+export async function startRun(q: Queryable, workspaceId: string, campaignId: string, runKey: string): Promise<boolean> {
+  const r = await q.query(`INSERT INTO campaign_runs (campaign_id, run_key, workspace_id, state) VALUES ($1, $2, $3, ${R.waiting}) ON CONFLICT DO NOTHING`, [
+    campaignId, runKey, workspaceId,
   ]);
   return r.rowCount === 1;
 }
 
-/** Takes over runs still enrolling whose lease lapsed (store/leases.ts: their holder gone, or not refreshed for `staleMs`). */
-export async function takeOverLapsed(q: Queryable, staleMs: number, owns: (workspaceId: string) => boolean, instance: number): Promise<RunLease[]> {
-  const stale = await q.query<{ campaign_id: string; run_key: string; workspace_id: string }>(
-    `SELECT campaign_id, run_key, workspace_id FROM campaign_runs WHERE state = ${R.enrolling} AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
-    [staleMs],
+/** Records a page of the walk (in the transaction that enrolled it); the run waits, due now, for its next page. */
+export async function runProgress(q: Queryable, runId: string, afterPerson: string, walked: number): Promise<void> {
+  await q.query(
+    `UPDATE campaign_runs SET after_person = $2, enrolled = enrolled + $3, state = ${R.waiting}, claimed_by = NULL, claimed_at = NULL, claims = 0, due_at = now()
+     WHERE id = $1 AND state = ${R.running}`,
+    [runId, afterPerson, walked],
   );
-  const taken: RunLease[] = [];
-  for (const s of stale.rows.filter((x) => owns(x.workspace_id))) {
-    const r = await q.query<RunLease>(
-      `UPDATE campaign_runs SET claimed_by = $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2 AND state = ${R.enrolling} AND ${lapsed('claimed_by', 'claimed_at', '$3')}
-       RETURNING campaign_id, run_key, workspace_id, after_person, enrolled`,
-      [s.campaign_id, s.run_key, staleMs, instance],
-    );
-    taken.push(...r.rows);
-  }
-  return taken;
 }
 
-/** Records a page of the walk (in the transaction that enrolled it) and renews the lease. */
-export async function runProgress(q: Queryable, campaignId: string, runKey: string, afterPerson: string, walked: number): Promise<void> {
-  await q.query('UPDATE campaign_runs SET after_person = $3, enrolled = enrolled + $4, claimed_at = now() WHERE campaign_id = $1 AND run_key = $2', [campaignId, runKey, afterPerson, walked]);
-}
-
-export async function finishRun(q: Queryable, campaignId: string, runKey: string, outcome: { state: FinishedRunState; truncated?: boolean; error?: string }): Promise<void> {
-  await q.query('UPDATE campaign_runs SET state = $3, truncated = $4, error = $5, finished_at = now() WHERE campaign_id = $1 AND run_key = $2', [
-    campaignId, runKey, outcome.state, outcome.truncated ?? false, outcome.error ?? null,
-  ]);
+/** Ends the run; `progress` records its last page (in the transaction that enrolled it). */
+export async function finishRun(
+  q: Queryable,
+  runId: string,
+  outcome: { state: FinishedRunState; truncated?: boolean; error?: string; progress?: { after: string | null; walked: number } },
+): Promise<void> {
+  await q.query(
+    `UPDATE campaign_runs SET state = $2, truncated = $3, error = $4, after_person = COALESCE($5, after_person), enrolled = enrolled + $6,
+       finished_at = now(), claimed_by = NULL, claimed_at = NULL
+     WHERE id = $1`,
+    [runId, outcome.state, outcome.truncated ?? false, outcome.error ?? null, outcome.progress?.after ?? null, outcome.progress?.walked ?? 0],
+  );
 }
 
 /** A status the system sets (INTERFACE 3.1: `completed`, `failed`), only from one of `from` (a user's pause meanwhile stays). */

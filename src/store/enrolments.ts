@@ -1,9 +1,8 @@
-// Enrolments as the workflow executor moves them (campaigns/executor.ts; migration 8): claimed
-// when due, moved to their next node, delayed, finished or stopped. A claim is a lease
-// (store/leases.ts): it names its holder and claimed_at is refreshed while the executor works on
-// the enrolment; a lapsed claim (its holder gone or its lease stale) is released to be claimed again.
+// Enrolments as the workflow executor moves them (campaigns/executor.ts; migration 8): jobs
+// (store/job-queue.ts) claimed when due, moved to their next node, delayed, finished or stopped;
+// a claim not completed (its holder gone, its lease stale, its page failed) waits again.
 import { prepared, sqlLiterals, type Queryable } from './db.js';
-import { lapsed, renewLeases } from './leases.js';
+import type { JobTable } from './job-queue.js';
 import { CAMPAIGN_STATUSES, ENROLMENT_STATES } from '../domain/campaigns.js';
 
 const E = sqlLiterals(ENROLMENT_STATES);
@@ -115,67 +114,21 @@ export interface ClaimedEnrolment {
 }
 
 /**
- * The workspaces with waiting enrolments, due or not: a skip scan of the due index, one
- * index probe per workspace however many enrolments each has.
+ * Enrolments as jobs (store/job-queue.ts): claimed when due, oldest due first, but not those of
+ * a draft or paused campaign. The campaign's status is a subquery per enrolment, not a join:
+ * joined, the planner could (and in a 250,000-person fan-out did, its statistics taken while the
+ * table was small) hash the join and sort every waiting enrolment for each claim.
  */
-export async function workspacesWaiting(q: Queryable): Promise<string[]> {
-  const r = await q.query<{ workspace_id: string }>(WORKSPACES_WAITING);
-  return r.rows.map((x) => x.workspace_id);
-}
-
-const WORKSPACES_WAITING = prepared(
-  'workspaces-waiting',
-  `WITH RECURSIVE ws(workspace_id) AS (
-       (SELECT workspace_id FROM campaign_enrolments WHERE state = ${E.waiting} ORDER BY workspace_id LIMIT 1)
-       UNION ALL
-       SELECT (SELECT e.workspace_id FROM campaign_enrolments e WHERE e.state = ${E.waiting} AND e.workspace_id > ws.workspace_id ORDER BY e.workspace_id LIMIT 1)
-       FROM ws WHERE ws.workspace_id IS NOT NULL
-     )
-     SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL`,
-);
-
-/**
- * Claims up to `limit` of the workspace's due enrolments, oldest due first, but not those of a
- * draft or paused campaign; one claimer each whatever the number of actors and replicas.
- *
- * The campaign's status is a subquery per enrolment, not a join: joined, the planner could
- * (and in a 250,000-person fan-out did, its statistics taken while the table was small) hash
- * the join and sort every waiting enrolment for each claim, an external sort of 110,000 rows to
- * take 250. Without a join, the due index's order is the only cheap way to the first `limit`.
- * The claimed ids are an array the update looks up by key: with `id IN (…)` the prepared
- * statement's generic plan (which knows no LIMIT) hashed them against a scan of every waiting
- * enrolment.
- */
-export async function claimDue(q: Queryable, workspaceId: string, limit: number, instance: number): Promise<ClaimedEnrolment[]> {
-  const r = await q.query<ClaimedEnrolment>(CLAIM_DUE, [workspaceId, limit, instance]);
-  return r.rows;
-}
-
-export const CLAIM_DUE = prepared(
-  'claim-due-enrolments',
-  `UPDATE campaign_enrolments SET state = ${E.running}, claimed_by = $3, claimed_at = now(), claims = claims + 1
-     WHERE id = ANY (ARRAY(SELECT e.id FROM campaign_enrolments e
-                  WHERE e.workspace_id = $1 AND e.state = ${E.waiting} AND e.due_at <= now()
-                    AND (SELECT c.status FROM campaigns c WHERE c.id = e.campaign_id) NOT IN ${HELD}
-                  ORDER BY e.due_at LIMIT $2 FOR UPDATE SKIP LOCKED))
-       AND state = ${E.waiting}
-     RETURNING id, campaign_id, person_id, next_node, context, claims`,
-);
-
-/** Keeps the claims alive while their executor works on them (those a move-on holds are skipped: renewLeases). */
-export function refreshClaims(q: Queryable, ids: readonly string[]): Promise<void> {
-  return renewLeases(q, 'campaign_enrolments', `state = ${E.running}`, ids);
-}
-
-/** Lapsed claims (their holder gone, or not refreshed for `staleMs`) go back to waiting, due at once. */
-export async function releaseLapsed(q: Queryable, staleMs: number): Promise<number> {
-  const r = await q.query(
-    `UPDATE campaign_enrolments SET state = ${E.waiting}, claimed_by = NULL, claimed_at = NULL
-     WHERE state = ${E.running} AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
-    [staleMs],
-  );
-  return r.rowCount;
-}
+export const ENROLMENT_JOBS: JobTable = {
+  name: 'enrolments',
+  table: 'campaign_enrolments',
+  state: 'state',
+  values: { waiting: E.waiting, running: E.running },
+  due: 'due_at',
+  returning: 'id, campaign_id, person_id, next_node, context, claims',
+  eligible: `(SELECT c.status FROM campaigns c WHERE c.id = j.campaign_id) NOT IN ${HELD}`,
+  notCompleted: { retry: true },
+};
 
 /**
  * Moves the claimed enrolments past a node: to `next` (a node id), due `delayMinutes` after

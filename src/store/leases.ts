@@ -1,7 +1,7 @@
-// The one lease rule of Herald's durable work (campaign runs, enrolments, scheduled sends): a
+// The lease of Herald's durable jobs (store/job-queue.ts: campaign runs, enrolments, scheduled sends): a
 // claim names its holder, `claimed_by`, an instance number that one actor thread holds for its
 // life, and `claimed_at`, refreshed while it works. A claim lapses when its holder is gone or
-// its lease has not been refreshed for the queue's stale time, whichever comes first.
+// its lease has not been refreshed for the stale time (LEASE), whichever comes first.
 //
 // "Gone" is known, not guessed: an instance holds a session advisory lock (INSTANCE_LOCKS,
 // its number) on a connection of its own, and PostgreSQL drops the lock the moment that
@@ -14,7 +14,6 @@
 import pg from 'pg';
 import { logger } from '../logger.js';
 import { backoffDelays } from '../util/backoff.js';
-import type { Queryable } from './db.js';
 
 /** First key of the instance locks (pg_advisory_lock(int, int)); the second is the instance number. */
 export const INSTANCE_LOCKS = 4242100;
@@ -31,25 +30,15 @@ export function lapsed(byColumn: string, atColumn: string, staleParam: string): 
            OR ${atColumn} < now() - make_interval(secs => ${staleParam}::double precision / 1000))`;
 }
 
-/**
- * Renews the leases of the claims `ids` of `table` its holder still works on (`held`, SQL, e.g.
- * `state = 'running'`). Rows another statement holds are skipped, never waited for: they are
- * being completed, which needs no renewal, and waiting for one while holding rows that statement
- * locks next deadlocked the two (an enrolment heartbeat and a move-on, in a 250,000-person fan-out).
- */
-export async function renewLeases(q: Queryable, table: string, held: string, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await q.query(
-    `UPDATE ${table} SET claimed_at = now()
-     WHERE id = ANY (ARRAY(SELECT id FROM ${table} WHERE id = ANY ($1::uuid[]) AND ${held} FOR UPDATE SKIP LOCKED))`,
-    [ids],
-  );
+/** Which workspaces an actor serves: those whose util/shard.ts shardOf(workspace id, count) is index. */
+export interface Shard {
+  index: number;
+  count: number;
 }
 
 /** Who claims: which workspaces an actor serves, and the instance its claims name. */
 export interface Claimant {
-  /** Whether this actor owns the workspace. */
-  owns(workspaceId: string): boolean;
+  readonly shard: Shard;
   readonly instance: Pick<Instance, 'id'>;
 }
 

@@ -2,7 +2,7 @@
 // the scheduled sends waiting in the same table. Records are written many at a time (a batch
 // send's are one statement each for messages and deliveries).
 import { prepared, type Queryable } from './db.js';
-import { lapsed, renewLeases } from './leases.js';
+import type { JobTable } from './job-queue.js';
 import { pageBackTerm, type PageBack } from './page-back.js';
 import type { Channel } from '../domain/messages.js';
 
@@ -136,55 +136,21 @@ export async function messagesOf(q: Queryable, workspaceId: string, personId: st
   return { messages: page.rows, total: Number(total.rows[0]!.n) };
 }
 
-/** The workspaces with scheduled sends due (the caller keeps those it owns). */
-export async function workspacesDue(q: Queryable): Promise<string[]> {
-  const r = await q.query<{ workspace_id: string }>(`SELECT DISTINCT workspace_id FROM push_messages WHERE status = 'scheduled' AND scheduled_at <= now()`);
-  return r.rows.map((x) => x.workspace_id);
-}
-
 /**
- * Claims due scheduled sends of the workspaces given ('scheduled' → 'sending'), oldest first,
- * at most `room` of each workspace's (a window per workspace, so one workspace's backlog never
- * fills the page) and `limit` in all. A row is claimed by one caller only, whichever replica or
- * actor asks (the UPDATE checks the status again on a row another claimed meanwhile), so each is
- * sent once.
+ * Scheduled sends as jobs (store/job-queue.ts): `scheduled` waits for scheduled_at, `sending` is
+ * claimed, and a claim not completed (its holder gone, its lease stale) is failed, never sent
+ * again, since the provider may have had it. Their records (saveRecords) complete them.
  */
-export async function claimScheduled(q: Queryable, rooms: readonly { workspaceId: string; room: number }[], limit: number, instance: number): Promise<PushRecord[]> {
-  const r = await q.query<PushRecord>(
-    `UPDATE push_messages SET status = 'sending', claimed_by = $4, claimed_at = now()
-     WHERE id IN (SELECT id FROM (
-                    SELECT m.id, m.scheduled_at, r.room, row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.scheduled_at) AS n
-                    FROM push_messages m JOIN unnest($1::uuid[], $2::int[]) AS r(workspace_id, room) ON r.workspace_id = m.workspace_id
-                    WHERE m.status = 'scheduled' AND m.scheduled_at <= now()
-                  ) due WHERE n <= room ORDER BY scheduled_at LIMIT $3)
-       AND status = 'scheduled'
-     RETURNING id, workspace_id, person_id, external_id, status, platform, provider, provider_id, skip_reason, error, title, body, image_url,
-       action_url, custom_data, variables, tags, campaign_id, event_id, scheduled_at, sent_at`,
-    [rooms.map((x) => x.workspaceId), rooms.map((x) => x.room), limit, instance],
-  );
-  return r.rows;
-}
-
-/**
- * Keeps the claims of scheduled sends alive while their sender works on them (they may wait for
- * their workspace's share); those whose records are being saved are skipped (renewLeases).
- */
-export function refreshScheduledClaims(q: Queryable, ids: readonly string[]): Promise<void> {
-  return renewLeases(q, 'push_messages', `status = 'sending'`, ids);
-}
-
-/**
- * Lapsed claims (store/leases.ts: the holder gone, or not refreshed for `staleMs`): marked failed
- * rather than sent again, since the provider may have had them already.
- */
-export async function failInterrupted(q: Queryable, staleMs: number): Promise<number> {
-  const r = await q.query(
-    `UPDATE push_messages SET status = 'failed', claimed_by = NULL, claimed_at = NULL, error = $2
-     WHERE status = 'sending' AND ${lapsed('claimed_by', 'claimed_at', '$1')}`,
-    [staleMs, INTERRUPTED],
-  );
-  return r.rowCount;
-}
+export const SCHEDULED_SEND_JOBS: JobTable = {
+  name: 'scheduled-sends',
+  table: 'push_messages',
+  state: 'status',
+  values: { waiting: `'scheduled'`, running: `'sending'` },
+  due: 'scheduled_at',
+  returning: `id, workspace_id, person_id, external_id, status, platform, provider, provider_id, skip_reason, error, title, body, image_url,
+    action_url, custom_data, variables, tags, campaign_id, event_id, scheduled_at, sent_at`,
+  notCompleted: { fail: `status = 'failed', error = '${INTERRUPTED}'` },
+};
 
 /** A campaign send's record (campaigns/executor.ts): its id is deterministic, UUIDv5 of enrolment and node. */
 export interface CampaignSendRecord {

@@ -22,6 +22,11 @@ export class Turns<K> {
     this.line.delete(key);
   }
 
+  /** The keys in line, in line order. */
+  inLine(): IterableIterator<K> {
+    return this.line.values();
+  }
+
   /** Whether the key could start another turn now. */
   hasRoom(key: K): boolean {
     return (this.busy.get(key) ?? 0) < this.perKey;

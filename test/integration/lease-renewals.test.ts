@@ -1,4 +1,4 @@
-// A heartbeat renewing claims (store/leases.ts renewLeases) beside the statement completing some
+// A heartbeat renewing claims (store/job-queue.ts renewLeases) beside the statement completing some
 // of them, which holds their rows until its transaction commits (a page's move-on, with the
 // page's records; a batch of scheduled sends' records): the heartbeat never waits for a row the
 // other holds, so the two cannot deadlock. Waiting there, while holding rows the other locked
@@ -6,8 +6,9 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
-import { refreshClaims } from '../../src/store/enrolments.js';
-import { refreshScheduledClaims } from '../../src/store/push-messages.js';
+import { ENROLMENT_JOBS } from '../../src/store/enrolments.js';
+import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
+import { renewLeases } from '../../src/store/job-queue.js';
 import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { openPostgres } from '../../src/store/pg.js';
 import type { Queryable } from '../../src/store/db.js';
@@ -72,7 +73,7 @@ t.test('the executor heartbeat beside a page move-on', async (t) => {
      SELECT gen_random_uuid(), $1, '${c.body.data.campaign.id}', p.id, 'run', 1, 'running', $2, now() - interval '10 seconds'
      FROM people p WHERE p.workspace_id = $1 ORDER BY p.external_id RETURNING id`,
     `UPDATE campaign_enrolments SET state = 'done', claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
-    refreshClaims,
+    (q, ids) => renewLeases(q, ENROLMENT_JOBS, ids),
   );
 });
 
@@ -84,6 +85,6 @@ t.test('the scheduled sends heartbeat beside their records being saved', async (
      SELECT gen_random_uuid(), $1, p.id, p.external_id, 'sending', 'sandbox', now(), $2, now() - interval '10 seconds'
      FROM people p WHERE p.workspace_id = $1 ORDER BY p.external_id RETURNING id`,
     `UPDATE push_messages SET status = 'sent', sent_at = now(), claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
-    refreshScheduledClaims,
+    (q, ids) => renewLeases(q, SCHEDULED_SEND_JOBS, ids),
   );
 });

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
 import { EVENT_NAMES, latestEventsQuery } from '../../src/store/events.js';
 import { PERSON_BY_PHONE } from '../../src/store/people.js';
-import { CLAIM_DUE, INSERT_ENROLMENTS } from '../../src/store/enrolments.js';
+import { ENROLMENT_JOBS, INSERT_ENROLMENTS } from '../../src/store/enrolments.js';
+import { claimStatement } from '../../src/store/job-queue.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
 
@@ -135,7 +136,7 @@ t.test("an event's enrolment (store/enrolments.ts insertEnrolments) is prepared:
   }
 });
 
-t.test("the executor's claim (store/enrolments.ts claimDue) is prepared: its generic plan still takes the first due enrolments along campaign_enrolments_due, no sort", async (t) => {
+t.test("the executor's claim (store/job-queue.ts claimJobs of ENROLMENT_JOBS) is prepared: its generic plan still takes the first due enrolments along campaign_enrolments_due, no sort", async (t) => {
   const ws = await newWorkspace(s, 'Claims');
   const campaign = '00000000-0000-4000-8000-00000000c1a1';
   // A fan-out under way: 20,000 waiting enrolments, analysed. A generic plan knows neither the
@@ -145,7 +146,7 @@ t.test("the executor's claim (store/enrolments.ts claimDue) is prepared: its gen
     await campaignUnderWay(ws.id, campaign, 'schedule', { people: 20000, each: 1, run: `'run'`, state: 'waiting' });
     await sql.query('ANALYZE campaign_enrolments');
     await sql.query('SET LOCAL plan_cache_mode = force_generic_plan');
-    await sql.query(`PREPARE claim_plan AS ${CLAIM_DUE.text}`);
+    await sql.query(`PREPARE claim_plan AS ${claimStatement(ENROLMENT_JOBS)}`);
   };
   try {
     const plan = await planOf(`EXECUTE claim_plan('${ws.id}', 64, 1)`, [], { setUp });
