@@ -1,10 +1,20 @@
-// The workflow executor (DECISIONS §6): runs due enrolments of the workspaces this actor owns
-// through their campaign's nodes, one node per step. Enrolments are jobs (store/job-queue.ts)
-// in the job loop (jobs/worker.ts): claimed PAGE at a time, so memory and concurrency stay
-// bounded however large the audience, at most PAGES_IN_FLIGHT pages per actor, each push node's
-// share of a page one engine send; the workspaces take turns, at most WORKSPACE_PAGES pages
-// each, and the engine's per-workspace share of provider sends (delivery/send-shares.ts) does
-// the same one level down.
+// The workflow executor (DECISIONS §6): runs due enrolments through their campaign's nodes, one
+// node per step. Enrolments are jobs (store/job-queue.ts) in the job loop (jobs/worker.ts):
+// claimed PAGE at a time, so memory and concurrency stay bounded however large the audience, at
+// most PAGES_IN_FLIGHT pages per actor, each push node's share of a page one engine send; the
+// workspaces take turns, and the engine's per-workspace share of provider sends
+// (delivery/send-shares.ts) does the same one level down.
+//
+// A campaign's sends are spread over every actor: each actor runs the enrolments of the
+// workspaces it owns, and, beside them, its part of every other workspace's that any actor may
+// run (store/enrolments.ts SHARED_ENROLMENT_JOBS): push and delay steps of a workspace whose send
+// policy sets no cap. The send-policy counters stay right because only the owner decides a
+// capped send: a workspace with a cap is the owner's alone (its counters are the owner's,
+// delivery/counters.ts), and an owner's counters are read again from the records once the
+// workspace's settings change, so sends other actors made while no cap was set are counted when
+// one is set (a page claimed before the change goes out under the policy it was claimed under,
+// as a send already decided does). Email and SMS steps stay with the owner: its connection pools
+// are the ones `max_connections` sizes.
 //
 // - push node: the page goes through the PushEngine (send policy per recipient,
 //   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
@@ -22,14 +32,15 @@
 // and everybody enrolled ends with one record per push node.
 //
 // The blast radius is the claims in flight, so they are bounded by what the providers take at
-// once: WORKSPACE_PAGES × PAGE is the engine's share of one workspace (WORKSPACE_SHARE) and
-// PAGES_IN_FLIGHT × PAGE its concurrency for the actor (SEND_CONCURRENCY). At most that many
+// once: a workspace's pages in flight, all actors together, are WORKSPACE_PAGES of PAGE, the
+// engine's share of one workspace (WORKSPACE_SHARE), each actor holding its part; and an actor's
+// pages of its own workspaces are its send concurrency (SEND_CONCURRENCY). At most that many
 // people of a workspace are recorded `failed` by a kill, about those whose send was with the
 // provider; a page is recorded as soon as its own sends end, not with the others.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
-import { ENROLMENT_JOBS, moveOn, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
-import { giveBack } from '../store/job-queue.js';
+import { ENROLMENT_JOBS, moveOn, SHARED_ENROLMENT_JOBS, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
+import { giveBack, type JobTable } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
@@ -43,7 +54,7 @@ import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
 import { sendChannelNode, type ChannelDeps } from '../messaging/send.js';
 
-/** Pages of one workspace an actor works on at once… */
+/** Pages of one workspace under way at once, all actors together… */
 const WORKSPACE_PAGES = 4;
 /** …each this many enrolments (one engine send), so a workspace's claims are its provider share… */
 const PAGE = WORKSPACE_SHARE / WORKSPACE_PAGES;
@@ -57,7 +68,8 @@ const SEND_NS = 'b3e2f0a4-5c1d-4e7f-8a9b-0c1d2e3f4a5b';
 const campaignSendId = (enrolmentId: string, nodeId: string): string => uuidv5(`${enrolmentId}/${nodeId}`, SEND_NS);
 
 export class Executor {
-  private readonly worker: JobWorker<ClaimedEnrolment>;
+  /** The workspaces this actor owns, and (with more than one actor) its share of the others' fan-outs. */
+  private readonly workers: JobWorker<ClaimedEnrolment>[];
 
   constructor(
     private readonly db: Db,
@@ -66,28 +78,28 @@ export class Executor {
     /** Email and SMS nodes (DECISIONS §13). */
     private readonly channels?: ChannelDeps,
   ) {
-    this.worker = new JobWorker(db, claimant, {
-      table: ENROLMENT_JOBS,
-      page: PAGE,
-      workspacePages: WORKSPACE_PAGES,
-      pagesInFlight: PAGES_IN_FLIGHT,
-      pollMs: POLL_MS,
-      run: (ws, page) => this.runPage(ws, page),
-    });
+    // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each
+    // actor holds its part of them.
+    const actors = claimant.shard.count;
+    const workspacePages = Math.max(1, Math.floor(WORKSPACE_PAGES / actors));
+    const worker = (table: JobTable, of: 'shard' | 'others', pagesInFlight: number) =>
+      new JobWorker<ClaimedEnrolment>(db, claimant, { table, of, page: PAGE, workspacePages, pagesInFlight, pollMs: POLL_MS, run: (ws, page) => this.runPage(ws, page) });
+    this.workers = [worker(ENROLMENT_JOBS, 'shard', PAGES_IN_FLIGHT)];
+    if (actors > 1) this.workers.push(worker(SHARED_ENROLMENT_JOBS, 'others', PAGES_IN_FLIGHT / 2));
   }
 
   start(): void {
-    this.worker.start();
+    for (const w of this.workers) w.start();
   }
 
   /** Looks for due enrolments now (something was just enrolled). */
   nudge(): void {
-    this.worker.nudge();
+    for (const w of this.workers) w.nudge();
   }
 
   /** Finishes the pages in flight, then stops. */
-  stop(): Promise<void> {
-    return this.worker.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.stop()));
   }
 
   /** Runs each claimed enrolment's next node, the page's enrolments grouped by campaign and node. */

@@ -18,7 +18,7 @@ import { sendContext } from '../store/send-context.js';
 import { invalidateDevices, type SendableDevice } from '../store/devices.js';
 import { suppressToken } from '../store/suppressions.js';
 import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
-import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
+import { policyBlock, recipientZone, setsCap, type SendPolicy } from '../domain/send-policy.js';
 import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
 import type { PushOutcome } from '../domain/push-outcome.js';
 import type { RenderPool } from '../render/pool.js';
@@ -132,10 +132,10 @@ export class PushEngine {
     // 1. Load.
     const people = recipients.flatMap((r) => (r.person ? [r.person] : []));
     const personIds = [...new Set(people.map((p) => p.id))];
-    const { policy: stored, devices, suppressed } = await sendContext(this.db, send.workspaceId, personIds);
+    const { policy: stored, policySince, devices, suppressed } = await sendContext(this.db, send.workspaceId, personIds);
     const policy = stored as SendPolicy | null;
-    const capped = !send.bypassCaps && !!policy && ((policy.max_pushes_per_day ?? 0) > 0 || (policy.max_pushes_per_window ?? 0) > 0);
-    if (capped) await this.counters.load(personIds);
+    const capped = !send.bypassCaps && setsCap(policy);
+    if (capped) await this.counters.load(personIds, policySince);
     const devicesOf = groupBy(devices, (d) => d.person_id);
 
     // 2. Decide: who is sendable, then render their content (one render task for the send),

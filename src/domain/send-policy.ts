@@ -24,6 +24,13 @@ export interface SendPolicy {
   window_hours?: number;
 }
 
+/** The fields that cap sends: a policy sets a cap when one of them is above 0 (its sends then need the people's counters). */
+export const CAP_FIELDS = ['max_pushes_per_day', 'max_pushes_per_window'] as const satisfies readonly (keyof SendPolicy)[];
+
+export function setsCap(policy: SendPolicy | null): boolean {
+  return policy !== null && CAP_FIELDS.some((f) => (policy[f] ?? 0) > 0);
+}
+
 export const POLICY_SKIPS = ['quiet_hours', 'frequency_cap', 'rolling_cap'] as const;
 export type PolicySkip = (typeof POLICY_SKIPS)[number];
 

@@ -16,6 +16,8 @@ import { Turns } from '../util/turns.js';
 
 export interface JobWorkerOptions<J> {
   readonly table: JobTable;
+  /** Whose workspaces: the actor's shard (the default), or every other shard's (jobs any actor may share). */
+  readonly of?: 'shard' | 'others';
   /** Jobs a page (one claim). */
   readonly page: number;
   /** Pages of one workspace under way at once… */
@@ -26,7 +28,7 @@ export interface JobWorkerOptions<J> {
   readonly pollMs: number;
   /** Runs a claimed page and completes its jobs (its kind's own statements); a throw gives them back. */
   readonly run: (workspaceId: string, jobs: J[]) => Promise<void>;
-  /** Called when every workspace in line has had a page since the last call (a round). */
+  /** Called when every workspace in line has had a page end since the last call (a round). */
   readonly afterRound?: () => void;
 }
 
@@ -42,7 +44,7 @@ export class JobWorker<J extends { id: string }> {
   private readonly inFlight = new Set<string>();
   private lastLapseCheck = 0;
   private readonly turns: Turns<string>;
-  /** The workspaces that had a page in the round under way. */
+  /** The workspaces whose page ended in the round under way. */
   private readonly served = new Set<string>();
   private readonly pages = new Set<Promise<void>>();
 
@@ -107,13 +109,13 @@ export class JobWorker<J extends { id: string }> {
     await Promise.all(this.pages);
   }
 
-  /** Lapsed claims end (at the first look, then every renewal period); the shard's waiting workspaces join the line. */
+  /** Lapsed claims end (at the first look, then every renewal period); the waiting workspaces join the line. */
   private async look(): Promise<void> {
     if (Date.now() - this.lastLapseCheck >= LEASE.renewMs) {
       this.lastLapseCheck = Date.now();
       await endLapsed(this.db, this.opts.table);
     }
-    for (const ws of await workspacesWaiting(this.db, this.opts.table, this.claimant.shard)) this.turns.join(ws);
+    for (const ws of await workspacesWaiting(this.db, this.opts.table, this.claimant.shard, this.opts.of)) this.turns.join(ws);
   }
 
   /** Claims a page for each turn while slots are free; a workspace with nothing due leaves the line. */
@@ -135,10 +137,10 @@ export class JobWorker<J extends { id: string }> {
         this.roundEnded();
         continue;
       }
-      this.served.add(ws);
       for (const j of jobs) this.inFlight.add(j.id);
       const running: Promise<void> = this.runPage(ws, jobs).finally(() => {
         for (const j of jobs) this.inFlight.delete(j.id);
+        this.served.add(ws);
         this.turns.done(ws);
         this.pages.delete(running);
         this.roundEnded();
@@ -159,7 +161,7 @@ export class JobWorker<J extends { id: string }> {
     }
   }
 
-  /** Calls afterRound once every workspace in line has had a page since the last call. */
+  /** Calls afterRound once every workspace in line has had a page end since the last call. */
   private roundEnded(): void {
     if (!this.opts.afterRound || this.served.size === 0) return;
     for (const ws of this.turns.inLine()) if (!this.served.has(ws)) return;

@@ -3,10 +3,14 @@
 // a claim not completed (its holder gone, its lease stale, its page failed) waits again.
 import { prepared, sqlLiterals, type Queryable } from './db.js';
 import type { JobTable } from './job-queue.js';
-import { CAMPAIGN_STATUSES, ENROLMENT_STATES } from '../domain/campaigns.js';
+import { CAMPAIGN_STATUSES, ENROLMENT_STATES, NODE_TYPES } from '../domain/campaigns.js';
+import { CAP_FIELDS } from '../domain/send-policy.js';
 
 const E = sqlLiterals(ENROLMENT_STATES);
 const C = sqlLiterals(CAMPAIGN_STATUSES);
+const N = sqlLiterals(NODE_TYPES);
+/** The nodes any actor may run for a workspace without caps. */
+const SHARED_NODES = [N.push, N.delay].join(', ');
 /** The statuses whose enrolments wait where they are; the others' are claimed (and stopped when archived or failed). */
 const HELD = `(${C.draft}, ${C.paused})`;
 
@@ -128,6 +132,22 @@ export const ENROLMENT_JOBS: JobTable = {
   returning: 'id, campaign_id, person_id, next_node, context, claims',
   eligible: `(SELECT c.status FROM campaigns c WHERE c.id = j.campaign_id) NOT IN ${HELD}`,
   notCompleted: { retry: true },
+};
+
+/**
+ * The enrolments an actor other than the workspace's owner may claim (campaigns/executor.ts):
+ * those at a push or delay node (email and SMS keep to their owner's connection pools), of a
+ * workspace whose send policy sets no cap, whose counters only its owner keeps
+ * (delivery/counters.ts). The policy is read once per claim ($1 is the workspace), the node's
+ * kind per enrolment from its campaign's workflow (the first node while next_node is null).
+ */
+export const SHARED_ENROLMENT_JOBS: JobTable = {
+  ...ENROLMENT_JOBS,
+  name: 'enrolments-shared',
+  eligible: `${ENROLMENT_JOBS.eligible}
+    AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = $1 AND (${CAP_FIELDS.map((f) => `COALESCE((w.settings->'send_policy'->>'${f}')::numeric, 0) > 0`).join(' OR ')}))
+    AND (SELECT n.node->>'type' FROM campaigns c, jsonb_array_elements(c.workflow_definition->'nodes') WITH ORDINALITY AS n(node, i)
+         WHERE c.id = j.campaign_id AND CASE WHEN j.next_node IS NULL THEN n.i = 1 ELSE n.node->>'id' = j.next_node END LIMIT 1) IN (${SHARED_NODES})`,
 };
 
 /**

@@ -82,7 +82,7 @@ function statementsOf(t: JobTable): Statements {
              SELECT (SELECT j.workspace_id FROM ${t.table} j WHERE j.${waiting} AND j.workspace_id > ws.workspace_id ORDER BY j.workspace_id LIMIT 1)
              FROM ws WHERE ws.workspace_id IS NOT NULL
            )
-           SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL AND herald_shard(workspace_id::text, $1) = $2`,
+           SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL AND (herald_shard(workspace_id::text, $1) = $2) = $3`,
       ),
       // The jobs are chosen by a subquery along the due index, not a join (a joined plan once
       // sorted 110,000 waiting enrolments to take 250), and updated by key from an array (with
@@ -102,9 +102,9 @@ function statementsOf(t: JobTable): Statements {
   return s;
 }
 
-/** The shard's workspaces with jobs waiting (due or not). */
-export async function workspacesWaiting(q: Queryable, t: JobTable, shard: Shard): Promise<string[]> {
-  const r = await q.query<{ workspace_id: string }>(statementsOf(t).workspaces, [shard.count, shard.index]);
+/** The workspaces with jobs waiting (due or not) of the shard, or (`others`) of every other shard. */
+export async function workspacesWaiting(q: Queryable, t: JobTable, shard: Shard, of: 'shard' | 'others' = 'shard'): Promise<string[]> {
+  const r = await q.query<{ workspace_id: string }>(statementsOf(t).workspaces, [shard.count, shard.index, of === 'shard']);
   return r.rows.map((x) => x.workspace_id);
 }
 

@@ -6,14 +6,16 @@ import type { SendableDevice } from './devices.js';
 
 export interface SendContext {
   policy: unknown;
+  /** When the workspace's settings (its send policy among them) last changed, epoch ms. */
+  policySince: number;
   devices: SendableDevice[];
   suppressed: Set<string>;
 }
 
 export async function sendContext(q: Queryable, workspaceId: string, personIds: readonly string[]): Promise<SendContext> {
-  const r = await q.query<{ policy: unknown; devices: SendableDevice[]; suppressed: string[] }>(SEND_CONTEXT, [workspaceId, personIds]);
+  const r = await q.query<{ policy: unknown; policy_since: Date | null; devices: SendableDevice[]; suppressed: string[] }>(SEND_CONTEXT, [workspaceId, personIds]);
   const row = r.rows[0]!;
-  return { policy: row.policy ?? null, devices: row.devices, suppressed: new Set(row.suppressed) };
+  return { policy: row.policy ?? null, policySince: row.policy_since?.getTime() ?? 0, devices: row.devices, suppressed: new Set(row.suppressed) };
 }
 
 /** Read for every page of a fan-out: prepared, as its planning cost as much as its run. */
@@ -27,6 +29,7 @@ const SEND_CONTEXT = prepared(
        WHERE t.workspace_id = $1 AND md5(t.device_token) IN (SELECT md5(device_token) FROM d) AND t.device_token IN (SELECT device_token FROM d)
      )
      SELECT (SELECT settings->'send_policy' FROM workspaces WHERE id = $1) AS policy,
+       (SELECT updated_at FROM workspaces WHERE id = $1) AS policy_since,
        COALESCE((SELECT json_agg(json_build_object('id', id, 'person_id', person_id, 'device_token', device_token, 'platform', platform)
          ORDER BY last_used_at DESC, created_at DESC) FROM d), '[]') AS devices,
        COALESCE((SELECT json_agg(device_token) FROM s), '[]') AS suppressed`,

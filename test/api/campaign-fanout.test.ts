@@ -114,6 +114,33 @@ function receivedBy(prefix: string): Map<string, number> {
   return m;
 }
 
+/** The access tokens the fake FCM saw on the sends to tokens of this prefix: one per actor that sent (each actor fetches its own). */
+function sendersOf(prefix: string): Set<string> {
+  return new Set(fcm.received.filter((r) => r.body.message.token.startsWith(prefix)).map((r) => r.authorization ?? ''));
+}
+
+// Issue 24: a campaign's sends spread over every actor, not only the workspace's owner, while
+// the workspace sets no cap; with a cap, only the owner sends (it keeps the counters).
+t.test("a fan-out is sent by every actor while its workspace sets no cap, and by the owner alone under a cap", async (t) => {
+  const srv = await startServer({ ...ENV, HERALD_ACTORS: '2' });
+  t.teardown(() => srv.stop());
+  const N = 1500;
+  for (const capped of [false, true]) {
+    const prefix = capped ? 'spread-capped-' : 'spread-free-';
+    const ws = await audience(srv, N, prefix);
+    if (capped) {
+      const p = await srv.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: { max_pushes_per_day: 100 } } } });
+      t.equal(p.status, 200, p.text);
+    }
+    const id = await scheduled(t, srv, ws, 1000);
+    await eventually(async () => (await stats(srv, ws, id)).stats.sent === N, 60_000);
+    const got = receivedBy(prefix);
+    t.equal(got.size, N, `every person reached (${capped ? 'with' : 'without'} a cap)`);
+    t.same([...got.values()].filter((c) => c > 1), [], 'nobody twice');
+    t.equal(sendersOf(prefix).size, capped ? 1 : 2, capped ? 'under a cap, only the owning actor sent' : 'without a cap, both actors sent');
+  }
+});
+
 t.test('a scheduled run fires once with two Herald processes on one database', async (t) => {
   const a = await startServer(ENV);
   const b = await startServer({ ...ENV, DATABASE_URL: DB.DATABASE_URL ?? embeddedDatabaseUrl(a.dataDir) }).catch(async (err: Error) => {

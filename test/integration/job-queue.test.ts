@@ -11,12 +11,16 @@ import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
 import { endLapsed, giveBack, workspacesWaiting } from '../../src/store/job-queue.js';
 import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { shardOf } from '../../src/util/shard.js';
+import { openPostgres } from '../../src/store/pg.js';
 
 const s = await startServer();
 t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());
+// The store functions' own kind of connection.
+const db = openPostgres(storeUrl(s), 1);
+t.teardown(() => db.close());
 // A holder that lives (its lock held here) and one that is gone (nobody holds its lock).
 const LIVE = 3_000_000;
 const GONE = 3_000_001;
@@ -61,7 +65,7 @@ t.test("an actor's look names only its shard's workspaces", async (t) => {
   const mine = [a.ws, b.ws];
   for (const count of [1, 2, 3]) {
     for (let index = 0; index < count; index++) {
-      const seen = (await workspacesWaiting(sql, ENROLMENT_JOBS, { index, count })).filter((ws) => mine.includes(ws));
+      const seen = (await workspacesWaiting(db, ENROLMENT_JOBS, { index, count })).filter((ws) => mine.includes(ws));
       t.same(seen.sort(), mine.filter((ws) => shardOf(ws, count) === index).sort(), `actor ${index} of ${count}`);
     }
   }
@@ -71,7 +75,7 @@ t.test('an enrolment given back waits again: when it was due after its first cla
   const { ids } = await enrolments(4, { state: 'running', holder: LIVE });
   const claims = [1, 2, 3, 12];
   for (const [i, id] of ids.entries()) await sql.query('UPDATE campaign_enrolments SET claims = $2 WHERE id = $1', [id, claims[i]]);
-  await giveBack(sql, ENROLMENT_JOBS, ids);
+  await giveBack(db, ENROLMENT_JOBS, ids);
   const r = await sql.query<{ id: string; state: string; claimed_by: number | null; wait: number | null; kept: boolean }>(
     `SELECT id, state, claimed_by, round(extract(epoch FROM due_at - now()))::int AS wait, due_at = '2026-01-01T00:00:00Z' AS kept FROM campaign_enrolments WHERE id = ANY ($1::uuid[])`,
     [ids],
@@ -90,8 +94,8 @@ t.test('a lapsed claim ends as its kind says: an enrolment waits again, a schedu
      SELECT gen_random_uuid(), p.workspace_id, p.id, p.external_id, 'sending', 'sandbox', now(), $2, now() FROM people p WHERE p.workspace_id = $1 RETURNING id`,
     [gone.ws, GONE],
   );
-  await endLapsed(sql, ENROLMENT_JOBS);
-  await endLapsed(sql, SCHEDULED_SEND_JOBS);
+  await endLapsed(db, ENROLMENT_JOBS);
+  await endLapsed(db, SCHEDULED_SEND_JOBS);
   const e = await sql.query<{ id: string; state: string; claimed_by: number | null }>('SELECT id, state, claimed_by FROM campaign_enrolments WHERE id = ANY ($1::uuid[])', [[...gone.ids, ...live.ids]]);
   const state = new Map(e.rows.map((x) => [x.id, `${x.state}/${x.claimed_by ?? '-'}`]));
   t.same(gone.ids.map((id) => state.get(id)), ['waiting/-', 'waiting/-'], "the gone holder's enrolments wait again");
