@@ -8,7 +8,8 @@
 // A campaign's sends are spread over every actor: each actor runs the enrolments of the
 // workspaces it owns, and, beside them, its part of every other workspace's that any actor may
 // run (store/enrolments.ts SHARED_ENROLMENT_JOBS): push and delay steps of a workspace whose send
-// policy sets no cap. The send-policy counters stay right because only the owner decides a
+// policy sets no cap, once they have waited SHARED_AFTER_MS (a fan-out's backlog; an event's
+// few enrolments stay with the owner, which takes them at once, without the others' claims). The send-policy counters stay right because only the owner decides a
 // capped send: a workspace with a cap is the owner's alone (its counters are the owner's,
 // delivery/counters.ts), and an owner's counters are read again from the records once the
 // workspace's settings change, so sends other actors made while no cap was set are counted when
@@ -92,9 +93,9 @@ export class Executor {
     for (const w of this.workers) w.start();
   }
 
-  /** Looks for due enrolments now (something was just enrolled). */
+  /** Looks for due enrolments of the owned workspaces now (something was just enrolled; the others' wait SHARED_AFTER_MS anyway). */
   nudge(): void {
-    for (const w of this.workers) w.nudge();
+    this.workers[0]!.nudge();
   }
 
   /** Finishes the pages in flight, then stops. */

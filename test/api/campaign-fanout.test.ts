@@ -126,7 +126,9 @@ t.test("a fan-out is sent by every actor while its workspace sets no cap, and by
   t.teardown(() => srv.stop());
   const N = 1500;
   for (const capped of [false, true]) {
-    const prefix = capped ? 'spread-capped-' : 'spread-free-';
+    // Slow tokens (answered after 300 ms): the owner falls behind, and other actors take
+    // steps that waited over a second (store/enrolments.ts SHARED_AFTER_MS).
+    const prefix = capped ? 'slow-spread-capped-' : 'slow-spread-free-';
     const ws = await audience(srv, N, prefix);
     if (capped) {
       const p = await srv.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: { max_pushes_per_day: 100 } } } });
