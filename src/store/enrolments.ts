@@ -10,7 +10,7 @@ const E = sqlLiterals(ENROLMENT_STATES);
 const C = sqlLiterals(CAMPAIGN_STATUSES);
 const N = sqlLiterals(NODE_TYPES);
 /** How long an enrolment waits for its owner before other actors may take it. */
-export const SHARED_AFTER_MS = 1_000;
+const SHARED_AFTER_MS = 1_000;
 /** The nodes any actor may run for a workspace without caps. */
 const SHARED_NODES = [N.push, N.delay].join(', ');
 /** The statuses whose enrolments wait where they are; the others' are claimed (and stopped when archived or failed). */
