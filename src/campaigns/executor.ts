@@ -5,32 +5,32 @@
 // workspaces take turns, and the engine's per-workspace share of provider sends
 // (delivery/send-shares.ts) does the same one level down.
 //
-// A campaign's sends are spread over every actor: each actor runs the enrolments of the
-// workspaces it owns, and, beside them, its part of every other workspace's that any actor may
-// run (store/enrolments.ts SHARED_ENROLMENT_JOBS): push and delay steps of a workspace whose send
-// policy sets no cap, once they have waited SHARED_AFTER_MS (a fan-out's backlog; an event's
-// few enrolments stay with the owner, which takes them at once, without the others' claims). The send-policy counters stay right because only the owner decides a
-// capped send: a workspace with a cap is the owner's alone (its counters are the owner's,
-// delivery/counters.ts), and an owner's counters are read again from the records once the
-// workspace's settings change, so sends other actors made while no cap was set are counted when
-// one is set (a page claimed before the change goes out under the policy it was claimed under,
-// as a send already decided does). Email and SMS steps stay with the owner: its connection pools
-// are the ones `max_connections` sizes.
+// A campaign's sends are spread over every actor: each actor runs the enrolments of the workspaces
+// it owns, and, beside them, its part of every other workspace's that any actor may run
+// (store/enrolments.ts SHARED_ENROLMENT_JOBS): push and delay steps of a workspace whose send
+// policy sets no cap, once they have waited SHARED_AFTER_MS (a fan-out's backlog; an event's few
+// enrolments stay with the owner, which takes them at once, without the others' claims). The
+// send-policy counters stay right because only the owner decides a capped send: a workspace with a cap
+// is the owner's alone (its counters are the owner's, delivery/counters.ts), and an owner's
+// counters are read again from the records once the workspace's settings change, so sends other
+// actors made while no cap was set are counted when one is set (a page claimed before the change
+// goes out under the policy it was claimed under, as a send already decided does). Email and SMS
+// steps stay with the owner: its connection pools are the ones `max_connections` sizes.
 //
 // - push node: the page goes through the PushEngine (send policy per recipient,
 //   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
 //   deterministic id, UUIDv5 of (enrolment id, node id), skips included.
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
 //
-// The claim is what makes a send happen once. A claim is a lease (store/leases.ts): it names
-// this actor's instance and is renewed while the executor works on it; after a kill -9 the
-// instance's lock is gone and the next look of any actor, a restarted one's first, ends the
-// claim, and the enrolment is claimed again at the same node, which the claim counter shows
-// (a page that failed gives its claims back at once, the same way). A push node claimed a second time is never sent again: the record the engine wrote
-// before the kill stands, and an enrolment without one (its send was with the engine or the
-// provider, which may have it) is recorded `failed` with the interruption as its error. Every
-// enrolment not claimed at the kill is sent as usual. So nobody is messaged twice by Herald,
-// and everybody enrolled ends with one record per push node.
+// The claim is what makes a send happen once. A claim is a lease (store/leases.ts): it names this
+// actor's instance and is renewed while the executor works on it; after a kill -9 the instance's
+// lock is gone and the next look of any actor, a restarted one's first, ends the claim, and the
+// enrolment is claimed again at the same node, which the claim counter shows (a page that failed
+// gives its claims back at once, the same way). A push node claimed a second time is never sent
+// again: the record the engine wrote before the kill stands, and an enrolment without one (its
+// send was with the engine or the provider, which may have it) is recorded `failed` with the
+// interruption as its error. Every enrolment not claimed at the kill is sent as usual. So nobody
+// is messaged twice by Herald, and everybody enrolled ends with one record per push node.
 //
 // The blast radius is the claims in flight, so they are bounded by what the providers take at
 // once: a workspace's pages in flight, all actors together, are WORKSPACE_PAGES of PAGE, the

@@ -18,9 +18,9 @@
 // A run is a job (store/campaign-runs.ts RUN_JOBS) in the job loop (jobs/worker.ts): each claim
 // walks one keyset page of ENROL_PAGE of its audience, the page's enrolments and the run's
 // progress written in one transaction, and the run waits again for its next page. So the runs of
-// several workspaces started at once walk side by side (WALKS_AT_ONCE at once, a page a turn) and enrol, and so send, side by
-// side; a run whose claim lapsed (its holder gone, or not renewed) resumes after the last page
-// written. At most HERALD_SCHEDULE_AUDIENCE_CEILING people per run: the rest is not enrolled
+// several workspaces started at once (WALKS_AT_ONCE at a time, a page a turn) enrol, and so
+// send, side by side; a run whose claim lapsed (its holder gone, or not renewed) resumes after
+// the last page written. At most HERALD_SCHEDULE_AUDIENCE_CEILING people per run: the rest is not enrolled
 // and the run records `truncated` (and logs a warning).
 import type { Db } from '../store/db.js';
 import { audiencePages, FIRST_ID } from '../store/audience.js';
