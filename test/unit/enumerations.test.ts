@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { DEVICE_PLATFORMS, SUPPRESSION_TYPES } from '../../src/domain/tokens.js';
-import { CAMPAIGN_RUN_STATES, CAMPAIGN_STATUSES, ENROLMENT_STATES, TRIGGER_TYPES } from '../../src/domain/campaigns.js';
+import { CAMPAIGN_RUN_STATES, CAMPAIGN_STATUSES, ENROLMENT_STATES, JOB_STATES, TRIGGER_TYPES } from '../../src/domain/campaigns.js';
 import { ADDRESS_CHANNELS, ADDRESS_SUPPRESSION_TYPES, CHANNELS, DELIVERY_STATUSES, MESSAGE_STATUSES, PROVIDER_STATUSES } from '../../src/domain/messages.js';
 import { PERSON_STATUSES } from '../../src/domain/people.js';
 import { KEY_ENVIRONMENTS, KEY_TYPES } from '../../src/domain/principals.js';
@@ -48,7 +48,9 @@ t.test('channel: messages and templates, suppressed addresses', async (t) => {
 t.test('status and state columns', async (t) => {
   // push_messages' first CHECK, replaced by migration 201 when email and SMS added the provider's statuses.
   const beforeEmail = MESSAGE_STATUSES.filter((s) => !(PROVIDER_STATUSES as readonly string[]).includes(s));
-  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, CAMPAIGN_RUN_STATES].map(sorted);
+  // campaign_runs' first CHECK, replaced by migration 420 when a run became a job ('enrolling' was its running state).
+  const runsBeforeJobs = ['enrolling', ...CAMPAIGN_RUN_STATES.filter((s) => !(JOB_STATES as readonly string[]).includes(s))];
+  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, runsBeforeJobs, CAMPAIGN_RUN_STATES].map(sorted);
   const checks = [...checksOf('status'), ...checksOf('state')].map(sorted);
   t.same(checks.sort(), [...tuples].sort());
 });
