@@ -141,15 +141,17 @@ export const ENROLMENT_JOBS: JobTable = {
  * those due for SHARED_AFTER_MS already (the owner is behind: a fan-out's backlog, not an
  * event's few enrolments, which the owner takes at once), at a push or delay node (email and
  * SMS keep to their owner's connection pools), of a workspace whose send policy sets no cap,
- * whose counters only its owner keeps (delivery/counters.ts). The policy is read once per claim
- * ($1 is the workspace), the node's kind per enrolment from its campaign's workflow (the first
- * node while next_node is null).
+ * whose counters only its owner keeps (delivery/counters.ts). The policy is read once per look
+ * and claim, the node's kind per enrolment from its campaign's workflow (the first node while
+ * next_node is null).
  */
 export const SHARED_ENROLMENT_JOBS: JobTable = {
   ...ENROLMENT_JOBS,
   name: 'enrolments-shared',
-  eligible: `${ENROLMENT_JOBS.eligible} AND j.due_at <= now() - make_interval(secs => ${SHARED_AFTER_MS / 1000})
-    AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = $1 AND (${CAP_FIELDS.map((f) => `COALESCE((w.settings->'send_policy'->>'${f}')::numeric, 0) > 0`).join(' OR ')}))
+  claimableAfterMs: SHARED_AFTER_MS,
+  workspace: (ws) =>
+    `NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ${ws} AND (${CAP_FIELDS.map((f) => `COALESCE((w.settings->'send_policy'->>'${f}')::numeric, 0) > 0`).join(' OR ')}))`,
+  eligible: `${ENROLMENT_JOBS.eligible}
     AND (SELECT n.node->>'type' FROM campaigns c, jsonb_array_elements(c.workflow_definition->'nodes') WITH ORDINALITY AS n(node, i)
          WHERE c.id = j.campaign_id AND CASE WHEN j.next_node IS NULL THEN n.i = 1 ELSE n.node->>'id' = j.next_node END LIMIT 1) IN (${SHARED_NODES})`,
 };

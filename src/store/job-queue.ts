@@ -43,6 +43,10 @@ export interface JobTable {
   readonly returning: string;
   /** SQL ANDed into the choice of jobs to claim (the job's alias is `j`). */
   readonly eligible?: string;
+  /** SQL: whether the workspace `ws` (an SQL expression) has jobs of this kind for a claimer at all; ANDed into the look and the claim. */
+  readonly workspace?: (ws: string) => string;
+  /** A job is claimed only once it has been due this long (default 0). */
+  readonly claimableAfterMs?: number;
   /**
    * A claim not completed: `retry` waits again, due after the back-off, which reads the
    * `claims` column (claims since the job last moved on, the mechanism counts them); `fail`
@@ -71,9 +75,11 @@ function statementsOf(t: JobTable): Statements {
   if (!s) {
     const waiting = `${t.state} = ${t.values.waiting}`;
     const counted = 'retry' in t.notCompleted ? ', claims = claims + 1' : '';
+    const dueBy = t.claimableAfterMs ? `now() - make_interval(secs => ${t.claimableAfterMs / 1000})` : 'now()';
     s = {
-      // The workspaces with waiting jobs, due or not, of the shard: a skip scan of the table's
-      // (workspace_id, due) index of waiting jobs, one probe per workspace however many jobs each has.
+      // The shard's workspaces with jobs to claim: a skip scan of the table's (workspace_id, due)
+      // index of waiting jobs, then a probe of each workspace's first due job, so a workspace
+      // whose jobs wait for later (a delay node's days) costs no claim a look.
       workspaces: prepared(
         `jobs-workspaces-${t.name}`,
         `WITH RECURSIVE ws(workspace_id) AS (
@@ -82,7 +88,9 @@ function statementsOf(t: JobTable): Statements {
              SELECT (SELECT j.workspace_id FROM ${t.table} j WHERE j.${waiting} AND j.workspace_id > ws.workspace_id ORDER BY j.workspace_id LIMIT 1)
              FROM ws WHERE ws.workspace_id IS NOT NULL
            )
-           SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL AND (herald_shard(workspace_id::text, $1) = $2) = $3`,
+           SELECT workspace_id FROM ws WHERE workspace_id IS NOT NULL AND (herald_shard(workspace_id::text, $1) = $2) = $3
+             AND EXISTS (SELECT 1 FROM ${t.table} j WHERE j.workspace_id = ws.workspace_id AND j.${waiting} AND j.${t.due} <= ${dueBy})${t.workspace ? `
+             AND ${t.workspace('ws.workspace_id')}` : ''}`,
       ),
       // The jobs are chosen by a subquery along the due index, not a join (a joined plan once
       // sorted 110,000 waiting enrolments to take 250), and updated by key from an array (with
@@ -91,7 +99,7 @@ function statementsOf(t: JobTable): Statements {
         `jobs-claim-${t.name}`,
         `UPDATE ${t.table} SET ${t.state} = ${t.values.running}, claimed_by = $3, claimed_at = now()${counted}
            WHERE id = ANY (ARRAY(SELECT j.id FROM ${t.table} j
-                        WHERE j.workspace_id = $1 AND j.${waiting} AND j.${t.due} <= now()${t.eligible ? ` AND ${t.eligible}` : ''}
+                        WHERE j.workspace_id = $1 AND j.${waiting} AND j.${t.due} <= ${dueBy}${t.eligible ? ` AND ${t.eligible}` : ''}${t.workspace ? ` AND ${t.workspace('$1')}` : ''}
                         ORDER BY j.${t.due} LIMIT $2 FOR UPDATE SKIP LOCKED))
              AND ${waiting}
            RETURNING ${t.returning}`,
@@ -102,7 +110,7 @@ function statementsOf(t: JobTable): Statements {
   return s;
 }
 
-/** The workspaces with jobs waiting (due or not) of the shard, or (`others`) of every other shard. */
+/** The workspaces with jobs to claim now of the shard, or (`others`) of every other shard. */
 export async function workspacesWaiting(q: Queryable, t: JobTable, shard: Shard, of: 'shard' | 'others' = 'shard'): Promise<string[]> {
   const r = await q.query<{ workspace_id: string }>(statementsOf(t).workspaces, [shard.count, shard.index, of === 'shard']);
   return r.rows.map((x) => x.workspace_id);

@@ -6,7 +6,7 @@ import t from 'tap';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
-import { ENROLMENT_JOBS } from '../../src/store/enrolments.js';
+import { ENROLMENT_JOBS, SHARED_ENROLMENT_JOBS } from '../../src/store/enrolments.js';
 import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
 import { endLapsed, giveBack, workspacesWaiting } from '../../src/store/job-queue.js';
 import { INSTANCE_LOCKS } from '../../src/store/leases.js';
@@ -36,16 +36,16 @@ async function draftCampaign(ws: { id: string; token: string }): Promise<string>
   return c.body.data.campaign.id as string;
 }
 
-/** `n` enrolments of a draft campaign of a new workspace, in `state`, claimed by `holder` `claims` times. */
-async function enrolments(n: number, o: { state: 'waiting' | 'running'; holder?: number; claims?: number }): Promise<{ ws: string; ids: string[] }> {
+/** `n` enrolments of a draft campaign of a new workspace, in `state`, claimed by `holder` `claims` times, due at `due` (long past). */
+async function enrolments(n: number, o: { state: 'waiting' | 'running'; holder?: number; claims?: number; due?: string }): Promise<{ ws: string; ids: string[] }> {
   const ws = await newWorkspace(s, 'Jobs');
   const campaign = await draftCampaign(ws);
   await sql.query(`INSERT INTO people (id, workspace_id, external_id) SELECT gen_random_uuid(), $1, 'p' || i FROM generate_series(1, $2) AS i`, [ws.id, n]);
   const r = await sql.query<{ id: string }>(
     `INSERT INTO campaign_enrolments (id, workspace_id, campaign_id, person_id, run_id, entry, state, due_at, claimed_by, claimed_at, claims)
-     SELECT gen_random_uuid(), $1, $2, p.id, 'run', 1, $3, '2026-01-01T00:00:00Z', $4, CASE WHEN $4::int IS NULL THEN NULL ELSE now() END, $5
+     SELECT gen_random_uuid(), $1, $2, p.id, 'run', 1, $3, $6, $4, CASE WHEN $4::int IS NULL THEN NULL ELSE now() END, $5
      FROM people p WHERE p.workspace_id = $1 ORDER BY p.external_id RETURNING id`,
-    [ws.id, campaign, o.state, o.holder ?? null, o.claims ?? 0],
+    [ws.id, campaign, o.state, o.holder ?? null, o.claims ?? 0, o.due ?? '2026-01-01T00:00:00Z'],
   );
   return { ws: ws.id, ids: r.rows.map((x) => x.id) };
 }
@@ -69,6 +69,20 @@ t.test("an actor's look names only its shard's workspaces", async (t) => {
       t.same(seen.sort(), mine.filter((ws) => shardOf(ws, count) === index).sort(), `actor ${index} of ${count}`);
     }
   }
+});
+
+t.test('a look names the workspaces with jobs to claim now: not one whose jobs wait for later; for shared steps, not one with a cap', async (t) => {
+  const due = await enrolments(1, { state: 'waiting' });
+  const later = await enrolments(1, { state: 'waiting', due: new Date(Date.now() + 3_600_000).toISOString() });
+  const capped = await enrolments(1, { state: 'waiting' });
+  await sql.query(`UPDATE workspaces SET settings = jsonb_set(settings, '{send_policy}', '{"max_pushes_per_day": 3}') WHERE id = $1`, [capped.ws]);
+  const mine = [due.ws, later.ws, capped.ws];
+  const own = (await workspacesWaiting(db, ENROLMENT_JOBS, { index: 0, count: 1 })).filter((ws) => mine.includes(ws));
+  t.same(own.sort(), [due.ws, capped.ws].sort(), 'the owner: every workspace with a due enrolment');
+  // Each workspace as another actor sees it: one of two actors, not its owner.
+  const shared = [];
+  for (const ws of mine) if ((await workspacesWaiting(db, SHARED_ENROLMENT_JOBS, { index: 1 - shardOf(ws, 2), count: 2 }, 'others')).includes(ws)) shared.push(ws);
+  t.same(shared, [due.ws], 'another actor: only the workspace without a cap');
 });
 
 t.test('an enrolment given back waits again: when it was due after its first claim, then 1 s, 2 s … at most a minute from now', async (t) => {
