@@ -75,7 +75,7 @@ const plain = (key: string) => {
 };
 
 /** What the schema's words (ajv's) and Herald's rules mean, said plainly; anything else as Herald said it, less node ids. */
-export function plainMessage(message: string): string {
+function plainMessage(message: string): string {
   const rules: [RegExp, (m: RegExpExecArray) => string][] = [
     [/^must match format "time-zone"$/, () => 'not a known time zone'],
     [/^must match format "email"$/, () => 'not an email address'],
