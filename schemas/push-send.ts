@@ -98,6 +98,7 @@ export const pushMessage = closed(
     error: str,
     title: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
     body: { ...nullableStr, description: 'As rendered (as written while scheduled)' },
+    tags: { type: 'array', items: str, description: 'The tags it was sent with (absent when none); a dashboard test send has `["test"]`' },
     created_at: isoTime,
     sent_at: nullableIsoTime,
     scheduled_at: isoTime,

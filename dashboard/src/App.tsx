@@ -1,6 +1,6 @@
 // The shell: sign-in when there is no session, else the header (workspace switcher, the
 // workspace's pages, sign out) and the page the address names.
-import { lazy, Suspense, useEffect, useRef } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { useSession, signOut } from './session';
 import { Link, Redirect, useRoute } from './router';
 import { SignIn } from './pages/SignIn';
@@ -40,9 +40,12 @@ export function App() {
   // On a new page (not the first one loaded, where the skip link comes first), focus its
   // heading: screen readers announce it, the keyboard starts there.
   const first = useRef(true);
+  // At phone width the pages and sign-out are behind a menu button; a new page closes it.
+  const [menu, setMenu] = useState(false);
   useEffect(() => {
     if (!first.current) main.current?.querySelector<HTMLElement>('h1')?.focus();
     first.current = false;
+    setMenu(false);
   }, [path, token]);
 
   if (!token) {
@@ -58,19 +61,22 @@ export function App() {
   return (
     <>
       <a className="skip" href="#main">Skip to content</a>
-      <header className="top">
+      <header className="top" onKeyDown={(e) => e.key === 'Escape' && setMenu(false)}>
         <Link to="/" className="brand">Herald</Link>
         <WorkspaceSwitcher current={workspaceId} />
-        {workspaceId && (
-          <nav aria-label="Workspace pages">
-            {PAGES.map((p) => (
-              <Link key={p.path} to={`/w/${workspaceId}/${p.path}`} aria-current={ws?.[2] === p.path ? 'page' : undefined}>
-                {p.label}
-              </Link>
-            ))}
-          </nav>
-        )}
-        <button type="button" className="link" onClick={() => signOut()}>Sign out</button>
+        <button type="button" className="menu" aria-expanded={menu} aria-controls="header-pages" onClick={() => setMenu(!menu)}>Menu</button>
+        <div id="header-pages" className={menu ? 'pages open' : 'pages'}>
+          {workspaceId && (
+            <nav aria-label="Workspace pages">
+              {PAGES.map((p) => (
+                <Link key={p.path} to={`/w/${workspaceId}/${p.path}`} aria-current={ws?.[2] === p.path ? 'page' : undefined}>
+                  {p.label}
+                </Link>
+              ))}
+            </nav>
+          )}
+          <button type="button" className="link" onClick={() => signOut()}>Sign out</button>
+        </div>
       </header>
       <main id="main" ref={main}>
         <Suspense fallback={<p className="muted" role="status">Loading the page…</p>}>

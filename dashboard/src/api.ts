@@ -21,20 +21,21 @@ api.use({
   },
 });
 
-/** An error answer: its message and, by field (dot path, as the API names it), what is wrong. */
+/** An error answer: its message, its code and, by field (dot path, as the API names it), what is wrong. */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly fields: Record<string, string>,
+    readonly code?: string,
   ) {
     super(message);
   }
 }
 
 function apiError(status: number, body: unknown): ApiError {
-  const b = (body ?? {}) as { error?: unknown; message?: unknown; details?: unknown };
-  const e = typeof b.error === 'object' && b.error !== null ? (b.error as { message?: unknown; details?: unknown }) : b;
+  const b = (body ?? {}) as { error?: unknown; message?: unknown; details?: unknown; code?: unknown };
+  const e = typeof b.error === 'object' && b.error !== null ? (b.error as { message?: unknown; details?: unknown; code?: unknown }) : b;
   const fields: Record<string, string> = {};
   if (Array.isArray(e.details)) {
     for (const d of e.details as { field?: unknown; message?: unknown }[]) {
@@ -42,7 +43,7 @@ function apiError(status: number, body: unknown): ApiError {
     }
   }
   const message = typeof e.message === 'string' ? e.message : `Herald answered ${status}`;
-  return new ApiError(message, status, fields);
+  return new ApiError(message, status, fields, typeof e.code === 'string' ? e.code : undefined);
 }
 
 /** The data of a successful answer; an ApiError otherwise (a network failure stays a TypeError). */

@@ -1,7 +1,9 @@
 // The pieces every page uses: loading data with its loading and failure states, form fields
-// showing the API's error for that field, empty states, paging.
+// showing the API's error for that field, what an action did beside its button, empty states,
+// paging.
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react';
 import { ApiError } from './api';
+import { refusal, type StepName } from './field-errors';
 
 export type Load<T> = { state: 'loading' } | { state: 'failed'; error: Error } | { state: 'done'; data: T };
 
@@ -51,34 +53,73 @@ export function Loaded<T>({ load, retry, what, children }: { load: Load<T>; retr
 }
 
 export function describe(error: unknown): string {
-  if (error instanceof ApiError) return error.message;
+  if (error instanceof ApiError) return refusal(error).summary;
   if (error instanceof TypeError) return 'Herald did not answer (network error). Check that it is running.';
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A form's state: busy while submitting, the error message, and the API's per-field errors. */
-export function useSubmit() {
+/**
+ * A form's state: busy while submitting, what the action said it did (`done`, its answer), the
+ * refusal in the dashboard's words and, by field, what to say beside each (`steps` names
+ * workflow steps). A submit while one runs is ignored: busy buttons stay focusable.
+ */
+export function useSubmit(steps?: StepName) {
   const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState('');
   const [error, setError] = useState('');
   const [fields, setFields] = useState<Record<string, string>>({});
-  const submit = async (action: () => Promise<void>) => {
+  const running = useRef(false);
+  const submit = async (action: () => Promise<string | void>) => {
+    if (running.current) return;
+    running.current = true;
     setBusy(true);
+    setDone('');
     setError('');
     setFields({});
     try {
-      await action();
+      setDone((await action()) ?? '');
     } catch (e) {
-      setError(describe(e));
-      if (e instanceof ApiError) setFields(e.fields);
+      const r = e instanceof ApiError ? refusal(e, steps) : { summary: describe(e), fields: {} };
+      setError(r.summary);
+      setFields(r.fields);
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };
-  return { busy, error, fields, submit };
+  return { busy, done, error, fields, submit, clearDone: () => setDone('') };
 }
 
 export function FormError({ error }: { error: string }) {
   return error ? <p className="error" role="alert">{error}</p> : null;
+}
+
+/**
+ * A form's buttons and, right beside them, what the last action did: its confirmation
+ * (role=status, always in the page so that each new one is announced) or its refusal
+ * (role=alert). Buttons stay focusable while busy (aria-disabled), so focus stays on the one
+ * pressed; where that button is gone (it removed what it acted on), focus goes to what it said
+ * rather than to the page.
+ */
+export function Actions({ done, error, children }: { done: string; error: string; children?: ReactNode }) {
+  const said = useRef<HTMLDivElement>(null);
+  /** Focus was on one of these buttons and has not moved to another element since. */
+  const held = useRef(false);
+  useEffect(() => {
+    if (held.current && (done || error) && (document.activeElement === null || document.activeElement === document.body)) {
+      held.current = false;
+      said.current?.focus();
+    }
+  });
+  return (
+    <div className="form-actions" onFocus={() => (held.current = true)} onBlur={(e) => e.relatedTarget && (held.current = false)}>
+      {children}
+      <div ref={said} tabIndex={-1} className="said">
+        <span role="status" className="ok">{done}</span>
+        <FormError error={error} />
+      </div>
+    </div>
+  );
 }
 
 type Labelled = { label: string; error?: string; hint?: string };

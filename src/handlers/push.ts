@@ -125,6 +125,8 @@ export function presentMessage(m: StoredMessage) {
     ...(m.error ? { error: m.error } : {}),
     title: m.title,
     body: m.body,
+    // A dashboard test send is tagged ["test"]: the message lists mark it.
+    ...(m.tags?.length ? { tags: m.tags } : {}),
     created_at: iso(m.created_at),
     sent_at: iso(m.sent_at),
     ...(m.scheduled_at ? { scheduled_at: iso(m.scheduled_at) } : {}),

@@ -186,7 +186,7 @@ t.test('webhook campaign: built, refused activation at its fields, activated, tr
   await page.getByRole('alert').filter({ hasText: 'The campaign cannot be activated' }).waitFor();
   const subject = step(1, 'Email').getByLabel('Step 1 (Email): Subject');
   t.equal(await subject.getAttribute('aria-invalid'), 'true', 'the subject is marked');
-  t.ok(await visible(step(1, 'Email').getByText('is required on email node')), "Herald's message is beside it");
+  t.ok(await visible(step(1, 'Email').getByText('a subject is needed')), 'what is wrong is beside it');
   await scan(t, 'campaign-activation-failed');
 
   await subject.fill('Welcome, {{ person.first_name }}');

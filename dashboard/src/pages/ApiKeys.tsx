@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
-import { Empty, Field, FormError, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
 
 type Key = Schemas['ApiKey'];
 type KeyType = Key['key_type'];
@@ -51,7 +51,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
     <>
       <h1 tabIndex={-1}>API keys</h1>
       {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
-      <FormError error={rowError} />
+      <Actions done="" error={rowError} />
       {warning && <p className="notice" role="status">{warning}</p>}
       <Loaded load={load} retry={retry} what="API keys">
         {(r) =>
@@ -131,7 +131,8 @@ function NewSecret({ name, credential, onDone }: { name: string; credential: str
       <p>Copy it now: Herald keeps only a hash and will never show it again.</p>
       <div className="inline">
         <label htmlFor="new-secret-value" className="sr-only">API key</label>
-        <input id="new-secret-value" readOnly value={credential} onFocus={(e) => e.target.select()} spellCheck={false} />
+        {/* Focused when shown (created at the foot of the page, or refreshed in the list): the next step is to copy it. */}
+        <input id="new-secret-value" readOnly value={credential} onFocus={(e) => e.target.select()} spellCheck={false} autoFocus />
         <button type="button" onClick={() => void copy()}>Copy</button>
         <button type="button" onClick={onDone}>Done</button>
       </div>
@@ -224,7 +225,7 @@ function EditKey({ workspaceId, apiKey, onSaved }: { workspaceId: string; apiKey
   const [description, setDescription] = useState(apiKey.description ?? '');
   const [permissions, setPermissions] = useState<string[]>(apiKey.permissions);
   const [text, setText] = useState(apiKey.ip_whitelist.join('\n'));
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const save = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
@@ -242,8 +243,9 @@ function EditKey({ workspaceId, apiKey, onSaved }: { workspaceId: string; apiKey
         <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={1000} error={fields.description} />
         <PermissionPicker id="edit-permissions" keyType={apiKey.key_type} permissions={permissions} set={setPermissions} error={fields.permissions} />
         <TextField label="Allowed addresses" rows={4} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} hint={ALLOWLIST_HINT} error={fieldError(fields, 'ip_whitelist')} />
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save key'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save key'}</button>
+        </Actions>
       </form>
     </section>
   );
@@ -258,7 +260,7 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
   const [environment, setEnvironment] = useState<Key['environment']>('live');
   const [permissions, setPermissions] = useState<string[]>([]);
   const [allowlist, setAllowlist] = useState('');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const chooseType = (t: KeyType) => {
     setKeyType(t);
     setPermissions((ps) => (t === 'public' ? ps.filter((p) => PUBLIC.includes(p)) : ps));
@@ -301,8 +303,9 @@ function CreateKey({ workspaceId, onCreated }: { workspaceId: string; onCreated:
           <label><input type="radio" name="environment" checked={environment === 'test'} onChange={() => setEnvironment('test')} /> test</label>
         </fieldset>
         <PermissionPicker id="permissions" keyType={keyType} permissions={permissions} set={setPermissions} error={fields.permissions} />
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Creating…' : 'Create key'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Creating…' : 'Create key'}</button>
+        </Actions>
       </form>
     </section>
   );

@@ -10,11 +10,12 @@ import { flushSync } from 'react-dom';
 import { Cron } from 'croner';
 import { api, ApiError, call, type Schemas } from '../api';
 import { Link, navigate } from '../router';
-import { describe, Field, FormError, Loaded, TableBox, useLoad, usePageBack, when } from '../ui';
+import { Actions, describe, Field, Loaded, TableBox, useLoad, usePageBack, useSubmit, when } from '../ui';
+import { refusal } from '../field-errors';
 import { inWorkspace, TRIGGER_LABEL, TRIGGER_TYPES } from './Campaigns';
 import { Conditions, fromCondition, toCondition, type Cond } from './conditions';
-import { cleanNode, NODE_LABEL, Workflow, type WorkflowNode } from './workflow';
-import { PersonPicker, useDebounced } from './authoring-parts';
+import { cleanNode, NODE_LABEL, stepName, Workflow, type WorkflowNode } from './workflow';
+import { personDataUsed, PersonPicker, useDebounced } from './authoring-parts';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
@@ -174,10 +175,25 @@ function warningsOf(nodes: WorkflowNode[], templates: Template[]): string[] {
     if (n.type !== 'email') return;
     const t = n.template_id ? templates.find((x) => x.id === n.template_id) : undefined;
     const html = String(n.html ?? t?.html ?? '');
-    if (html && !/unsubscribe_url/.test(html)) out.push(`Step ${i + 1} (Email): its HTML has no {{ unsubscribe_url }} link, so recipients cannot unsubscribe from the message itself (the List-Unsubscribe header is still sent).`);
+    if (html && !/unsubscribe_url/.test(html)) out.push(`${stepName(n, i)}: its HTML has no {{ unsubscribe_url }} link, so recipients cannot unsubscribe from the message itself (the List-Unsubscribe header is still sent).`);
   });
   if (!nodes.some((n) => n.type !== 'delay')) out.push('The workflow sends nothing yet: add a push, email or SMS step.');
   return out;
+}
+
+/**
+ * Herald's warnings on the workflow it saved ("email node email-1: …"), less those of a step
+ * `known` already warns of (said by warningsOf, which also reads templates), the rest naming
+ * the step as the builder does.
+ */
+function heraldWarnings(warned: string[], nodes: WorkflowNode[], known: string[]): string[] {
+  return warned.flatMap((w) => {
+    const m = /^\w+ node (\S+): (.*)$/.exec(w);
+    const i = m ? nodes.findIndex((n) => n.id === m[1]) : -1;
+    if (i < 0) return [w];
+    const name = stepName(nodes[i]!, i);
+    return known.some((k) => k.startsWith(`${name}:`)) ? [] : [`${name}: ${m![2]}`];
+  });
 }
 
 function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: string; initial: Campaign | null; templates: Template[]; onCreated?: (c: Campaign) => void }) {
@@ -188,10 +204,8 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   const [match, setMatch] = useState<'all' | 'any'>(initial?.audience_config.match === 'any' ? 'any' : 'all');
   const [audience, setAudience] = useState<Cond[]>(() => (Array.isArray(initial?.audience_config.filters) ? initial.audience_config.filters.map(fromCondition) : []));
   const [nodes, setNodes] = useState<WorkflowNode[]>(() => (initial?.workflow_definition.nodes as WorkflowNode[] | undefined) ?? [{ id: 'push-1', type: 'push' }]);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
-  const [fields, setFields] = useState<Record<string, string>>({});
-  const [done, setDone] = useState('');
+  // A refusal names the steps as they were sent.
+  const { busy, done, error, fields, submit } = useSubmit((i) => (nodes[i] ? stepName(nodes[i], i) : `Step ${i + 1}`));
   const [serverWarnings, setServerWarnings] = useState<string[]>([]);
   const t = (patch: Partial<TriggerDraft>) => setTrigger((d) => ({ ...d, ...patch }));
 
@@ -204,14 +218,10 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   });
   const warnings = useMemo(() => warningsOf(nodes, templates), [nodes, templates]);
 
-  const run = async (what: string, status?: 'active' | 'paused' | 'draft') => {
-    setBusy(true);
-    setError('');
-    setFields({});
-    setDone('');
-    try {
+  const run = (what: string, status?: 'active' | 'paused' | 'draft') =>
+    submit(async () => {
       let c = campaign;
-      let warned: string[] = [];
+      let warned: string[];
       if (!c) {
         const r = await call(api.POST('/campaigns', { params: inWorkspace(workspaceId), body: { ...body(), trigger_type: type } }));
         c = r.data.campaign;
@@ -230,18 +240,12 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
       }
       setCampaign(c);
       setServerWarnings(warned);
-      setDone(what);
-    } catch (e) {
-      setError(describe(e));
-      if (e instanceof ApiError) setFields(e.fields);
-    } finally {
-      setBusy(false);
-    }
-  };
+      return what;
+    });
 
   const live = campaign !== null && LIVE.includes(campaign.status);
   const f = (k: string) => fields[k];
-  const problems = Object.entries(fields);
+  const shownWarnings = [...warnings, ...heraldWarnings(serverWarnings, nodes, warnings)];
   return (
     <>
       <p><Link to={`/w/${workspaceId}/campaigns`}>← Campaigns</Link></p>
@@ -317,26 +321,21 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
           />
         </section>
         {campaign && <TestSend workspaceId={workspaceId} campaign={campaign} />}
-        {warnings.length + serverWarnings.length > 0 && (
+        {shownWarnings.length > 0 && (
           <div className="notice" role="note" aria-label="Warnings">
             <p><strong>Before activating</strong></p>
             <ul>
-              {[...new Set([...warnings, ...serverWarnings])].map((w) => <li key={w}>{w}</li>)}
+              {[...new Set(shownWarnings)].map((w) => <li key={w}>{w}</li>)}
             </ul>
           </div>
         )}
-        <FormError error={error} />
-        {problems.length > 1 && (
-          <ul className="error" aria-label="Problems">
-            {problems.map(([k, m]) => <li key={k}><code>{k}</code> {m}</li>)}
-          </ul>
-        )}
-        <p role="status" className="ok">{done}</p>
-        <div className="inline">
-          <button type="submit" disabled={busy}>{campaign ? 'Save' : 'Save as draft'}</button>
-          {!live && <button type="button" disabled={busy} onClick={() => void run('Activated: the campaign is live.', 'active')}>{campaign?.status === 'paused' ? 'Resume' : 'Activate'}</button>}
-          {live && <button type="button" disabled={busy} onClick={() => void run('Paused: nothing more is sent until it is resumed.', 'paused')}>Pause</button>}
-        </div>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{campaign ? 'Save' : 'Save as draft'}</button>
+          {/* One button, so focus stays on it when activating makes it Pause (and back). */}
+          <button type="button" aria-disabled={busy || undefined} onClick={() => void (live ? run('Paused: nothing more is sent until it is resumed.', 'paused') : run('Activated: the campaign is live.', 'active'))}>
+            {live ? 'Pause' : campaign?.status === 'paused' ? 'Resume' : 'Activate'}
+          </button>
+        </Actions>
       </form>
       {campaign && campaign.status !== 'draft' && <Progress workspaceId={workspaceId} campaign={campaign} onStatus={(c) => setCampaign((old) => (old && old.status !== c.status ? c : old))} />}
     </>
@@ -599,7 +598,7 @@ function AudiencePreview({ workspaceId, config, fields, children }: {
         : call(api.POST('/workspaces/{workspaceId}/audiences/preview', { params: { path: { workspaceId } }, body: { audience_config: JSON.parse(settled) as never } })),
     [workspaceId, settled],
   );
-  const previewFields = load.state === 'failed' && load.error instanceof ApiError ? load.error.fields : {};
+  const previewFields = load.state === 'failed' && load.error instanceof ApiError ? refusal(load.error).fields : {};
   const shownElsewhere = Object.keys(fields).length > 0;
   return (
     <>
@@ -632,7 +631,8 @@ type TestResult = { node_id: string; channel: string; status: string; address: s
 function TestSend({ workspaceId, campaign }: { workspaceId: string; campaign: Campaign }) {
   const steps = (campaign.workflow_definition.nodes as WorkflowNode[]).map((n, i) => ({ n, i })).filter(({ n }) => n.type !== 'delay');
   const [nodeId, setNodeId] = useState(steps[0]?.n.id ?? '');
-  const [personId, setPersonId] = useState('');
+  const [person, setPerson] = useState({ id: '', byUser: false });
+  const personId = person.id;
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<TestResult | null>(null);
   const [error, setError] = useState('');
@@ -659,11 +659,12 @@ function TestSend({ workspaceId, campaign }: { workspaceId: string; campaign: Ca
         <div className="field">
           <label htmlFor="test-step">Step</label>
           <select id="test-step" value={node.n.id} onChange={(e) => setNodeId(e.target.value)}>
-            {steps.map(({ n, i }) => <option key={n.id} value={n.id}>Step {i + 1} ({NODE_LABEL[n.type]})</option>)}
+            {steps.map(({ n, i }) => <option key={n.id} value={n.id}>{stepName(n, i)}</option>)}
           </select>
         </div>
-        <PersonPicker workspaceId={workspaceId} label="Send to" value={personId} onChange={setPersonId} />
-        <button type="button" disabled={busy || !personId} onClick={() => void send()}>Send the test</button>
+        <PersonPicker workspaceId={workspaceId} label="Send to" value={personId} onChange={(id, byUser) => setPerson({ id, byUser })} auto={!person.byUser} prefer={personDataUsed(node.n)} />
+        {/* Busy, it stays focusable: focus stays on it for the result. */}
+        <button type="button" disabled={!personId} aria-disabled={busy || undefined} onClick={() => void (busy || send())}>Send the test</button>
       </div>
       {error && <p className="error" role="alert">Not sent: {error}</p>}
       <div role="status">

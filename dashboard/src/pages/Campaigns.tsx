@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { describe, Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
+import { Actions, describe, Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
 
 const LIMIT = 25;
 const STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
@@ -85,8 +85,7 @@ export function Campaigns({ workspaceId }: { workspaceId: string }) {
         <Link to={`/w/${workspaceId}/campaigns/new`} className="button">New campaign</Link>{' '}
         <Link to={`/w/${workspaceId}/templates`}>Message templates</Link>
       </p>
-      <p role="status" className="ok">{done}</p>
-      {failed && <p role="alert" className="error">{failed}</p>}
+      <Actions done={done} error={failed} />
       <form className="filters" role="search" onSubmit={find}>
         <div className="field">
           <label htmlFor="campaigns-search">Search by name</label>

@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import type { paths } from '../generated/openapi';
-import { Field, FormError, Loaded, useLoad, useSubmit } from '../ui';
+import { Actions, Field, Loaded, useLoad, useSubmit } from '../ui';
 import { Remove, Status } from './channel-parts';
 import { Email, Sms } from './MessageChannels';
 
@@ -13,15 +13,8 @@ type Channels = Schemas['PushChannels'];
 
 export function Channels({ workspaceId }: { workspaceId: string }) {
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/channels', { params: { path: { workspaceId } } })), [workspaceId]);
-  const [saved, setSaved] = useState('');
-  const put = async (body: Body, done: string) => {
+  const put = async (body: Body) => {
     await call(api.PUT('/workspaces/{workspaceId}/channels/push', { params: { path: { workspaceId } }, body }));
-    setSaved(done);
-    retry();
-  };
-  /** Email and SMS: their PUT answers every channel as now stored. */
-  const changed = (done: string) => {
-    setSaved(done);
     retry();
   };
   return (
@@ -32,7 +25,6 @@ export function Channels({ workspaceId }: { workspaceId: string }) {
         set <code>HERALD_PUSH_PROVIDER</code>, <code>HERALD_EMAIL_PROVIDER</code> or <code>HERALD_SMS_PROVIDER</code> to <code>live</code>. Keys,
         passwords and tokens are stored sealed and never shown again.
       </p>
-      <p role="status" className="ok">{saved}</p>
       <Loaded load={load} retry={retry} what="the push channels">
         {({ data }) => (
           <>
@@ -42,8 +34,8 @@ export function Channels({ workspaceId }: { workspaceId: string }) {
               <Apns state={data.push.apns} put={put} />
             </div>
             <div className="columns">
-              <Email workspaceId={workspaceId} state={data.email} saved={changed} />
-              <Sms workspaceId={workspaceId} state={data.sms} saved={changed} />
+              <Email workspaceId={workspaceId} state={data.email} saved={retry} />
+              <Sms workspaceId={workspaceId} state={data.sms} saved={retry} />
             </div>
           </>
         )}
@@ -52,13 +44,13 @@ export function Channels({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-type Put = (body: Body, done: string) => Promise<void>;
+type Put = (body: Body) => Promise<void>;
 const PUSH_STOPS = 'Pushes to those devices stop until they are set again.';
 
 function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
   const [file, setFile] = useState('');
   const [parseError, setParseError] = useState('');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const save = (e: FormEvent) => {
     e.preventDefault();
     let account: unknown;
@@ -69,8 +61,9 @@ function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
       return setParseError('This is not JSON: paste the whole service-account key file.');
     }
     void submit(async () => {
-      await put({ fcm: { service_account: account as never } }, 'FCM saved.');
+      await put({ fcm: { service_account: account as never } });
       setFile('');
+      return 'FCM saved.';
     });
   };
   const f = (k: string) => fields[`fcm.service_account.${k}`];
@@ -88,10 +81,11 @@ function Fcm({ state, put }: { state: Channels['channels']['fcm']; put: Put }) {
           <textarea id="fcm-file" rows={5} spellCheck={false} required value={file} onChange={(e) => setFile(e.target.value)} aria-describedby="fcm-file-error" />
           <small id="fcm-file-error" className="error">{parseError || fieldErrors.join('; ')}</small>
         </div>
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save FCM'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save FCM'}</button>
+        </Actions>
       </form>
-      {state.configured && <Remove what="FCM" consequence={PUSH_STOPS} remove={() => put({ fcm: null }, 'FCM removed.')} />}
+      <Remove what="FCM" configured={state.configured} consequence={PUSH_STOPS} remove={() => put({ fcm: null })} />
     </section>
   );
 }
@@ -103,13 +97,14 @@ function Apns({ state, put }: { state: Channels['channels']['apns']; put: Put })
   const [teamId, setTeamId] = useState(readable?.team_id ?? '');
   const [bundleId, setBundleId] = useState(readable?.bundle_id ?? '');
   const [production, setProduction] = useState(readable?.production ?? false);
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const save = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
       // An empty key keeps the stored one (the API keeps fields left out).
-      await put({ apns: { key_id: keyId, team_id: teamId, bundle_id: bundleId, production, ...(keyP8 ? { key_p8: keyP8 } : {}) } }, 'APNs saved.');
+      await put({ apns: { key_id: keyId, team_id: teamId, bundle_id: bundleId, production, ...(keyP8 ? { key_p8: keyP8 } : {}) } });
       setKeyP8('');
+      return 'APNs saved.';
     });
   };
   const f = (k: string) => fields[`apns.${k}`];
@@ -129,10 +124,11 @@ function Apns({ state, put }: { state: Channels['channels']['apns']; put: Put })
         <label className="check">
           <input type="checkbox" checked={production} onChange={(e) => setProduction(e.target.checked)} /> Production (Apple's production host; otherwise its sandbox)
         </label>
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save APNs'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save APNs'}</button>
+        </Actions>
       </form>
-      {state.configured && <Remove what="APNs" consequence={PUSH_STOPS} remove={() => put({ apns: null }, 'APNs removed.')} />}
+      <Remove what="APNs" configured={state.configured} consequence={PUSH_STOPS} remove={() => put({ apns: null })} />
     </section>
   );
 }

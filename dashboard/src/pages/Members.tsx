@@ -3,7 +3,7 @@
 // Herald answers a change by anyone else with the reason, shown above the list.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
-import { Empty, Field, FormError, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
 type Member = Schemas['Member'];
 type Role = Exclude<Member['role'], 'owner'>;
@@ -37,7 +37,7 @@ export function Members({ workspaceId }: { workspaceId: string }) {
   return (
     <>
       <h1 tabIndex={-1}>Members</h1>
-      <FormError error={rowError} />
+      <Actions done="" error={rowError} />
       <Loaded load={load} retry={retry} what="members">
         {(r) => (
           <>
@@ -90,13 +90,14 @@ export function Members({ workspaceId }: { workspaceId: string }) {
 function AddMember({ put, onAdded }: { put: (userId: string, role: Role) => Promise<unknown>; onAdded: () => void }) {
   const [userId, setUserId] = useState('');
   const [role, setRole] = useState<Role>('member');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const add = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
       await put(userId.trim(), role);
       setUserId('');
       onAdded();
+      return `${userId.trim()} added as ${role === 'admin' ? 'an admin' : 'a member'}.`;
     });
   };
   return (
@@ -109,8 +110,9 @@ function AddMember({ put, onAdded }: { put: (userId: string, role: Role) => Prom
           <label><input type="radio" name="role" checked={role === 'member'} onChange={() => setRole('member')} /> Member (uses the workspace)</label>
           <label><input type="radio" name="role" checked={role === 'admin'} onChange={() => setRole('admin')} /> Admin (also manages members and keys)</label>
         </fieldset>
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Adding…' : 'Add member'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Adding…' : 'Add member'}</button>
+        </Actions>
       </form>
     </section>
   );

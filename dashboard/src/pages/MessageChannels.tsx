@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import type { paths } from '../generated/openapi';
-import { Field, FormError, TextField, useSubmit } from '../ui';
+import { Actions, Field, TextField, useSubmit } from '../ui';
 import { CallbackUrl, Remove, Status, type AllChannels } from './channel-parts';
 
 type EmailBody = paths['/workspaces/{workspaceId}/channels/email']['put']['requestBody']['content']['application/json'];
@@ -13,7 +13,8 @@ type Provider = 'sendgrid' | 'mailgun' | 'postmark';
 interface Props<S> {
   workspaceId: string;
   state: S;
-  saved: (done: string) => void;
+  /** Called once a change is stored: the page asks for the channels again. */
+  saved: () => void;
 }
 
 const SECURITY = [
@@ -51,10 +52,10 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
     hookPassword: '',
   });
   const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
-  const { busy, error, fields, submit } = useSubmit();
-  const put = async (body: EmailBody, done: string) => {
+  const { busy, done, error, fields, submit } = useSubmit();
+  const put = async (body: EmailBody) => {
     await call(api.PUT('/workspaces/{workspaceId}/channels/email', { params: { path: { workspaceId } }, body }));
-    saved(done);
+    saved();
   };
   const save = (e: FormEvent) => {
     e.preventDefault();
@@ -77,9 +78,9 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
           reply_to: orNull(f.replyTo),
           webhooks,
         },
-        'Email saved.',
       );
       setF((old) => ({ ...old, password: '', verificationKey: '', signingKey: '', hookPassword: '' }));
+      return 'Email saved.';
     });
   };
   const keep = s ? ' (empty: keep the stored one)' : '';
@@ -127,10 +128,11 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
             <Field label={`Postmark webhook password${keep}`} type="password" value={f.hookPassword} onChange={set('hookPassword')} autoComplete="new-password" error={fields['webhooks.password']} />
           </>
         )}
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save email'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save email'}</button>
+        </Actions>
       </form>
-      {state.configured && <Remove what="email" consequence="Emails go to the sandbox or fail until it is set again." remove={() => put({ smtp: null }, 'Email removed.')} />}
+      <Remove what="email" configured={state.configured} consequence="Emails go to the sandbox or fail until it is set again." remove={() => put({ smtp: null })} />
     </section>
   );
 }
@@ -145,17 +147,18 @@ export function Sms({ workspaceId, state, saved }: Props<AllChannels['sms']>) {
     country: s?.default_country ?? '',
   });
   const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
-  const { busy, error, fields, submit } = useSubmit();
-  const put = async (body: SmsBody, done: string) => {
+  const { busy, done, error, fields, submit } = useSubmit();
+  const put = async (body: SmsBody) => {
     await call(api.PUT('/workspaces/{workspaceId}/channels/sms', { params: { path: { workspaceId } }, body }));
-    saved(done);
+    saved();
   };
   const save = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
       const twilio = { account_sid: f.sid.trim(), ...ifSet('auth_token', f.token), from: orNull(f.from), messaging_service_sid: orNull(f.service) };
-      await put({ twilio, default_country: orNull(f.country.toUpperCase()) }, 'SMS saved.');
+      await put({ twilio, default_country: orNull(f.country.toUpperCase()) });
       setF((old) => ({ ...old, token: '' }));
+      return 'SMS saved.';
     });
   };
   return (
@@ -178,10 +181,11 @@ export function Sms({ workspaceId, state, saved }: Props<AllChannels['sms']>) {
         <Field label="From number" value={f.from} onChange={set('from')} spellCheck={false} hint="E.164, e.g. +15005550006; or a Messaging Service below" error={fields['twilio.from']} />
         <Field label="Messaging Service SID" value={f.service} onChange={set('service')} spellCheck={false} hint="MG followed by 32 hex digits" error={fields['twilio.messaging_service_sid']} />
         <Field label="Default country (optional)" value={f.country} onChange={set('country')} maxLength={2} hint="ISO 3166 code, e.g. US: the country of numbers stored without +" error={fields.default_country} />
-        <FormError error={error} />
-        <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save SMS'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save SMS'}</button>
+        </Actions>
       </form>
-      {state.configured && <Remove what="SMS" consequence="Text messages go to the sandbox or fail until it is set again." remove={() => put({ twilio: null }, 'SMS removed.')} />}
+      <Remove what="SMS" configured={state.configured} consequence="Text messages go to the sandbox or fail until it is set again." remove={() => put({ twilio: null })} />
     </section>
   );
 }

@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
-import { Empty, Field, FormError, Loaded, Pager, SearchForm, useLoad, usePageBack, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, Pager, SearchForm, useLoad, usePageBack, useSubmit, when } from '../ui';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
@@ -102,16 +102,15 @@ function Traits({ person }: { person: Person }) {
 function Consent({ workspaceId, person, onChange }: { workspaceId: string; person: Person; onChange: (p: Person) => void }) {
   const [status, setStatus] = useState<Person['status']>(person.status);
   const [reason, setReason] = useState('');
-  const [saved, setSaved] = useState(false);
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const save = (e: FormEvent) => {
     e.preventDefault();
-    setSaved(false);
+    if (status === person.status) return;
     void submit(async () => {
       const body = { status, ...(status === 'unsubscribed' && reason ? { unsubscribe_reason: reason } : {}) };
       const r = await call(api.PATCH('/workspaces/{workspaceId}/people/{personId}', { params: { path: { workspaceId, personId: person.id } }, body }));
-      setSaved(true);
       onChange(r.data.person);
+      return 'Saved.';
     });
   };
   return (
@@ -133,9 +132,10 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
         {status === 'unsubscribed' && (
           <Field label="Reason (optional)" value={reason} maxLength={255} onChange={(e) => setReason(e.target.value)} error={fields.unsubscribe_reason} />
         )}
-        <FormError error={error} />
-        <button type="submit" disabled={busy || status === person.status}>{busy ? 'Saving…' : 'Change consent'}</button>
-        {saved && <span role="status" className="ok"> Saved.</span>}
+        <Actions done={done} error={error}>
+          {/* Not `disabled` once saved: focus stays on it. */}
+          <button type="submit" aria-disabled={busy || status === person.status || undefined}>{busy ? 'Saving…' : 'Change consent'}</button>
+        </Actions>
       </form>
     </section>
   );

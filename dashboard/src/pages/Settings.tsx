@@ -2,7 +2,7 @@
 // caps) with a plain-language summary of what it does.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
-import { Field, FormError, Loaded, useLoad, useSubmit } from '../ui';
+import { Actions, Field, Loaded, useLoad, useSubmit } from '../ui';
 import { refreshWorkspaces } from '../workspaces';
 
 type Workspace = Schemas['Workspace'];
@@ -75,10 +75,9 @@ function summary(p: Policy): string {
 
 function SettingsForm({ workspace }: { workspace: Workspace }) {
   const [d, setD] = useState<Draft>(() => draftOf(workspace));
-  const [saved, setSaved] = useState(false);
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit, clearDone } = useSubmit();
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
-    setSaved(false);
+    clearDone();
     setD((old) => ({ ...old, [k]: v }));
   };
   const policy = policyOf(d);
@@ -89,7 +88,7 @@ function SettingsForm({ workspace }: { workspace: Workspace }) {
     void submit(async () => {
       await call(api.PUT('/workspaces/{workspaceId}', { params: { path: { workspaceId: workspace.id } }, body: { name: d.name, settings: { timezone: d.timezone, send_policy: policy } } }));
       refreshWorkspaces();
-      setSaved(true);
+      return 'Saved.';
     });
   };
 
@@ -117,9 +116,9 @@ function SettingsForm({ workspace }: { workspace: Workspace }) {
         </div>
       </fieldset>
       <p className="summary" aria-live="polite"><strong>What this does:</strong> {summary(policy)}</p>
-      <FormError error={error} />
-      <button type="submit" disabled={busy}>{busy ? 'Saving…' : 'Save settings'}</button>
-      {saved && <span role="status" className="ok"> Saved.</span>}
+      <Actions done={done} error={error}>
+        <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save settings'}</button>
+      </Actions>
     </form>
   );
 }

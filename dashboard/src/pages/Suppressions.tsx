@@ -7,7 +7,7 @@ import type { paths } from '../generated/openapi';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../../../src/domain/tokens.js';
 import { ADDRESS_CHANNELS, type AddressChannel } from '../../../src/domain/messages.js';
-import { Empty, Field, FormError, Loaded, Pager, SearchForm, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, Pager, SearchForm, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
 const KINDS = [
   { kind: 'tokens', label: 'Push tokens' },
@@ -94,7 +94,7 @@ function SuppressionTable<T extends { id: string }>({ label, searchLabel, search
   return (
     <>
       <SearchForm label={searchLabel} hint={searchHint} value={q} search={search} />
-      <FormError error={rowError} />
+      <Actions done="" error={rowError} />
       <Loaded load={load} retry={retry} what={items}>
         {(r) =>
           r.total === 0 ? (
@@ -181,17 +181,15 @@ function TokenSuppressions({ workspaceId }: { workspaceId: string }) {
 function SuppressToken({ workspaceId, onAdded }: { workspaceId: string; onAdded: () => void }) {
   const [form, setForm] = useState<Body>({ device_token: '', platform: 'android', suppression_type: 'opt_out' });
   const [reason, setReason] = useState('');
-  const [notice, setNotice] = useState('');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const add = (e: FormEvent) => {
     e.preventDefault();
-    setNotice('');
     void submit(async () => {
       const r = await call(api.POST('/workspaces/{workspaceId}/push/suppressions', { params: { path: { workspaceId } }, body: { ...form, device_token: form.device_token.trim(), ...(reason ? { reason } : {}) } }));
-      setNotice(r.already_suppressed ? `${r.device_token} was suppressed as ${r.suppression_type} already.` : `${r.device_token} suppressed.`);
       setForm({ ...form, device_token: '' });
       setReason('');
       onAdded();
+      return r.already_suppressed ? `${r.device_token} was suppressed as ${r.suppression_type} already.` : `${r.device_token} suppressed.`;
     });
   };
   return (
@@ -212,9 +210,9 @@ function SuppressToken({ workspaceId, onAdded }: { workspaceId: string; onAdded:
           </select>
         </div>
         <Field label="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} error={fields.reason} />
-        <FormError error={error} />
-        <p role="status">{notice}</p>
-        <button type="submit" disabled={busy}>{busy ? 'Suppressing…' : 'Suppress token'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Suppressing…' : 'Suppress token'}</button>
+        </Actions>
       </form>
     </section>
   );
@@ -267,17 +265,15 @@ function AddressSuppressions({ workspaceId }: { workspaceId: string }) {
 function SuppressAddress({ workspaceId, channel, onAdded }: { workspaceId: string; channel: AddressChannel; onAdded: () => void }) {
   const [address, setAddress] = useState('');
   const [reason, setReason] = useState('');
-  const [notice, setNotice] = useState('');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const add = (e: FormEvent) => {
     e.preventDefault();
-    setNotice('');
     void submit(async () => {
       const r = await call(api.POST('/workspaces/{workspaceId}/suppressions', { params: { path: { workspaceId } }, body: { channel, address: address.trim(), suppression_type: 'manual', ...(reason ? { reason } : {}) } }));
-      setNotice(`${r.suppression.address} suppressed.`);
       setAddress('');
       setReason('');
       onAdded();
+      return `${r.suppression.address} suppressed.`;
     });
   };
   return (
@@ -296,9 +292,9 @@ function SuppressAddress({ workspaceId, channel, onAdded }: { workspaceId: strin
           error={fields.address}
         />
         <Field label="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} error={fields.reason} />
-        <FormError error={error} />
-        <p role="status">{notice}</p>
-        <button type="submit" disabled={busy}>{busy ? 'Suppressing…' : 'Suppress'}</button>
+        <Actions done={done} error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Suppressing…' : 'Suppress'}</button>
+        </Actions>
       </form>
     </section>
   );

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { describe, Empty, Field, FormError, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
+import { Actions, describe, Empty, Field, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
 import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
 
 type Template = Schemas['MessageTemplate'];
@@ -49,8 +49,7 @@ function TemplateList({ workspaceId }: { workspaceId: string }) {
           <Link key={c} to={`/w/${workspaceId}/templates${withQuery(new URLSearchParams(), { channel: c })}`} aria-current={channel === c ? 'page' : undefined}>{CHANNEL_LABEL[c]}</Link>
         ))}
       </nav>
-      <p role="status" className="ok">{done}</p>
-      {failed && <p role="alert" className="error">{failed}</p>}
+      <Actions done={done} error={failed} />
       <Loaded load={load} retry={retry} what="templates">
         {(r) => {
           const shown = channel ? r.templates.filter((t) => t.channel === channel) : r.templates;
@@ -109,18 +108,16 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
   const [content, setContent] = useState<Content>(() =>
     Object.fromEntries(TEMPLATE_FIELDS[initialChannel].map((f) => [f.key, (template?.[f.key] as string | null | undefined) ?? ''])),
   );
-  const [saved, setSaved] = useState('');
-  const { busy, error, fields, submit } = useSubmit();
+  const { busy, done, error, fields, submit } = useSubmit();
   const own = TEMPLATE_FIELDS[channel];
   const preview = usePreview(workspaceId, channel, content);
   const save = (e: FormEvent) => {
     e.preventDefault();
-    setSaved('');
     void submit(async () => {
       if (template) {
         const body = { name: name.trim(), ...Object.fromEntries(own.map((f) => [f.key, content[f.key] ? content[f.key] : null])) };
         await call(api.PUT('/workspaces/{workspaceId}/templates/{templateId}', { params: { path: { workspaceId, templateId: template.id } }, body }));
-        setSaved('Saved.');
+        return 'Saved.';
       } else {
         const body = { name: name.trim(), channel, ...Object.fromEntries(own.flatMap((f) => (content[f.key] ? [[f.key, content[f.key]]] : []))) };
         const r = await call(api.POST('/workspaces/{workspaceId}/templates', { params: { path: { workspaceId } }, body }));
@@ -154,13 +151,13 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
               <Field key={f.key} {...props} onChange={(e) => onChange(e.target.value)} />
             );
           })}
-          <FormError error={error} />
-          <p role="status" className="ok">{saved}</p>
-          <button type="submit" disabled={busy}>{template ? 'Save' : 'Create template'}</button>
+          <Actions done={done} error={error}>
+            <button type="submit" aria-disabled={busy || undefined}>{template ? 'Save' : 'Create template'}</button>
+          </Actions>
         </form>
         <section aria-labelledby="preview">
           <h2 id="preview">Preview</h2>
-          <PersonPicker workspaceId={workspaceId} label="Preview for" value={preview.personId} onChange={preview.setPersonId} />
+          <PersonPicker workspaceId={workspaceId} label="Preview for" {...preview.picker} />
           {preview.error ? <p className="error" role="alert">{preview.error}</p> : preview.rendered ? <RenderedMessage channel={channel} rendered={preview.rendered} /> : <p className="muted" role="status">Rendering…</p>}
         </section>
       </div>

@@ -3,7 +3,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { Link, navigate, Redirect } from '../router';
-import { Empty, Field, FormError, Loaded, TableBox, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, TableBox, useSubmit, when } from '../ui';
 import { lastWorkspace, refreshWorkspaces, rememberWorkspace, useWorkspaces } from '../workspaces';
 
 /** The switcher's entry for the workspaces page. */
@@ -98,9 +98,10 @@ function CreateWorkspace() {
       <h2 id="create-ws">Create a workspace</h2>
       <form onSubmit={create} className="inline">
         <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={255} error={fields.name} />
-        <button type="submit" disabled={busy}>{busy ? 'Creating…' : 'Create workspace'}</button>
+        <Actions done="" error={error}>
+          <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Creating…' : 'Create workspace'}</button>
+        </Actions>
       </form>
-      <FormError error={error} />
     </section>
   );
 }

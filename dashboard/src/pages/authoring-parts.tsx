@@ -2,9 +2,12 @@
 // debounced value, and what Herald rendered for a template or a step (email html in its own
 // sandboxed frame beside its text part).
 import { useEffect, useId, useRef, useState } from 'react';
-import { api, ApiError, call } from '../api';
+import { api, ApiError, call, type Schemas } from '../api';
+import { refusal } from '../field-errors';
 import { describe, useLoad } from '../ui';
 import { displayName } from './People';
+
+type Person = Schemas['DashboardPerson'];
 
 /** `value`, once it has not changed for `ms`. */
 export function useDebounced<T>(value: T, ms: number): T {
@@ -16,8 +19,43 @@ export function useDebounced<T>(value: T, ms: number): T {
   return settled;
 }
 
-/** A person of the workspace: a search box and the first 20 matches; `''` until one is picked. */
-export function PersonPicker({ workspaceId, label, value, onChange }: { workspaceId: string; label: string; value: string; onChange: (id: string) => void }) {
+/** The person last picked in each workspace (kept while the tab is open): previews start on them. */
+const lastPicked = new Map<string, Person>();
+
+/** What a template's Liquid reads of a person: `person.first_name`, `traits.plan`. */
+export function personDataUsed(content: Record<string, unknown>): string[] {
+  const used = new Set<string>();
+  for (const v of Object.values(content)) {
+    if (typeof v === 'string') for (const m of v.matchAll(/\b(person|traits)\.([A-Za-z_]\w*)/g)) used.add(`${m[1]}.${m[2]}`);
+  }
+  return [...used];
+}
+
+/** The first of `people` with the most of `used` set (the first of all when it uses nothing). */
+function bestFor(people: Person[], used: string[]): Person {
+  const has = (p: Person, path: string) => {
+    const [scope, key] = path.split('.') as [string, string];
+    const v = scope === 'person' ? ((p as Record<string, unknown>)[key] ?? p.attributes[key]) : p.attributes[key];
+    return v !== null && v !== undefined && v !== '';
+  };
+  const score = (p: Person) => used.filter((u) => has(p, u)).length;
+  return people.reduce((best, p) => (score(p) > score(best) ? p : best));
+}
+
+/**
+ * A person of the workspace: a search box and the first 20 matches; `''` until one is picked.
+ * While `auto` (nobody chosen yet), it picks the listed person with the most of the data
+ * `prefer` names (`person.first_name`, `traits.plan`), and again when that changes; a search
+ * picks among its matches. What the user picks is kept for the next picker of the workspace.
+ */
+export function PersonPicker({ workspaceId, label, value, onChange, auto = false, prefer = [] }: {
+  workspaceId: string;
+  label: string;
+  value: string;
+  onChange: (id: string, byUser: boolean) => void;
+  auto?: boolean;
+  prefer?: string[];
+}) {
   const id = useId();
   const [text, setText] = useState('');
   const search = useDebounced(text.trim(), 300);
@@ -25,11 +63,21 @@ export function PersonPicker({ workspaceId, label, value, onChange }: { workspac
     () => call(api.GET('/workspaces/{workspaceId}/people', { params: { path: { workspaceId }, query: { limit: 20, offset: 0, search: search || undefined } } })),
     [workspaceId, search],
   );
-  const people = load.state === 'done' ? load.data.people : [];
-  // The first match is picked when nothing (or someone no longer listed) is.
+  const listed = load.state === 'done' ? load.data.people : [];
+  // The person picked before stays offered (unless a search is shown) though not among the first 20.
+  const kept = lastPicked.get(workspaceId);
+  const people = !search && kept?.id === value && !listed.some((p) => p.id === value) ? [kept, ...listed] : listed;
+  const choose = (p: Person, byUser: boolean) => {
+    if (byUser) lastPicked.set(workspaceId, p);
+    onChange(p.id, byUser);
+  };
+  const preferred = prefer.join(' ');
   useEffect(() => {
-    if (load.state === 'done' && people.length > 0 && !people.some((p) => p.id === value)) onChange(people[0]!.id);
-  }, [load]);
+    if (load.state !== 'done' || listed.length === 0) return;
+    if (!auto && people.some((p) => p.id === value)) return;
+    const best = bestFor(listed, prefer);
+    if (best.id !== value) choose(best, search !== '');
+  }, [load, preferred, auto]);
   return (
     <div className="inline">
       <div className="field">
@@ -38,7 +86,7 @@ export function PersonPicker({ workspaceId, label, value, onChange }: { workspac
       </div>
       <div className="field">
         <label htmlFor={id}>{label}</label>
-        <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        <select id={id} value={value} onChange={(e) => choose(people.find((p) => p.id === e.target.value)!, true)}>
           {people.length === 0 && <option value="">{load.state === 'loading' ? 'Loading…' : 'No one found'}</option>}
           {people.map((p) => <option key={p.id} value={p.id}>{displayName(p)}{p.email ? ` <${p.email}>` : ''}</option>)}
         </select>
@@ -107,7 +155,9 @@ export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'emai
  * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
  */
 export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms', content: Record<string, unknown>) {
-  const [personId, setPersonId] = useState('');
+  // The person picked last in this workspace, else one the picker chooses for the data the content uses.
+  const [choice, setChoice] = useState(() => ({ id: lastPicked.get(workspaceId)?.id ?? '', byUser: lastPicked.has(workspaceId) }));
+  const personId = choice.id;
   const settled = useDebounced(JSON.stringify({ channel, content, personId }), 400);
   const [rendered, setRendered] = useState<Parameters<typeof RenderedMessage>[0]['rendered'] | null>(null);
   const [error, setError] = useState('');
@@ -127,7 +177,7 @@ export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms
         if (!live) return;
         setError(describe(e));
         const byField: Record<string, string> = {};
-        if (e instanceof ApiError) for (const [k, m] of Object.entries(e.fields)) byField[k.replace(/^content\./, '')] = m;
+        if (e instanceof ApiError) for (const [k, m] of Object.entries(refusal(e).fields)) byField[k.replace(/^content\./, '')] = m;
         setFields(byField);
       },
     );
@@ -135,7 +185,9 @@ export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms
       live = false;
     };
   }, [workspaceId, settled]);
-  return { personId, setPersonId, rendered, error, fields };
+  /** The props of its PersonPicker. */
+  const picker = { value: personId, onChange: (id: string, byUser: boolean) => setChoice({ id, byUser }), auto: !choice.byUser, prefer: personDataUsed(content) };
+  return { picker, rendered, error, fields };
 }
 
 /** The content fields of each channel: a template's and a workflow node's. */

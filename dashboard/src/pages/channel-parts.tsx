@@ -1,7 +1,7 @@
 // What the channel sections share: a channel's state (configured, readable, its non-secret
 // settings), the remove button, and a callback URL with its copy button.
 import { useState } from 'react';
-import { FormError, useSubmit } from '../ui';
+import { Actions, useSubmit } from '../ui';
 import type { paths } from '../generated/openapi';
 
 /** Every channel as GET /channels answers. */
@@ -21,17 +21,21 @@ export function Status({ state, show }: { state: { configured: boolean; readable
   );
 }
 
-/** Remove a channel's settings, once confirmed: `consequence` says what stops. */
-export function Remove({ what, consequence, remove }: { what: string; consequence: string; remove: () => Promise<void> }) {
-  const { busy, error, submit } = useSubmit();
+/** Remove a channel's settings (offered while `configured`), once confirmed: `consequence` says what stops. */
+export function Remove({ what, configured, consequence, remove }: { what: string; configured: boolean; consequence: string; remove: () => Promise<void> }) {
+  const { busy, done, error, submit } = useSubmit();
   const click = () => {
-    if (confirm(`Remove the ${what} settings? ${consequence}`)) void submit(remove);
+    if (!busy && confirm(`Remove the ${what} settings? ${consequence}`)) {
+      void submit(async () => {
+        await remove();
+        return `${what[0]!.toUpperCase()}${what.slice(1)} removed.`;
+      });
+    }
   };
   return (
-    <>
-      <button type="button" className="danger" disabled={busy} onClick={click}>Remove {what}</button>
-      <FormError error={error} />
-    </>
+    <Actions done={done} error={error}>
+      {configured && <button type="button" className="danger" aria-disabled={busy || undefined} onClick={click}>Remove {what}</button>}
+    </Actions>
   );
 }
 

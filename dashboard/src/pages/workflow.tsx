@@ -13,6 +13,8 @@ export type WorkflowNode = { id: string; type: NodeType; template_id?: string; [
 type Template = Schemas['MessageTemplate'];
 
 export const NODE_LABEL: Record<NodeType, string> = { push: 'Push', email: 'Email', sms: 'SMS', delay: 'Delay' };
+/** How the builder names a step (its list item, its controls, its warnings and errors): "Step 1 (Email)". */
+export const stepName = (node: { type: NodeType }, i: number) => `Step ${i + 1} (${NODE_LABEL[node.type]})`;
 const LIQUID_HINT = 'Liquid: {{ person.first_name }}, {{ traits.plan }}, {{ event.<parameter> }}, {{ trigger.<field> }}';
 
 /** A node id not used yet: `<type>-<n>`. */
@@ -53,7 +55,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
       <ol className="nodes">
         {nodes.map((node, i) => {
           const at = (k: string) => fields[`workflow_definition.nodes.${i}.${k}`];
-          const name = `Step ${i + 1} (${NODE_LABEL[node.type]})`;
+          const name = stepName(node, i);
           const fromTemplate = node.template_id !== undefined;
           const own = templates.filter((t) => t.channel === node.type);
           return (
@@ -153,7 +155,7 @@ function StepRender({ workspaceId, node, templates, name }: { workspaceId: strin
   const preview = usePreview(workspaceId, node.type, content);
   return (
     <div className="step-preview">
-      <PersonPicker workspaceId={workspaceId} label={`${name}: preview for`} value={preview.personId} onChange={preview.setPersonId} />
+      <PersonPicker workspaceId={workspaceId} label={`${name}: preview for`} {...preview.picker} />
       {preview.error ? <p className="error">{preview.error}</p> : preview.rendered ? <RenderedMessage channel={node.type} rendered={preview.rendered} /> : <p className="muted">Rendering…</p>}
     </div>
   );
