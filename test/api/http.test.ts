@@ -203,6 +203,23 @@ t.test('wrong method: 405 with Allow', async (t) => {
   t.equal(d.headers.get('allow'), 'GET');
 });
 
+t.test('no answer names the server software (no uWebSockets header)', async (t) => {
+  const answers: [string, Headers | Record<string, string>][] = [
+    ['an API answer', (await s.req('GET', '/workspaces', { token })).headers],
+    ['a 404', (await s.req('GET', '/nope')).headers],
+    ['a preflight', (await s.req('OPTIONS', '/people/someone/devices', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'DELETE' } })).headers],
+    ['/healthz', (await s.req('GET', '/healthz')).headers],
+    ['a dashboard file', (await fetch(`${s.base}/dashboard/`)).headers],
+  ];
+  const refused = await wire(s.port, [wireRequest('POST', '/api/v1/track', ['Content-Length: 1', 'Content-Length: 1'], '{')], [['POST', '/api/v1/track']]);
+  answers.push(['a framing refusal', refused.responses[0]?.headers ?? {}]);
+  for (const [what, headers] of answers) {
+    const names = headers instanceof Headers ? [...headers.keys()] : Object.keys(headers);
+    t.ok(names.includes('date'), `${what}: headers read`);
+    t.notOk(names.includes('uwebsockets'), `${what}: no uWebSockets header`);
+  }
+});
+
 t.test('malformed JSON on a session route: 400 VALIDATION_ERROR, never 500', async (t) => {
   for (const raw of ['{', '{"name": }', 'name=x', '{"name":"x"} trailing', "{'name':'x'}", '\u0000']) {
     const r = await s.req('POST', '/workspaces', { token, raw, headers: { 'content-type': 'application/json' } });
