@@ -96,11 +96,11 @@ const addressSuppression = closed({
 export const messageChannelResponses: Record<string, RouteResponses> = {
   'GET /u/{token}': {
     success: { 200: { description: 'An HTML page naming the workspace and the masked address, with a button that POSTs; nothing changes', schema: str, mediaType: 'text/html' } },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make (an HTML page); nothing changes' } },
+    errors: { 404: { codes: [], why: 'A token Herald did not make, or its person is gone: an HTML page; nothing changes', mediaType: 'text/html' } },
   },
   'POST /u/{token}': {
     success: { 200: { description: 'Unsubscribed (repeats answer the same): an HTML page, never a redirect', schema: str, mediaType: 'text/html' } },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make, or its person is gone (an HTML page); nothing changes' } },
+    errors: { 404: { codes: [], why: 'A token Herald did not make, or its person is gone: an HTML page; nothing changes', mediaType: 'text/html' } },
   },
   'POST /webhooks/email/{workspaceId}': {
     success: { 200: ok('Verified; every event applied once', { applied: count, duplicates: count, unmatched: count }) },
