@@ -55,6 +55,7 @@ type Part =
 export interface CompiledContent {
   /** What it was compiled from, and how: what crosses to a render thread (parsed templates cannot). */
   readonly source: PushContent;
+  /** Compiled by compileFields: errors name its `custom_data` keys as themselves. */
   readonly fields: boolean;
   readonly parts: Readonly<Partial<Record<keyof PushContent, Part>>>;
 }
