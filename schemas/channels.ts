@@ -109,7 +109,7 @@ export const channelResponses: Record<string, RouteResponses> = {
   },
   'PUT /workspaces/{workspaceId}/channels/sms': {
     success: { 200: ok('Every channel as now stored (the auth token is never echoed)', { data: allChannels }) },
-    errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, neither from nor messaging_service_sid (VALIDATION_ERROR, naming the field)' } },
+    errors: { 400: { codes: [], why: 'Settings incomplete once merged with the stored ones, neither from nor messaging_service_sid, a default_country that is no country (VALIDATION_ERROR, naming the field)' } },
   },
   'GET /workspaces/{workspaceId}/channels': { success: { 200: ok('Every channel, with the callback URLs', { data: allChannels }) } },
 };

@@ -6,7 +6,8 @@ import { nonEmptyString, object, pagination, type Schema } from './common.js';
 import { ADDRESS_CHANNELS, ADDRESS_SUPPRESSION_TYPES } from '../src/domain/messages.js';
 import { closed, count, enumOf, isoTime, message, nullableStr, ok, str, uuidText, type RouteResponses } from './response-parts.js';
 
-const email = { type: 'string', format: 'email', maxLength: 254 } as const;
+/** An email address; also what an email suppression's address must be (handlers/address-suppressions.ts). */
+export const email = { type: 'string', format: 'email', maxLength: 254 } as const;
 const nullable = <S extends Schema>(s: S, description?: string) => ({ ...s, nullable: true as const, ...(description ? { description } : {}) });
 const e164 = { type: 'string', pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +15005550006' } as const;
 
@@ -95,11 +96,11 @@ const addressSuppression = closed({
 export const messageChannelResponses: Record<string, RouteResponses> = {
   'GET /u/{token}': {
     success: { 200: { description: 'An HTML page naming the workspace and the masked address, with a button that POSTs; nothing changes', schema: str, mediaType: 'text/html' } },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make (an HTML page); nothing changes' } },
+    errors: { 404: { codes: [], why: 'A token Herald did not make, or its person is gone: an HTML page; nothing changes', mediaType: 'text/html' } },
   },
   'POST /u/{token}': {
     success: { 200: { description: 'Unsubscribed (repeats answer the same): an HTML page, never a redirect', schema: str, mediaType: 'text/html' } },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'A token Herald did not make, or its person is gone (an HTML page); nothing changes' } },
+    errors: { 404: { codes: [], why: 'A token Herald did not make, or its person is gone: an HTML page; nothing changes', mediaType: 'text/html' } },
   },
   'POST /webhooks/email/{workspaceId}': {
     success: { 200: ok('Verified; every event applied once', { applied: count, duplicates: count, unmatched: count }) },
@@ -116,7 +117,7 @@ export const messageChannelResponses: Record<string, RouteResponses> = {
   'GET /workspaces/{workspaceId}/suppressions': { success: { 200: ok('The suppressions, newest first', { suppressions: { type: 'array', items: addressSuppression }, total: count }) } },
   'POST /workspaces/{workspaceId}/suppressions': {
     success: { 201: ok('The suppression (the existing one when the address was already suppressed by hand)', { suppression: addressSuppression }) },
-    errors: { 400: { codes: [], why: 'An SMS address that is not a phone number (VALIDATION_ERROR)' } },
+    errors: { 400: { codes: [], why: 'An address that is not an email address (email) or a phone number (sms) (VALIDATION_ERROR naming address)' } },
   },
   'DELETE /workspaces/{workspaceId}/suppressions/{suppressionId}': { success: { 200: message('Lifted') }, errors: { 404: { codes: ['NOT_FOUND'], why: 'No such suppression in the workspace' } } },
 };

@@ -104,7 +104,7 @@ export const pushMessage = closed(
     scheduled_at: isoTime,
     campaign_id: str,
     event_id: str,
-    events: { type: 'array', description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…)", items: closed({ type: str, at: str, details: freeObject }, ['type', 'at']) },
+    events: { type: 'array', description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…); [] when none", items: closed({ type: str, at: str, details: freeObject }, ['type', 'at']) },
     deliveries: {
       type: 'array',
       items: closed(
@@ -113,7 +113,7 @@ export const pushMessage = closed(
       ),
     },
   },
-  ['message_id', 'channel', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'deliveries'],
+  ['message_id', 'channel', 'status', 'external_id', 'platform', 'provider', 'provider_id', 'title', 'body', 'created_at', 'sent_at', 'events', 'deliveries'],
 );
 
 const notImplemented: RouteResponses = { success: {} };

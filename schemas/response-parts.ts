@@ -44,8 +44,8 @@ export const ok = (description: string, properties: Record<string, Schema>, requ
   schema: closed({ success, ...properties }, required ? ['success', ...required] : undefined),
 });
 
-/** Errors a handler throws beyond the common ones: status → codes and when. */
-export type HandlerErrors = Partial<Record<400 | 403 | 404 | 409 | 422 | 500 | 503, { codes: ErrorCode[]; why: string }>>;
+/** Errors a handler throws beyond the common ones: status → codes and when; `mediaType`: a page of that type (its text), not an error body (404 only). */
+export type HandlerErrors = Partial<Record<400 | 403 | 404 | 409 | 422 | 500 | 503, { codes: ErrorCode[]; why: string; mediaType?: string }>>;
 
 export interface RouteResponses {
   /** The 2xx answers. */

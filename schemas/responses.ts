@@ -233,7 +233,7 @@ function responsesOf(route: Route): Responses {
           };
   }
   const own404 = spec.errors?.[404];
-  if (own404) out['404'] = { description: own404.why, schema: error(own404.codes) };
+  if (own404) out['404'] = own404.mediaType ? { description: own404.why, schema: str, mediaType: own404.mediaType } : { description: own404.why, schema: error(own404.codes) };
   for (const status of [409, 422] as const) {
     const own = spec.errors?.[status];
     if (own) out[status] = { description: own.why, schema: error(own.codes) };

@@ -7,5 +7,5 @@ import type { RenderTask } from '../src/render/pool.js';
 export default function render(task: RenderTask): RenderOutcome[] {
   // The pool's hard stop counts from here (src/render/pool.ts).
   Atomics.store(task.started, 0, 1);
-  return renderAll(compileContent(task.content), task.scopes, task.budget);
+  return renderAll(compileContent(task.content, task.fields), task.scopes, task.budget);
 }

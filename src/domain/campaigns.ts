@@ -5,7 +5,7 @@
 // campaign and its templates and store what these rules decide.
 import { Cron } from 'croner';
 import { DomainError, InvalidInput, fieldProblems, type FieldError } from './errors.js';
-import { compileContent, type PushContent } from './templates.js';
+import { compileContent, compileFields, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
@@ -466,11 +466,11 @@ function channelNodeProblems(workflow: Workflow, templates: Templates): FieldErr
 /** Why email or SMS fields (plain strings) do not parse as Liquid, each field named with `prefix`. */
 function liquidProblems(fields: Record<string, string>, prefix: string): FieldError[] {
   try {
-    compileContent({ custom_data: fields });
+    compileFields(fields);
     return [];
   } catch (err) {
     if (!(err instanceof InvalidInput)) throw err;
-    return err.fields.map((e) => ({ field: `${prefix}${e.field.replace(/^custom_data\./, '')}`, message: e.message }));
+    return err.fields.map((e) => ({ field: `${prefix}${e.field}`, message: e.message }));
   }
 }
 

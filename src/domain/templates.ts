@@ -51,10 +51,12 @@ type Part =
   | { kind: 'object'; entries: [string, Part][] }
   | { kind: 'array'; items: Part[] };
 
-/** Content compiled by compileContent(), for renderContent(). */
+/** Content compiled by compileContent() or compileFields(), for renderContent(). */
 export interface CompiledContent {
-  /** What it was compiled from: what crosses to a render thread (parsed templates cannot). */
+  /** What it was compiled from, and how: what crosses to a render thread (parsed templates cannot). */
   readonly source: PushContent;
+  /** Compiled by compileFields: errors name its `custom_data` keys as themselves. */
+  readonly fields: boolean;
   readonly parts: Readonly<Partial<Record<keyof PushContent, Part>>>;
 }
 
@@ -130,20 +132,27 @@ function compile(value: unknown, field: string): Part {
 /**
  * Parses every template field once; throws InvalidInput naming the field (`title`, `body`,
  * `image_url`, `action_url`, `custom_data.<key>`, `custom_data.<key>.<index>`…) with the
- * parser's message.
+ * parser's message. `fields`: see compileFields.
  */
-export function compileContent(c: PushContent): CompiledContent {
+export function compileContent(c: PushContent, fields = false): CompiledContent {
   const parts: Partial<Record<keyof PushContent, Part>> = {};
   for (const key of ['title', 'body', 'image_url', 'action_url'] as const) {
     if (c[key] !== undefined) parts[key] = compile(c[key], key);
   }
   if (c.custom_data !== undefined) {
     // Always rebuilt, so the caller may strip keys from what renderContent() returns.
-    const entries = Object.entries(c.custom_data).map(([k, v]): [string, Part] => [k, compile(v, `custom_data.${k}`)]);
+    const entries = Object.entries(c.custom_data).map(([k, v]): [string, Part] => [k, compile(v, fields ? k : `custom_data.${k}`)]);
     parts.custom_data = { kind: 'object', entries };
   }
-  return { source: c, parts };
+  return { source: c, fields, parts };
 }
+
+/**
+ * The Liquid fields of an email or SMS message (`subject`, `html`… plain strings), compiled as
+ * one content: rendered as its `custom_data`, and named in errors as themselves (`subject`, not
+ * `custom_data.subject`), as the dashboard shows them.
+ */
+export const compileFields = (fields: Record<string, string>): CompiledContent => compileContent({ custom_data: fields }, true);
 
 /** False when no field holds a template: rendering is then a copy, not worth a thread hop. */
 export function hasTemplates(c: CompiledContent): boolean {

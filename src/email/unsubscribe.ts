@@ -27,6 +27,8 @@ export function unsubscribeToken(key: Buffer, s: UnsubscribeSubject): string {
 export function readUnsubscribeToken(key: Buffer, token: string): UnsubscribeSubject | undefined {
   if (!/^[A-Za-z0-9_-]{86}$/.test(token)) return undefined;
   const raw = Buffer.from(token, 'base64url');
+  // 86 characters carry 516 bits for 64 bytes: the last one's 4 spare bits must be zero, so a token has one spelling.
+  if (raw.toString('base64url') !== token) return undefined;
   const ids = raw.subarray(0, 48);
   if (!timingSafeEqual(raw.subarray(48), mac(key, ids))) return undefined;
   return { workspaceId: uuidOf(ids.subarray(0, 16)), personId: uuidOf(ids.subarray(16, 32)), messageId: uuidOf(ids.subarray(32, 48)) };

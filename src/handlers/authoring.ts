@@ -9,10 +9,10 @@ import { dashboardPerson, personByUuid } from './people.js';
 import { loadCampaign } from './campaigns.js';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
 import { audienceProblems, channelFields, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
-import { compileContent, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
+import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
 import { htmlPart, textPart, type EmailContent } from '../email/message.js';
-import { channelScope, compileChannelFields, sendChannelNode } from '../messaging/send.js';
+import { channelScope, sendChannelNode } from '../messaging/send.js';
 import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';
@@ -39,7 +39,7 @@ const previewUnsubscribeUrl = (ctx: Ctx) => `${ctx.messaging.publicUrl}/u/previe
 
 /** A content's errors named as the request names them: `content.<field>`. */
 function asContentFields(err: InvalidInput): InvalidInput {
-  const fields = err.fields.map((f): FieldError => ({ field: `content.${f.field.replace(/^custom_data\.(subject|html|text|preheader|body)$/, '$1')}`, message: f.message }));
+  const fields = err.fields.map((f): FieldError => ({ field: `content.${f.field}`, message: f.message }));
   return new InvalidInput(`Template error: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields);
 }
 
@@ -63,7 +63,7 @@ const templatePreview: Handler<'POST /workspaces/{workspaceId}/templates/preview
     c = compiled(() => compileContent(nodeContent(node as PushNode, none)));
     scope = { variables, person: person ? personScope(person) : {}, traits: person?.traits ?? {} };
   } else {
-    c = compiled(() => compileChannelFields(channelFields(node as EmailNode | SmsNode, none)));
+    c = compiled(() => compileFields(channelFields(node as EmailNode | SmsNode, none)));
     scope = channelScope(person, variables, previewUnsubscribeUrl(ctx));
   }
   const [outcome] = await ctx.renders.render(ctx.workspaceId, c, [scope]);

@@ -11,6 +11,7 @@ import { describePush } from './channels.js';
 import { InvalidInput, type FieldError } from '../domain/errors.js';
 import { loadMessageChannel, loadPushChannels, saveMessageChannel, type EmailChannel, type MessageChannel, type Queryable, type SmsChannel, type StoredSettings } from '../store/index.js';
 import { callbackUrls, type MessagingSettings } from '../messaging/settings.js';
+import { isPhoneCountry } from '../sms/phone.js';
 
 /** `null` values removed: what a partial update leaves of `sent` over `stored`. */
 function merged<T extends object>(stored: T | undefined, sent: Record<string, unknown> | undefined): Record<string, unknown> {
@@ -70,6 +71,7 @@ function smsSettings(stored: StoredSettings<'sms'> | null, body: { twilio?: Reco
   const country = body.default_country === undefined ? base?.default_country : body.default_country;
   const problems = missing('twilio', twilio, ['account_sid', 'auth_token'], why(stored));
   if (twilio.from === undefined && twilio.messaging_service_sid === undefined) problems.push({ field: 'twilio.from', message: 'or twilio.messaging_service_sid is required: where the messages are sent from' });
+  if (body.default_country && !isPhoneCountry(body.default_country)) problems.push({ field: 'default_country', message: 'is not a country code (ISO 3166 alpha-2) with known phone numbers' });
   if (problems.length > 0) refuse(problems);
   return { twilio, ...(country ? { default_country: country } : {}) } as SmsChannel;
 }

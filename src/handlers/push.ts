@@ -132,7 +132,7 @@ export function presentMessage(m: StoredMessage) {
     ...(m.scheduled_at ? { scheduled_at: iso(m.scheduled_at) } : {}),
     ...(m.campaign_id ? { campaign_id: m.campaign_id } : {}),
     ...(m.event_id ? { event_id: m.event_id } : {}),
-    ...(m.events.length ? { events: m.events } : {}),
+    events: m.events,
     deliveries: m.deliveries.map((d) => ({
       device_id: d.device_id,
       device_token: maskToken(d.device_token),

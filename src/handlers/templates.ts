@@ -5,7 +5,7 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { DomainError } from '../domain/errors.js';
 import { CONTENT_FIELDS, EMAIL_FIELDS } from '../domain/campaigns.js';
-import { compileContent } from '../domain/templates.js';
+import { compileContent, compileFields } from '../domain/templates.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { deleteTemplate, findTemplate, insertTemplate, liveCampaignsUsing, saveTemplate, templatesOf, type Queryable, type TemplateFields, type TemplateRow } from '../store/index.js';
@@ -45,7 +45,7 @@ function fieldsOf(body: Partial<TemplateFields>, base: TemplateFields): Template
     title: fields.title ?? undefined, body: fields.body ?? undefined, image_url: fields.image_url ?? undefined, action_url: fields.action_url ?? undefined, custom_data: fields.custom_data ?? undefined,
   });
   // Email's fields parse as Liquid too (DECISIONS §13).
-  compileContent({ custom_data: Object.fromEntries(EMAIL_FIELDS.flatMap((k) => (fields[k] === null ? [] : [[k, fields[k]]]))) });
+  compileFields(Object.fromEntries(EMAIL_FIELDS.flatMap((k) => (fields[k] === null ? [] : [[k, fields[k]]]))));
   return fields;
 }
 

@@ -1,6 +1,7 @@
 // Loads uWebSockets.js from @trufflesuite/uws-js-unofficial. The package silently falls back
 // to a slow Node implementation when its native binary does not load; Herald loads the
-// binary itself and refuses to start without it.
+// binary itself and refuses to start without it. It also keeps uWS from naming itself in every
+// answer (a `uWebSockets: 20` header tells a prober what is behind Herald, and which version).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type * as Uws from '@trufflesuite/uws-js-unofficial';
@@ -12,8 +13,9 @@ const require = createRequire(import.meta.url);
 export function loadNativeUws(): typeof Uws {
   const pkgDir = dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json'));
   const binary = join(pkgDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  let uws: typeof Uws;
   try {
-    return require(binary) as typeof Uws;
+    uws = require(binary) as typeof Uws;
   } catch (err) {
     throw new Error(
       `uWebSockets.js native binary did not load (${binary}): ${(err as Error).message}. ` +
@@ -21,4 +23,7 @@ export function loadNativeUws(): typeof Uws {
       { cause: err },
     );
   }
+  // uWS's one switch for this, `silent`: its event loop (this thread's) stops writing the header.
+  uws._cfg('silent');
+  return uws;
 }

@@ -11,7 +11,7 @@ import { loadMessageChannel, type EmailChannel, type SmsChannel } from '../store
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
 import { channelFields, type EmailNode, type SmsNode, type Templates } from '../domain/campaigns.js';
-import { compileContent, personScope, renderContent, type TemplateScope } from '../domain/templates.js';
+import { compileFields, personScope, renderContent, type TemplateScope } from '../domain/templates.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
 import { emailMessage, textPart, type EmailContent } from '../email/message.js';
 import type { EmailTransports } from '../email/transport.js';
@@ -78,9 +78,6 @@ export function channelScope(person: PersonRow | null, variables: Record<string,
   };
 }
 
-/** The Liquid fields of an email or SMS node, compiled as one content (each field named `custom_data.<field>` in errors). */
-export const compileChannelFields = (fields: Record<string, string>) => compileContent({ custom_data: fields });
-
 /** Sends the node to each recipient; answers their records, in order, once written. */
 export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<ChannelMessageRecord[]> {
   const { db, settings } = deps;
@@ -112,7 +109,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
     }
   }
 
-  const compiled = compileChannelFields(channelFields(node, send.templates));
+  const compiled = compileFields(channelFields(node, send.templates));
   const provider = sandbox ? 'sandbox' : email ? 'smtp' : 'twilio';
   const records = await Promise.all(
     recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect; sandboxEvent?: ProviderEventKind }> => {

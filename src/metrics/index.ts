@@ -9,7 +9,7 @@
 // Off by default (HERALD_METRICS, HERALD_METRICS_PORT): until `enableMetrics`, every count
 // below returns at its first line, and no monitor runs.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 
 export const registry = new Registry();
 let on = false;
@@ -110,31 +110,50 @@ const refusals = new Counter({
 
 /** How often Node samples the event loop (ms); a sample is the time between two, so this much is subtracted. */
 const EVENT_LOOP_RESOLUTION_MS = 10;
+const EVENT_LOOP_LAG = 'herald_eventloop_lag_seconds';
 
 /**
- * Starts counting, in this thread. The event-loop delay is sampled by Node's native
- * histogram (no timer of ours) and read at each scrape, which starts it afresh: each scrape
- * reports the delay since the one before. `threadName` (`front`, `actor-<n>`) is the `thread`
- * label of this thread's figures.
+ * The event-loop delay of one thread as a Prometheus summary, read from Node's native histogram
+ * (no timer of ours) at each scrape, which starts it afresh: the quantiles are those of the
+ * samples since the scrape before, `_sum` and `_count` add up every sample since start.
  */
+class EventLoopLag extends Summary<'thread'> {
+  private readonly delay = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
+  private count = 0;
+  private total = 0;
+
+  constructor(private readonly thread: string) {
+    super({
+      name: EVENT_LOOP_LAG,
+      help: 'Event-loop delay of each thread (front, actor-<n>): quantiles 0.5, 0.99 and 1 (the maximum) since the previous scrape; _sum and _count since start.',
+      labelNames: ['thread'],
+      percentiles: [0.5, 0.99, 1],
+      registers: [registry],
+    });
+    this.delay.enable();
+  }
+
+  override async get() {
+    const d = this.delay;
+    const seconds = (ns: number) => (d.count > 0 ? Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1000 : 0);
+    this.count += d.count;
+    this.total += d.count * seconds(d.mean);
+    const labels = { thread: this.thread };
+    const values = [
+      ...([[0.5, d.percentile(50)], [0.99, d.percentile(99)], [1, d.max]] as const).map(([quantile, ns]) => ({ labels: { ...labels, quantile }, value: seconds(ns) })),
+      { metricName: `${EVENT_LOOP_LAG}_sum`, labels, value: this.total },
+      { metricName: `${EVENT_LOOP_LAG}_count`, labels, value: this.count },
+    ];
+    d.reset();
+    return { ...(await super.get()), values };
+  }
+}
+
+/** Starts counting, in this thread; `threadName` (`front`, `actor-<n>`) is the `thread` label of this thread's figures. */
 export function enableMetrics(threadName: string): void {
   if (on) return;
   on = true;
-  const delay = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
-  delay.enable();
-  new Gauge({
-    name: 'herald_eventloop_lag_seconds',
-    help: 'Event-loop delay of each thread (front, actor-<n>) since the previous scrape, at quantiles 0.5, 0.99 and 1 (the maximum).',
-    labelNames: ['thread', 'quantile'],
-    registers: [registry],
-    collect() {
-      const sample = delay.count > 0;
-      for (const [q, ns] of [['0.5', delay.percentile(50)], ['0.99', delay.percentile(99)], ['1', delay.max]] as const) {
-        this.set({ thread: threadName, quantile: q }, sample ? Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1000 : 0);
-      }
-      delay.reset();
-    },
-  });
+  new EventLoopLag(threadName);
 }
 
 /** A request answered: its route template (`none` when no route matched), status, and when it was read (performance.now()). */

@@ -22,6 +22,8 @@ export async function scrapeText(actors: MetricsJson[]): Promise<string> {
   if (!processCollected) {
     processCollected = true;
     collectDefaultMetrics({ register: processRegistry });
+    // Gauges named like counters (Prometheus's linter refuses them), each the sum of the series by `type` kept beside it.
+    for (const kind of ['handles', 'requests', 'resources']) processRegistry.removeSingleMetric(`nodejs_active_${kind}_total`);
   }
   const merged = AggregatorRegistry.aggregate([await ownMetrics(), ...actors]);
   return (await merged.metrics()) + (await processRegistry.metrics());

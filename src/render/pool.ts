@@ -31,6 +31,8 @@ import { budgetSpent, hasTemplates, renderContent, type CompiledContent, type Pu
 /** What a render thread (workers/render.ts) is given: one send's content and its recipients' scopes. */
 export interface RenderTask {
   content: PushContent;
+  /** Compiled by compileFields: errors name the fields as themselves. */
+  fields: boolean;
   scopes: readonly TemplateScope[];
   budget: RenderBudget;
   /** Shared memory: set to 1 by the render thread when it starts the task. */
@@ -106,7 +108,7 @@ export class RenderPool {
     }
     return new Promise((resolve, reject) => {
       const started = new Int32Array(new SharedArrayBuffer(4));
-      tenant.jobs.push({ task: { content: content.source, scopes, budget: this.opts.budget, started }, resolve, reject });
+      tenant.jobs.push({ task: { content: content.source, fields: content.fields, scopes, budget: this.opts.budget, started }, resolve, reject });
       this.pump();
     });
   }

@@ -1,6 +1,9 @@
 // Phone numbers (DECISIONS §13): a person's `phone` normalised to E.164 with libphonenumber-js,
 // a number stored without `+` read in the SMS channel's `default_country`.
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+
+/** Whether `code` (ISO 3166 alpha-2) names a country whose numbers can be read without `+`. */
+export const isPhoneCountry = (code: string): boolean => isSupportedCountry(code);
 
 /** The E.164 form of `raw`, or undefined when it is no valid number. */
 export function e164(raw: string | null | undefined, defaultCountry?: string): string | undefined {

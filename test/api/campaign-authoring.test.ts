@@ -202,6 +202,17 @@ t.test("test send: the person's and address checks still answer their skip", asy
   t.equal((await testSend(w, id, { node_id: 'p', person_id: bare }, w.keys.all)).status, 403, 'an API key: sessions only');
 });
 
+t.test('test send: an email whose Liquid fails to render says which field, as the dashboard names it', async (t) => {
+  const w = await PushWs.create(s);
+  const ada = await person(w, 'ada', { email: 'ada@example.com' });
+  // Parses, then renders past the characters one recipient's fields may take.
+  const id = await campaign(t, w, [{ id: 'e', type: 'email', subject: '{% for i in (1..10000) %}0123456789{% endfor %}', html: '<p>Hi</p>' }]);
+  const r = await testSend(w, id, { node_id: 'e', person_id: ada });
+  t.equal(r.status, 200, r.text);
+  t.match(r.body.data, { status: 'failed', error: /^Template render failed: subject: rendered content is over/ });
+  t.match((await w.history(ada)).body.messages, [{ status: 'failed', error: /^Template render failed: subject: / }], 'recorded so');
+});
+
 t.test('test send: a node without what activation needs names the field', async (t) => {
   const w = await PushWs.create(s);
   const ada = await person(w, 'ada', { email: 'ada@example.com' });

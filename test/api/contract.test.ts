@@ -1,9 +1,10 @@
 // Answers the rest of the suite reaches rarely or not at all, each held to the OpenAPI
 // document by the request helper (test/helpers/contract.ts): the top-level rules (unknown
 // path, wrong method, preflight), a body on a GET route, the notImplemented routes of each
-// kind, and the workspace settings echo.
+// kind, the workspace settings echo, and the answers that are not JSON.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
 import { startServer, newWorkspace, workspaceWithKeys } from '../helpers/server.js';
 import { NO_LIMITS, FORBIDDEN } from '../helpers/assert.js';
 
@@ -78,4 +79,24 @@ t.test('path parameters holding U+0000 on a session route: 400', async (t) => {
   const r = await s.req('DELETE', `/workspaces/${ws.id}/members/a%00b`, { token: ws.token });
   t.equal(r.status, 400);
   t.equal(r.body?.error?.code, 'VALIDATION_ERROR');
+});
+
+t.test('answers that are not JSON are held to their documented media types: the unsubscribe pages, TwiML', async (t) => {
+  const bad = `${s.base}/u/${'A'.repeat(86)}`;
+  for (const method of ['GET', 'POST']) {
+    const page = await s.req(method, bad);
+    t.equal(page.status, 404, `${method} a bad unsubscribe token: 404`);
+    t.match(page.headers.get('content-type'), /^text\/html/, 'an HTML page');
+  }
+  const token = 'tw-contract-token';
+  const put = await s.req('PUT', `/workspaces/${ws.id}/channels/sms`, { token: ws.token, body: { twilio: { account_sid: `AC${'0'.repeat(32)}`, auth_token: token, from: '+15005550006' } } });
+  t.equal(put.status, 200, put.text);
+  const url: string = put.body.data.sms.inbound_url;
+  const form = { MessageSid: 'SMcontract', From: '+15005550001', To: '+15005550006', Body: 'hello' };
+  const inbound = await s.req('POST', `${s.base}${new URL(url).pathname}`, {
+    raw: new URLSearchParams(form).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, url, form) },
+  });
+  t.equal(inbound.status, 200, inbound.text);
+  t.match(inbound.headers.get('content-type'), /^text\/xml/, 'TwiML');
 });

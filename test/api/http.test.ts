@@ -203,6 +203,23 @@ t.test('wrong method: 405 with Allow', async (t) => {
   t.equal(d.headers.get('allow'), 'GET');
 });
 
+t.test('no answer names the server software (no uWebSockets header)', async (t) => {
+  const answers: [string, Headers | Record<string, string>][] = [
+    ['an API answer', (await s.req('GET', '/workspaces', { token })).headers],
+    ['a 404', (await s.req('GET', '/nope')).headers],
+    ['a preflight', (await s.req('OPTIONS', '/people/someone/devices', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'DELETE' } })).headers],
+    ['/healthz', (await s.req('GET', '/healthz')).headers],
+    ['a dashboard file', (await fetch(`${s.base}/dashboard/`)).headers],
+  ];
+  const refused = await wire(s.port, [wireRequest('POST', '/api/v1/track', ['Content-Length: 1', 'Content-Length: 1'], '{')], [['POST', '/api/v1/track']]);
+  answers.push(['a framing refusal', refused.responses[0]?.headers ?? {}]);
+  for (const [what, headers] of answers) {
+    const names = headers instanceof Headers ? [...headers.keys()] : Object.keys(headers);
+    t.ok(names.includes('date'), `${what}: headers read`);
+    t.notOk(names.includes('uwebsockets'), `${what}: no uWebSockets header`);
+  }
+});
+
 t.test('malformed JSON on a session route: 400 VALIDATION_ERROR, never 500', async (t) => {
   for (const raw of ['{', '{"name": }', 'name=x', '{"name":"x"} trailing', "{'name':'x'}", '\u0000']) {
     const r = await s.req('POST', '/workspaces', { token, raw, headers: { 'content-type': 'application/json' } });
@@ -579,6 +596,7 @@ t.test('a header flood (49 header lines or more): closed unanswered; nothing els
   t.same(ok.responses.map((r) => r.status), [200], '48 header lines are served');
 
   let floodDone = false;
+  const floodStart = Date.now();
   const flood = wire(s.port, [wireRequest('GET', '/healthz', lines(49))], [['GET', '/healthz']], 20_000).finally(() => (floodDone = true));
   await new Promise((r) => setTimeout(r, 300));
   const other = await s.req('GET', '/healthz');
@@ -587,6 +605,7 @@ t.test('a header flood (49 header lines or more): closed unanswered; nothing els
   const dropped = await flood;
   t.same(dropped.responses, [], `no answer to 49 header lines (${dropped.raw.slice(0, 120)})`);
   t.ok(dropped.closedByServer, 'the server closed the connection (its idle timeout)');
+  t.comment(`49 header lines: the connection closed after ${((Date.now() - floodStart) / 1000).toFixed(1)} s (uWS's idle timeout: 8 to 12 s)`);
 
   // Past 4 KB of unfinished head, uWS closes the connection at once (well before its idle timeout).
   const big = await wire(s.port, [wireRequest('GET', '/healthz', lines(49).map((l) => `${l}-${'v'.repeat(100)}`))], [['GET', '/healthz']], 3000);

@@ -176,6 +176,29 @@ t.test('address suppressions: add by hand, list by channel, lift; members read; 
   t.equal((await s.req('GET', path, { token: ws.token })).body.total, 1);
 });
 
+t.test('what is not an address or a country is refused: 400 VALIDATION_ERROR naming the field, nothing stored', async (t) => {
+  const ws = await newWorkspace(s, 'Addresses refused');
+  const refused = (t: Test, r: Awaited<ReturnType<TestServer['req']>>, field: string, what: string) => {
+    t.equal(r.status, 400, `${what}: ${r.text}`);
+    t.equal(r.body?.error?.code, 'VALIDATION_ERROR', what);
+    t.same(r.body?.error?.details?.map((d: { field: string }) => d.field), [field], `${what}: names ${field}`);
+  };
+  const path = `/workspaces/${ws.id}/suppressions`;
+  for (const address of ['nope', 'a@', '@example.com', 'two@at@example.com', 'spaced out@example.com']) {
+    refused(t, await s.req('POST', path, { token: ws.token, body: { channel: 'email', address, suppression_type: 'manual' } }), 'address', `email address ${JSON.stringify(address)}`);
+  }
+  refused(t, await s.req('POST', path, { token: ws.token, body: { channel: 'sms', address: 'nope', suppression_type: 'manual' } }), 'address', 'sms number "nope"');
+  t.equal((await s.req('GET', path, { token: ws.token })).body.total, 0, 'none stored');
+
+  const sms = `/workspaces/${ws.id}/channels/sms`;
+  const twilio = { account_sid: SID, auth_token: AUTH_TOKEN, from: '+15005550006' };
+  for (const country of ['XX', 'ZZ', 'AA']) refused(t, await s.req('PUT', sms, { token: ws.token, body: { twilio, default_country: country } }), 'default_country', `default_country ${country}`);
+  t.match((await s.req('GET', `/workspaces/${ws.id}/channels`, { token: ws.token })).body.data.sms, { configured: false }, 'no SMS channel saved');
+  t.equal((await s.req('PUT', sms, { token: ws.token, body: { twilio, default_country: 'FR' } })).status, 200, 'a real country is kept');
+  refused(t, await s.req('PUT', sms, { token: ws.token, body: { default_country: 'XX' } }), 'default_country', 'default_country XX on its own');
+  t.match((await s.req('GET', `/workspaces/${ws.id}/channels`, { token: ws.token })).body.data.sms, { default_country: 'FR' }, 'the stored country stays');
+});
+
 t.test('address suppressions: q keeps the addresses starting with it (any case), with channel and paging; this workspace only', async (t) => {
   const ws = await newWorkspace(s, 'Suppressions search');
   const other = await newWorkspace(s, 'Suppressions elsewhere');

@@ -3,6 +3,7 @@
 // actor's registries; the counts move with the requests, pushes and refusals made here, and
 // no label carries a tenant's id or a raw path.
 import t, { type Test } from 'tap';
+import { spawnSync } from 'node:child_process';
 import { eventually, startServer, workspaceWithKeys, type TestServer } from '../helpers/server.js';
 import { PushWs, isSent, pushToken } from '../helpers/push.js';
 import { families, parseMetrics, sum } from '../../bench/metrics.js';
@@ -24,6 +25,9 @@ const FAMILIES = [
   'herald_eventloop_lag_seconds',
   'process_cpu_seconds_total',
 ];
+
+/** Prometheus's own linter of the text format (Debian's package `prometheus`); absent, the check is skipped, saying why. */
+const promtoolMissing = spawnSync('promtool', ['--version']).error ? 'promtool is not installed (Debian package prometheus)' : false;
 
 async function scrape(t: Test, url: string): Promise<string> {
   const r = await fetch(url);
@@ -78,6 +82,13 @@ t.test('HERALD_METRICS=true: /metrics on the main port, the counts move', async 
     t.ok(m.some((x) => x.name === 'herald_eventloop_lag_seconds' && x.labels.thread === thread && x.labels.quantile === '0.99'), `event-loop lag of ${thread}`);
   }
   t.notOk(text.includes(k.ws.id) || text.includes(w.ws.id), 'no workspace id in any label');
+  t.ok(sum(m, 'herald_eventloop_lag_seconds_count', { thread: 'front' }) > 0, 'the lag summary counts its samples');
+
+  t.test('promtool check metrics: a clean scrape', { skip: promtoolMissing }, async (t) => {
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    t.equal(lint.status, 0, `promtool exits 0\n${lint.stdout}${lint.stderr}`);
+    t.equal(lint.stdout + lint.stderr, '', 'and finds nothing to say');
+  });
   if (process.env.NATS_URL) {
     // The JetStream Log: its store sink applies what the Log acknowledged, and says how far behind it is.
     const sink = await eventually(async () => {

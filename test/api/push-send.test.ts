@@ -368,6 +368,15 @@ t.test('status: 404 for unknown, non-UUID, skipped-… and another workspace\'s 
   t.equal((await w.status(sent.body.message_id)).status, 200);
 });
 
+t.test('a message record carries events, [] until a provider reports one: the status route and the history', async (t) => {
+  const w = await PushWs.create(s);
+  const id = await w.personWith('quiet', [[pushToken(), 'android']]);
+  const r = await w.send({ external_id: 'quiet', title: 'x' });
+  isSent(t, r);
+  t.same((await w.status(r.body.message_id)).body.message.events, [], 'the status route');
+  t.same((await w.history(id)).body.messages.map((m: { events: unknown }) => m.events), [[]], 'the history');
+});
+
 t.test('history: newest first, limit and offset, limit over 100 reduced, 404 for unknown people', async (t) => {
   const w = await PushWs.create(s);
   const id = await w.personWith('hist', [[pushToken(), 'android']]);

@@ -65,6 +65,20 @@ t.test('create refuses missing fields, another channel, and templates that do no
   t.equal((await s.req('GET', path(ws), { token: ws.token })).body.total, 0, 'nothing stored');
 });
 
+t.test("an email template's Liquid error names the field as the dashboard shows it (subject, html), on create and update", async (t) => {
+  const ws = await newWorkspace(s);
+  const email = { name: 'Mail', channel: 'email', subject: 'Hello', html: '<p>Hi</p>', text: 'Hi', preheader: 'Psst' };
+  for (const field of ['subject', 'html', 'text', 'preheader']) {
+    const r = await create(ws, { ...email, [field]: 'Hi {{ name' });
+    sessionError(t, r, 400, 'VALIDATION_ERROR', field);
+    t.notMatch(r.text, /custom_data/, `${field}: no custom_data in the answer`);
+  }
+  const tpl = await created(t, ws, email);
+  const bad = await put(ws, tpl.id, { html: '<p>{{ x | nope }}</p>' });
+  sessionError(t, bad, 400, 'VALIDATION_ERROR', 'html');
+  t.notMatch(bad.text, /custom_data/, 'update: no custom_data in the answer');
+});
+
 t.test('update is partial: fields sent replace, null clears, omitted stay; a bad template changes nothing', async (t) => {
   const ws = await newWorkspace(s);
   const tpl = await created(t, ws);

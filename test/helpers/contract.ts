@@ -74,10 +74,12 @@ function validator(c: Contract, segments: string[]): ValidateFunction {
 }
 
 /**
- * Throws unless the response (`status`, raw body `text`) to `method url` is one the document
- * allows: a documented status of the targeted operation, with a body its schema accepts.
+ * Throws unless the response (`status`, raw body `text`, `contentType` when known) to
+ * `method url` is one the document allows: a documented status of the targeted operation, with
+ * a body its schema accepts, or one of the media types it documents when that is not JSON (an
+ * HTML page, TwiML).
  */
-export async function checkResponse(method: string, url: string, status: number, text: string): Promise<void> {
+export async function checkResponse(method: string, url: string, status: number, text: string, contentType?: string | null): Promise<void> {
   const c = await (contract ??= load());
   const pathname = new URL(url, 'http://localhost').pathname;
   const t = target(c, method.toUpperCase(), pathname);
@@ -100,6 +102,12 @@ export async function checkResponse(method: string, url: string, status: number,
   for (const s of where) response = (response as never)[s];
   if (method.toUpperCase() === 'HEAD') return; // no body, whatever a GET would carry
   const content = response.content?.['application/json'];
+  const others = Object.keys(response.content ?? {});
+  if (!content && others.length > 0) {
+    const type = contentType?.split(';')[0]!.trim().toLowerCase();
+    if (!type || !others.includes(type)) fail(label, status, text, `Content-Type ${contentType ?? '(unknown)'} is not the documented ${others.join(', ')}`);
+    return;
+  }
   if (!content) {
     if (text !== '') fail(label, status, text, 'the document gives this response no body');
     return;

@@ -140,7 +140,7 @@ export async function request(base: string, method: string, path: string, o: Req
   const r = await fetch(url, { method, headers, body: body instanceof Uint8Array ? new Blob([new Uint8Array(body)]) : body, signal });
   const text = await r.text();
   // Every answer must be one the OpenAPI document allows (status and body): see contract.ts.
-  await checkResponse(method, url, r.status, text);
+  await checkResponse(method, url, r.status, text, r.headers.get('content-type'));
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
