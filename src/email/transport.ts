@@ -48,9 +48,9 @@ export class EmailTransports {
       ...(smtp.rate_per_second ? { rateDelta: 1000, rateLimit: Math.max(1, Math.floor(smtp.rate_per_second)) } : {}),
       ...(smtp.username ? { auth: { user: smtp.username, pass: smtp.password ?? '' } } : {}),
       getSocket: (_o, callback) => {
-        const refused = this.outbound.refusal(smtp.host);
+        const refused = this.outbound.refusal(smtp.host, smtp.port);
         if (refused) return callback(refused);
-        const socket = net.connect({ host: smtp.host, port: smtp.port, lookup: this.outbound.lookup });
+        const socket = net.connect({ host: smtp.host, port: smtp.port, lookup: this.outbound.lookupFor(smtp.port) });
         socket.once('error', (err) => callback(err));
         socket.once('connect', () => callback(null, { connection: socket }));
       },

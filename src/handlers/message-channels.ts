@@ -52,7 +52,7 @@ function emailSettings(s: MessagingSettings, stored: StoredSettings<'email'> | n
   const hooks: Record<string, unknown> | undefined = sentHooks === null ? undefined : sentHooks === undefined ? base?.webhooks : merged(kept, sentHooks);
   const problems = [...missing('smtp', smtp, ['host', 'port', 'security'], why(stored)), ...(from ? [] : [{ field: 'from', message: `is required: ${why(stored)}` }])];
   // An IP literal is judged here; a host name when it is resolved, at each connection (DECISIONS §15).
-  const refused = typeof smtp.host === 'string' ? s.outbound.refusal(smtp.host) : undefined;
+  const refused = typeof smtp.host === 'string' && typeof smtp.port === 'number' ? s.outbound.refusal(smtp.host, smtp.port) : undefined;
   if (refused) problems.push({ field: 'smtp.host', message: refused.message });
   if (hooks) {
     const needs = { sendgrid: ['verification_key'], mailgun: ['signing_key'], postmark: ['username', 'password'] }[hooks.provider as string];
