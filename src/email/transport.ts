@@ -2,7 +2,8 @@
 // max_connections and rate_per_second). Sockets go through the destination guard (DECISIONS
 // §15): an IP literal is judged before connecting, a host name on every address DNS answers at
 // connect time, each on the channel's port (SMTP_PORTS unless the allow-list names the host).
-// The pool is rebuilt when the channel's settings change.
+// When the channel's settings change, a pool for the new ones takes the next sends and the old
+// one is closed once the sends already given to it are done: closing it at once failed them.
 import net from 'node:net';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
@@ -23,19 +24,30 @@ const SOCKET_TIMEOUT_MS = 60_000;
 /** What an SMTP send came to: accepted (the relay's answer), or refused and how. */
 export type SmtpOutcome = { status: 'sent'; response: string } | SmtpFailure;
 
+interface Pool {
+  /** The settings it was made with, as JSON. */
+  settings: string;
+  transport: Transporter;
+  /** Sends given to it and not yet answered. */
+  inFlight: number;
+}
+
 export class EmailTransports {
-  private readonly pools = new Map<string, { settings: string; transport: Transporter }>();
+  /** Each workspace's pools, the newest last (made for the latest settings a send came with); the others are closed once idle. */
+  private readonly pools = new Map<string, Pool[]>();
 
   constructor(private readonly outbound: OutboundPolicy) {}
 
-  private transport(workspaceId: string, channel: EmailChannel): Transporter {
+  private pool(workspaceId: string, channel: EmailChannel): Pool {
     const settings = JSON.stringify(channel.smtp);
-    const current = this.pools.get(workspaceId);
-    if (current?.settings === settings) return current.transport;
-    current?.transport.close();
-    const transport = this.create(channel);
-    this.pools.set(workspaceId, { settings, transport });
-    return transport;
+    const pools = this.pools.get(workspaceId) ?? [];
+    this.pools.set(workspaceId, pools);
+    const found = pools.find((p) => p.settings === settings);
+    if (found) return found;
+    const pool = { settings, transport: this.create(channel), inFlight: 0 };
+    pools.push(pool);
+    for (const old of pools.slice(0, -1)) this.closeIfDone(workspaceId, old);
+    return pool;
   }
 
   private create({ smtp }: EmailChannel): Transporter {
@@ -74,20 +86,33 @@ export class EmailTransports {
     return nodemailer.createTransport(options);
   }
 
+  /** Closes a pool that is not the workspace's newest once no send is with it. */
+  private closeIfDone(workspaceId: string, pool: Pool): void {
+    const pools = this.pools.get(workspaceId)!;
+    if (pool.inFlight > 0 || pools.at(-1) === pool) return;
+    pool.transport.close();
+    pools.splice(pools.indexOf(pool), 1);
+  }
+
   /** Sends `mail` through the workspace's relay; `deadline` aborts it, answered `smtp_timeout`. */
   async send(workspaceId: string, channel: EmailChannel, mail: SendMailOptions, deadline?: AbortSignal): Promise<SmtpOutcome> {
+    const pool = this.pool(workspaceId, channel);
+    pool.inFlight++;
     try {
       // nodemailer's pool takes an AbortSignal per send (its types do not say so yet).
       const options: SendMailOptions & { signal?: AbortSignal } = deadline ? { ...mail, signal: deadline } : mail;
-      const info = (await this.transport(workspaceId, channel).sendMail(options)) as { response: string };
+      const info = (await pool.transport.sendMail(options)) as { response: string };
       return { status: 'sent', response: info.response };
     } catch (err) {
       return smtpFailure(err as Parameters<typeof smtpFailure>[0]);
+    } finally {
+      pool.inFlight--;
+      this.closeIfDone(workspaceId, pool);
     }
   }
 
   close(): void {
-    for (const { transport } of this.pools.values()) transport.close();
+    for (const pools of this.pools.values()) for (const { transport } of pools) transport.close();
     this.pools.clear();
   }
 }
