@@ -1,10 +1,11 @@
-// What a failed SMTP send tells the tenant (DECISIONS §13, §15): a reason code, then prose. The
-// host is the tenant's, reached from inside the operator's network, so the peer's own words are
-// repeated only when they are an SMTP reply to a command that carries the message (AUTH, MAIL
-// FROM, RCPT TO, DATA): a relay that got that far speaks SMTP. Before that (the greeting, EHLO,
-// HELO, STARTTLS) whatever answered may be any service (NATS greets with its INFO JSON, an FTP
-// server with "220"), and a socket's or the resolver's text (`connect ECONNREFUSED 10.0.0.5:25`,
-// `getaddrinfo ENOTFOUND db.corp`) maps the network: those say their class only.
+// What a failed SMTP send tells the tenant: a reason code, then prose (README "Email and SMS
+// channels"). The host is the tenant's, reached from inside the operator's network, so the
+// peer's own words are repeated only when they are an SMTP reply to a command that carries the
+// message (AUTH, MAIL FROM, RCPT TO, DATA): a relay that got that far speaks SMTP. Before that
+// (the greeting, EHLO, HELO, STARTTLS) whatever answered may be any service (NATS greets with its
+// INFO JSON, an FTP server with "220"), and a socket's or the resolver's text (`connect
+// ECONNREFUSED 10.0.0.5:25`, `getaddrinfo ENOTFOUND db.corp`) maps the network: those say their
+// class only.
 
 /** The reason codes (README "Email and SMS channels"). */
 type SmtpFailureReason = 'smtp_unreachable' | 'smtp_timeout' | 'smtp_tls_failed' | 'smtp_protocol_error' | 'smtp_auth_failed' | 'smtp_rejected';

@@ -9,7 +9,7 @@ import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { OutboundPolicy } from '../net/destinations.js';
 import type { EmailChannel } from '../store/message-channels.js';
-import { smtpFailure, SmtpUnreachable, type SmtpFailure } from './smtp-failures.js';
+import { smtpFailure, SmtpUnreachable, type SmtpError, type SmtpFailure } from './smtp-failures.js';
 
 /** The ports of SMTP (25 relay, 465 submission over TLS, 587 submission, 2525 the providers' alternative). */
 export const SMTP_PORTS: ReadonlySet<number> = new Set([25, 465, 587, 2525]);
@@ -104,7 +104,7 @@ export class EmailTransports {
       const info = (await pool.transport.sendMail(options)) as { response: string };
       return { status: 'sent', response: info.response };
     } catch (err) {
-      return smtpFailure(err as Parameters<typeof smtpFailure>[0]);
+      return smtpFailure(err as SmtpError);
     } finally {
       pool.inFlight--;
       this.closeIfDone(workspaceId, pool);

@@ -58,8 +58,8 @@ async function emailSettings(s: MessagingSettings, stored: StoredSettings<'email
   const hooks: Record<string, unknown> | undefined = sentHooks === null ? undefined : sentHooks === undefined ? base?.webhooks : merged(kept, sentHooks);
   const problems = [...missing('smtp', smtp, ['host', 'port', 'security'], why(stored)), ...(from ? [] : [{ field: 'from', message: `is required: ${why(stored)}` }])];
   // A host or port being set is judged as a connection would be now, the name resolved (a
-  // partial update of other fields does not depend on DNS); each connection judges it again
-  // (DECISIONS §15), as DNS may have changed since.
+  // partial update of other fields does not depend on DNS); each connection judges it again,
+  // as DNS may have changed since.
   const sent = body.smtp as Record<string, unknown> | undefined;
   const judged = !base || (sent !== undefined && ('host' in sent || 'port' in sent));
   const problem = judged && typeof smtp.host === 'string' && typeof smtp.port === 'number' ? await s.outbound.problem(smtp.host, smtp.port) : undefined;
