@@ -100,7 +100,9 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
     });
   }
   const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp };
-  const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, withRecords: async () => {} }, [{ id, person, variables: {} }]);
+  // Answered with its outcome, recorded, before the request times out (a 503 would say nothing was done).
+  const deadline = AbortSignal.timeout(ctx.messaging.testSendDeadlineMs);
+  const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, deadline, withRecords: async () => {} }, [{ id, person, variables: {} }]);
   return json(200, {
     success: true,
     data: { message_id: r!.id, node_id: node.id, channel: node.type, status: r!.status, provider: r!.provider, provider_id: r!.provider_id, address: r!.address, skip_reason: r!.skip_reason, error: r!.error },

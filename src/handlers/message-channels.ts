@@ -42,7 +42,13 @@ function sendgridKeyProblem(key: string): string | undefined {
   }
 }
 
-function emailSettings(s: MessagingSettings, stored: StoredSettings<'email'> | null, body: Record<string, Record<string, unknown> | string | null | undefined>): EmailChannel {
+/** What a refused SMTP host or port is told: the same whether a name resolves to a private address or not at all. */
+const SMTP_DESTINATION = {
+  address: 'must be a public address, or a name that resolves to one: a relay on a private network (localhost included) needs the operator to list it in HERALD_ALLOWED_PRIVATE_HOSTS',
+  port: 'must be 25, 465, 587 or 2525: another port needs the operator to list the host in HERALD_ALLOWED_PRIVATE_HOSTS',
+};
+
+async function emailSettings(s: MessagingSettings, stored: StoredSettings<'email'> | null, body: Record<string, Record<string, unknown> | string | null | undefined>): Promise<EmailChannel> {
   const base = stored?.readable ? stored.settings : undefined;
   const smtp: Record<string, unknown> = { max_connections: 5, ...merged(base?.smtp, body.smtp as Record<string, unknown>) };
   const from = (body.from ?? base?.from) as Record<string, unknown> | undefined;
@@ -52,9 +58,13 @@ function emailSettings(s: MessagingSettings, stored: StoredSettings<'email'> | n
   const kept = sentHooks?.provider === undefined || sentHooks.provider === base?.webhooks?.provider ? base?.webhooks : undefined;
   const hooks: Record<string, unknown> | undefined = sentHooks === null ? undefined : sentHooks === undefined ? base?.webhooks : merged(kept, sentHooks);
   const problems = [...missing('smtp', smtp, ['host', 'port', 'security'], why(stored)), ...(from ? [] : [{ field: 'from', message: `is required: ${why(stored)}` }])];
-  // An IP literal is judged here; a host name when it is resolved, at each connection (DECISIONS §15).
-  const refused = typeof smtp.host === 'string' ? s.outbound.refusal(smtp.host) : undefined;
-  if (refused) problems.push({ field: 'smtp.host', message: refused.message });
+  // A host or port being set is judged as a connection would be now, the name resolved (a
+  // partial update of other fields does not depend on DNS); each connection judges it again,
+  // as DNS may have changed since.
+  const sent = body.smtp as Record<string, unknown> | undefined;
+  const judged = !base || (sent !== undefined && ('host' in sent || 'port' in sent));
+  const problem = judged && typeof smtp.host === 'string' && typeof smtp.port === 'number' ? await s.outbound.problem(smtp.host, smtp.port) : undefined;
+  if (problem) problems.push({ field: problem === 'port' ? 'smtp.port' : 'smtp.host', message: SMTP_DESTINATION[problem] });
   if (hooks) {
     const needs = { sendgrid: ['verification_key'], mailgun: ['signing_key'], postmark: ['username', 'password'] }[hooks.provider as string];
     problems.push(...(needs ? missing('webhooks', hooks, needs, `the ${hooks.provider as string} callbacks are verified with it`) : [{ field: 'webhooks.provider', message: 'is required' }]));
@@ -122,7 +132,7 @@ const putEmail: Handler<'PUT /workspaces/{workspaceId}/channels/email'> = async 
   requireManager(ctx);
   const s = ctx.messaging;
   await ctx.db.tx(async (q) => {
-    const settings = ctx.body.smtp === null ? null : emailSettings(s, await loadMessageChannel(q, s.secrets, ctx.workspaceId, 'email', true), ctx.body);
+    const settings = ctx.body.smtp === null ? null : await emailSettings(s, await loadMessageChannel(q, s.secrets, ctx.workspaceId, 'email', true), ctx.body);
     await saveMessageChannel(q, s.secrets, ctx.workspaceId, 'email', settings);
   });
   return present(ctx.db, s, ctx.workspaceId);

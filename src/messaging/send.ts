@@ -46,6 +46,8 @@ export interface ChannelSend {
   tags?: string[];
   /** A dashboard test send (DECISIONS §14): quiet hours do not apply (the person's and address checks still do). */
   outsidePolicy?: boolean;
+  /** When an email still with the SMTP relay is given up, recorded `failed` (`smtp_timeout`): a test send's answer is due. */
+  deadline?: AbortSignal;
 }
 
 type Decision = { skip: string; status?: 'policy_suppressed'; error: string } | { address: string };
@@ -137,7 +139,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         const rendered = { ...base, title: content.subject, body: content.text };
         if (sandbox) return { record: { ...rendered, status: 'sent', provider_id: r.id }, sandboxEvent: sandboxEmailEvent(d.address) };
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
-        const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail));
+        const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail, send.deadline), undefined, send.deadline);
         if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: r.id } };
         return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.invalidAddress ? { effect: { suppress: 'invalid_address' as const } } : {}) };
       }

@@ -39,7 +39,8 @@ export interface BoundedAnswer {
 
 /** Sends the request; rejects with an OutboundFailure only. */
 export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedAnswer> {
-  const refused = opts.outbound.refusal(url.hostname);
+  const port = Number(url.port) || 443;
+  const refused = opts.outbound.refusal(url.hostname, port);
   if (refused) return Promise.reject(new OutboundFailure('refused', refused));
   return new Promise((resolve, reject) => {
     // The first failure is the one reported; destroying the request may raise another.
@@ -51,7 +52,7 @@ export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedA
     const req = https.request(url, {
       method: opts.method,
       headers: opts.headers,
-      lookup: opts.outbound.lookup,
+      lookup: opts.outbound.lookupFor(port),
       ...(opts.ca ? { ca: opts.ca } : {}),
     });
     const deadline = setTimeout(() => fail(new OutboundFailure('timed_out')), opts.deadlineMs);

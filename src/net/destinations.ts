@@ -1,25 +1,28 @@
-// Outbound destinations a tenant sets (DECISIONS §15): an FCM `token_uri` today, an SMTP host
-// next. Herald connects to them from inside the operator's network, so they must not reach
-// loopback, private, link-local (cloud metadata at 169.254.169.254), unspecified, multicast or
-// other non-global addresses, in any spelling (IPv4-mapped IPv6 included), unless the operator
-// lists them in HERALD_ALLOWED_PRIVATE_HOSTS. The rule is checked on the address a socket is
-// about to connect to: `lookup` (passed to https.request, tls.connect, net.connect) filters what
-// DNS answered at connect time, so a name that resolves to a public address when checked and to
-// a private one when used (DNS rebinding) is still refused. Node does not call `lookup` for an
-// IP-literal host, so `refusal(host)` checks those before a connection is made. Destinations the
-// operator sets (HERALD_FCM_ENDPOINT, HERALD_APNS_ENDPOINT) are trusted and not checked.
+// Outbound destinations a tenant sets (DECISIONS §15): an FCM `token_uri`, an SMTP host. Herald
+// connects to them from inside the operator's network, so they must not reach loopback, private,
+// link-local (cloud metadata at 169.254.169.254), unspecified, multicast or other non-global
+// addresses, in any spelling (IPv4-mapped IPv6 included), nor (SMTP) a port other than the
+// protocol's, unless the operator lists them in HERALD_ALLOWED_PRIVATE_HOSTS. The rule is checked
+// on the address a socket is about to connect to: `lookupFor(port)` (passed to https.request,
+// tls.connect, net.connect) filters what DNS answered at connect time, so a name that resolves to
+// a public address when checked and to a private one when used (DNS rebinding) is still refused.
+// Node does not call `lookup` for an IP-literal host, so `refusal(host, port)` checks those before
+// a connection is made; `problem(host, port)` judges a destination when it is set. Destinations
+// the operator sets (HERALD_FCM_ENDPOINT, HERALD_APNS_ENDPOINT) are trusted and not checked.
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { inRanges, parseRange } from '../auth/ip-allowlist.js';
 
-/** HERALD_ALLOWED_PRIVATE_HOSTS, parsed: host names (as a tenant writes them) and IP ranges. */
+/** One entry of HERALD_ALLOWED_PRIVATE_HOSTS: a host name (as a tenant writes it) or an IP range, on every port or on one. */
+type AllowEntry = ({ host: string } | { range: NonNullable<ReturnType<typeof parseRange>> }) & { port?: number };
+
+/** HERALD_ALLOWED_PRIVATE_HOSTS, parsed. */
 export interface AllowList {
-  hosts: ReadonlySet<string>;
-  ranges: ReadonlyArray<NonNullable<ReturnType<typeof parseRange>>>;
+  entries: readonly AllowEntry[];
 }
 
-const NOTHING_ALLOWED: AllowList = { hosts: new Set(), ranges: [] };
+const NOTHING_ALLOWED: AllowList = { entries: [] };
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -28,21 +31,34 @@ function canonicalHost(host: string): string {
   return host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
 
+/** An entry, or undefined when it is none of the forms parseAllowList names. */
+function allowEntry(entry: string): AllowEntry | undefined {
+  // A port follows a host, an IPv4 address or block, or a bracketed IPv6 one: a bare IPv6 address has none.
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry) ?? /^([^:]+):(\d+)$/.exec(entry);
+  const target = m ? m[1]! : entry;
+  const port = m?.[2] === undefined ? undefined : Number(m[2]);
+  if (port !== undefined && !(/^[1-9]\d*$/.test(m![2]!) && port <= 65535)) return undefined;
+  const range = parseRange(target);
+  if (range) return { range, port };
+  const host = canonicalHost(target);
+  if (entry.startsWith('[') || /[/:]/.test(target) || /^[\d.]+$/.test(target) || !HOST_NAME.test(host)) return undefined;
+  return { host, port };
+}
+
 /**
  * Entries of HERALD_ALLOWED_PRIVATE_HOSTS: an IP (`127.0.0.1`, `::1`), a CIDR (`10.0.0.0/8`,
- * `fd00::/8`) or a host name (`smtp.internal`: that name may resolve to private addresses).
- * Throws naming the first entry that is none of these.
+ * `fd00::/8`) or a host name (`smtp.internal`: that name may resolve to private addresses), each
+ * allowing every port, or followed by one (`smtp.internal:2525`, `10.0.0.0/8:25`, `[fd00::1]:587`)
+ * to allow that port only. Throws naming the first entry that is none of these.
  */
 export function parseAllowList(entries: readonly string[]): AllowList {
-  const hosts = new Set<string>();
-  const ranges: AllowList['ranges'][number][] = [];
-  for (const entry of entries) {
-    const range = parseRange(entry);
-    if (range) ranges.push(range);
-    else if (!/[/:]/.test(entry) && !/^[\d.]+$/.test(entry) && HOST_NAME.test(canonicalHost(entry))) hosts.add(canonicalHost(entry));
-    else throw new Error(`'${entry}' is not a host name, an IP address or a CIDR block`);
-  }
-  return { hosts, ranges };
+  return {
+    entries: entries.map((entry) => {
+      const parsed = allowEntry(entry);
+      if (!parsed) throw new Error(`'${entry}' is not a host name, an IP address or a CIDR block, with or without a :port`);
+      return parsed;
+    }),
+  };
 }
 
 /**
@@ -58,43 +74,95 @@ export function isGlobalAddress(address: string): boolean {
   return ipaddr.process(address).range() === 'unicast';
 }
 
-/** A destination refused by the rule: the reason a socket error or a check carries. */
+/** A destination refused by the rule: the reason a socket error carries (for the operator's logs). */
 export class DestinationRefused extends Error {
   readonly code = 'EDESTINATIONREFUSED';
   constructor(readonly host: string) {
-    super(`${host}: a private, loopback or link-local address (HERALD_ALLOWED_PRIVATE_HOSTS)`);
+    super(`${host}: a private, loopback or link-local address, or a port not allowed (HERALD_ALLOWED_PRIVATE_HOSTS)`);
   }
 }
 
-/** The rule with the operator's allow-list; one per process or thread, shared by every destination. */
+/** How long a name may take to resolve when a destination is judged before use. */
+const RESOLVE_TIMEOUT_MS = 5_000;
+
+/** What the rule says of one address of a destination: reachable, or refused for its port or for the address. */
+type Verdict = 'allowed' | 'port' | 'address';
+
+/** The rule with the operator's allow-list; one per process or thread, shared by every destination of a kind. */
 export class OutboundPolicy {
-  constructor(private readonly allow: AllowList = NOTHING_ALLOWED) {}
+  /**
+   * `openPorts`: the only ports a global address may be reached on without an entry (SMTP: 25,
+   * 465, 587, 2525; a service on another port of a public host is not a relay); every port when
+   * undefined.
+   */
+  constructor(
+    private readonly allow: AllowList = NOTHING_ALLOWED,
+    private readonly openPorts?: ReadonlySet<number>,
+  ) {}
 
-  /** Whether `host` (as the tenant wrote it) may be connected to at `address`. */
-  allows(host: string, address: string): boolean {
-    return isGlobalAddress(address) || this.allow.hosts.has(canonicalHost(host)) || inRanges(address, this.allow.ranges);
+  private verdict(host: string, address: string, port: number): Verdict {
+    const name = canonicalHost(host);
+    const listed = this.allow.entries.some((e) => (e.port === undefined || e.port === port) && ('host' in e ? e.host === name : inRanges(address, [e.range])));
+    if (listed) return 'allowed';
+    if (!isGlobalAddress(address)) return 'address';
+    return !this.openPorts || this.openPorts.has(port) ? 'allowed' : 'port';
+  }
+
+  /** Whether a socket to `host` (as the tenant wrote it) may connect to `address` on `port`. */
+  allows(host: string, address: string, port: number): boolean {
+    return this.verdict(host, address, port) === 'allowed';
   }
 
   /**
-   * The refusal of an IP-literal host that may not be reached (Node connects to those without
-   * calling `lookup`); undefined for a permitted literal or a host name (checked by `lookup`).
+   * The refusal of an IP-literal host that may not be reached on `port` (Node connects to those
+   * without calling `lookup`); undefined for a permitted literal or a host name (checked by `lookup`).
    */
-  refusal(host: string): DestinationRefused | undefined {
+  refusal(host: string, port: number): DestinationRefused | undefined {
     const literal = canonicalHost(host);
-    return net.isIP(literal) && !this.allows(literal, literal) ? new DestinationRefused(literal) : undefined;
+    return net.isIP(literal) && !this.allows(literal, literal, port) ? new DestinationRefused(literal) : undefined;
   }
 
   /**
-   * A `lookup` for sockets to tenant-set hosts: the addresses DNS answers, without those the rule
-   * refuses; a DestinationRefused error when none is left.
+   * A `lookup` for sockets to tenant-set hosts on `port`: the addresses DNS answers, without those
+   * the rule refuses; a DestinationRefused error when none is left.
    */
-  readonly lookup: net.LookupFunction = (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '');
-      const allowed = addresses.filter((a) => this.allows(hostname, a.address));
-      if (allowed.length === 0) return callback(new DestinationRefused(hostname), '');
-      if (options.all) return callback(null, allowed);
-      callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
-  };
+  lookupFor(port: number): net.LookupFunction {
+    return (hostname, options, callback) => {
+      dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err, '');
+        const allowed = addresses.filter((a) => this.allows(hostname, a.address, port));
+        if (allowed.length === 0) return callback(new DestinationRefused(hostname), '');
+        if (options.all) return callback(null, allowed);
+        callback(null, allowed[0]!.address, allowed[0]!.family);
+      });
+    };
+  }
+
+  /**
+   * What is wrong with `host`:`port` as a destination when it is set, judged as a connection would
+   * be now: undefined when some address of it may be reached; `port` when it is a public host on a
+   * port not open to one; else `address`. A name that does not resolve (or not in time) is
+   * `address` too, like one that resolves to private addresses only, so that the answer does not
+   * tell which names resolve inside the operator's network.
+   */
+  async problem(host: string, port: number): Promise<'port' | 'address' | undefined> {
+    const name = canonicalHost(host);
+    let addresses: string[];
+    if (net.isIP(name)) addresses = [name];
+    else if (this.allow.entries.some((e) => 'host' in e && e.host === name && (e.port === undefined || e.port === port))) return undefined;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), RESOLVE_TIMEOUT_MS)));
+      try {
+        addresses = (await Promise.race([dns.promises.lookup(name, { all: true }), timeout])).map((a) => a.address);
+      } catch {
+        return 'address';
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    const verdicts = addresses.map((a) => this.verdict(name, a, port));
+    if (verdicts.includes('allowed')) return undefined;
+    return verdicts.includes('port') ? 'port' : 'address';
+  }
 }

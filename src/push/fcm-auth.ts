@@ -57,7 +57,7 @@ export function tokenUriProblem(tokenUri: string, rule: TokenUriRule): { refused
   if (rule.googleOnly && (url.hostname !== GOOGLE_TOKEN_HOST || url.port !== '')) {
     return { refused: false, message: `must be on https://${GOOGLE_TOKEN_HOST} (HERALD_FCM_ENDPOINT is Google's)` };
   }
-  if (rule.outbound.refusal(url.hostname)) return { refused: true, message: 'must not be a private, loopback or link-local address (HERALD_ALLOWED_PRIVATE_HOSTS)' };
+  if (rule.outbound.refusal(url.hostname, Number(url.port) || 443)) return { refused: true, message: 'must not be a private, loopback or link-local address (HERALD_ALLOWED_PRIVATE_HOSTS)' };
   return undefined;
 }
 

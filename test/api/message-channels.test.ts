@@ -10,7 +10,8 @@ import { newKey, newWorkspace, startServer, storeUrl, uniqueUser, type TestServe
 import { FORBIDDEN } from '../helpers/assert.js';
 
 const PUBLIC = 'https://herald.example.com';
-const s: TestServer = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/` });
+// smtp.example.com resolves nowhere (a host name is resolved when set): listed, it is taken as is.
+const s: TestServer = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,smtp.example.com' });
 t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();

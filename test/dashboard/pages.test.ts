@@ -13,7 +13,8 @@ const SMTP_PASSWORD = 'smtp-pass-Qx8r2';
 const AUTH_TOKEN = 'twilio-token-9f8e7d6c5b4a';
 
 const PUBLIC = 'https://herald.example.com';
-const { browser, s, context, page, problems, visited, scan, h1, nav, countOf, visible } = await dashboardSuite(t, { HERALD_PUBLIC_URL: `${PUBLIC}/` });
+// smtp.example.com resolves nowhere (an SMTP host name is resolved when set): listed, it is taken as is.
+const { browser, s, context, page, problems, visited, scan, h1, nav, countOf, visible } = await dashboardSuite(t, { HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,smtp.example.com' });
 const token = await s.session(uniqueUser('dash'));
 await context.grantPermissions(['clipboard-read', 'clipboard-write']);
 
@@ -291,6 +292,8 @@ t.test('email and SMS channels: a refused field at its field, set, never shown b
   const host = email.getByLabel('SMTP host');
   await page.waitForFunction(() => document.querySelector('[aria-invalid="true"]') !== null);
   t.equal(await host.getAttribute('aria-invalid'), 'true', 'the private host is refused at its field');
+  const help = await host.evaluate((el) => document.getElementById((el.getAttribute('aria-describedby') ?? '').split(' ').find((id) => id.endsWith('-hint')) ?? '')?.textContent);
+  t.match(help, /localhost[\s\S]*HERALD_ALLOWED_PRIVATE_HOSTS/, "the field's help (not only the refusal) says what a local relay needs");
   await host.fill('smtp.example.com');
   await email.getByRole('button', { name: 'Save email' }).click();
   await page.getByText('Email saved.').waitFor();

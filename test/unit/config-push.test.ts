@@ -18,13 +18,13 @@ t.test('overrides must be https URLs', async (t) => {
   t.throws(() => loadConfig({ HERALD_APNS_ENDPOINT: 'not a url' }), /HERALD_APNS_ENDPOINT must be a URL starting https:\/\//);
 });
 
-t.test('HERALD_ALLOWED_PRIVATE_HOSTS: none by default; IPs, blocks and names; anything else refused, naming the entry', async (t) => {
-  t.same(loadConfig({}).allowedPrivateHosts, { hosts: new Set(), ranges: [] });
-  const c = loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8,Tokens.Internal,' });
-  t.same([...c.allowedPrivateHosts.hosts], ['tokens.internal']);
-  t.equal(c.allowedPrivateHosts.ranges.length, 3);
-  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,10.0.0.0/40' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: '10.0.0.0/40' is not a host name, an IP address or a CIDR block"));
-  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' is not a host name, an IP address or a CIDR block"));
+t.test('HERALD_ALLOWED_PRIVATE_HOSTS: none by default; IPs, blocks and names, with or without a port; anything else refused, naming the entry', async (t) => {
+  t.same(loadConfig({}).allowedPrivateHosts, { entries: [] });
+  const c = loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8,Tokens.Internal,relay.internal:2525,' });
+  t.same(c.allowedPrivateHosts.entries.flatMap((e) => ('host' in e ? [[e.host, e.port]] : [])), [['tokens.internal', undefined], ['relay.internal', 2525]]);
+  t.equal(c.allowedPrivateHosts.entries.length, 5);
+  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,10.0.0.0/40' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: '10.0.0.0/40' is not a host name, an IP address or a CIDR block, with or without a :port"));
+  t.throws(() => loadConfig({ HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' }), new ConfigError("HERALD_ALLOWED_PRIVATE_HOSTS: 'https://tokens.internal' is not a host name, an IP address or a CIDR block, with or without a :port"));
 });
 
 t.test('HERALD_PUSH_PROVIDER: sandbox by default, or live; anything else refused', async (t) => {

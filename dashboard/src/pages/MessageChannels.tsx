@@ -94,8 +94,8 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
       />
       {s?.webhooks && <CallbackUrl label={`${s.webhooks.provider} callback URL`} url={s.webhooks.url} where={WHERE[s.webhooks.provider]} />}
       <form onSubmit={save}>
-        <Field label="SMTP host" value={f.host} onChange={set('host')} required spellCheck={false} hint="e.g. smtp.sendgrid.net" error={fields['smtp.host']} />
-        <Field label="Port" type="number" min={1} max={65535} value={f.port} onChange={set('port')} required error={fields['smtp.port']} />
+        <Field label="SMTP host" value={f.host} onChange={set('host')} required spellCheck={false} hint="e.g. smtp.sendgrid.net. A relay on this machine or a private network (localhost, 10.x…) is refused unless the operator lists it in HERALD_ALLOWED_PRIVATE_HOSTS" error={fields['smtp.host']} />
+        <Field label="Port" type="number" min={1} max={65535} value={f.port} onChange={set('port')} required hint="25, 465, 587 or 2525; another port only for a host the operator lists" error={fields['smtp.port']} />
         <div className="field">
           <label htmlFor="smtp-security">Security</label>
           <select id="smtp-security" value={f.security} onChange={set('security')}>
