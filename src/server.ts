@@ -214,11 +214,10 @@ async function assemble(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRa
 const portTaken = (host: string, port: number, setting = 'HERALD_PORT') =>
   new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set ${setting} (and HERALD_HOST) to another one.`);
 
-/** What the probe's failure says: the port is taken, or HERALD_HOST is no address of this machine (uWS's own listen tells neither). */
+/** What the probe's failure says: HERALD_HOST is no address of this machine, or the port is taken (uWS's own listen tells neither). */
 function cannotListen(host: string, port: number, setting: string | undefined, err: NodeJS.ErrnoException): ConfigError {
-  if (err.code === 'EADDRINUSE') return portTaken(host, port, setting);
-  if (err.code === 'EACCES') return new ConfigError(`Cannot listen on ${host}:${port}: permission denied (a port below 1024 needs privileges). Set ${setting ?? 'HERALD_PORT'} to another one.`);
-  const why = err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? 'does not resolve' : `is not an address of this machine (${err.code})`;
+  const why = err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? 'does not resolve' : err.code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : undefined;
+  if (why === undefined) return portTaken(host, port, setting);
   return new ConfigError(`HERALD_HOST ${host} ${why}: set it to one of this machine's addresses (127.0.0.1, or 0.0.0.0 for all of them).`);
 }
 

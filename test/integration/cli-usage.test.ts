@@ -115,6 +115,8 @@ t.test('listen settings and empty values: exit 2 with one line naming the settin
     ['a HERALD_HOST with a port', { HERALD_HOST: '127.0.0.1:8080' }, /^herald: HERALD_HOST must be an IP address or a host name/],
     ['a HERALD_HOST that is not this machine', { HERALD_HOST: '192.0.2.1' }, /^herald: HERALD_HOST 192\.0\.2\.1 is not an address of this machine/],
     ['the same on a fixed port', { HERALD_HOST: '192.0.2.1', HERALD_PORT: '18080' }, /^herald: HERALD_HOST 192\.0\.2\.1 is not an address of this machine/],
+    // A resolver that answers for every name makes it an address that is not this machine's.
+    ['a HERALD_HOST name that does not resolve', { HERALD_HOST: 'nosuch-herald.invalid' }, /^herald: HERALD_HOST nosuch-herald\.invalid (does not resolve|is not an address of this machine)/],
     // One rule for every setting: empty is refused, unset is the default.
     ['an empty DATABASE_URL', { DATABASE_URL: '' }, /^herald: DATABASE_URL is set but empty: unset it for its default, or give it a value$/],
     ['an empty HERALD_METRICS', { HERALD_METRICS: '' }, /^herald: HERALD_METRICS is set but empty/],
