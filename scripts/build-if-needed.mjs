@@ -16,6 +16,6 @@ const newest = (dir) => {
 const stamp = 'dist/.build-stamp';
 const sources = Math.max(...['src', 'workers', 'schemas', 'bench', 'dashboard'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
-  process.stdout.write('Building Herald (TypeScript and the dashboard to dist/; the first time takes about 30 s)\n');
+  process.stdout.write('Building Herald (TypeScript and the dashboard to dist/; under a minute on a quiet 2-core machine, longer on a busy one)\n');
   execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
 }

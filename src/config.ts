@@ -1,5 +1,6 @@
 // Every setting Herald reads, from the environment, with its default. The README's
 // configuration table mirrors this file; keep them together.
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseRange } from './auth/ip-allowlist.js';
@@ -106,8 +107,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The one rule for numeric settings: an integer in [min, max], else a ConfigError naming the setting and the range. */
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
+  const raw = str(env, name);
+  if (raw === undefined) return dflt;
   const n = Number(raw.trim());
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
@@ -118,16 +119,36 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0, max = 
 
 const ms = (env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0) => int(env, name, dflt, min, MAX_TIMER_MS);
 
+/**
+ * The one rule for every setting: unset is its default, and set but empty is refused (an empty
+ * value is more often a mistake, `HERALD_PORT=$PORT` with PORT unset, than a wish for the default).
+ */
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name];
-  return v === undefined || v === '' ? undefined : v;
+  if (v === '') throw new ConfigError(`${name} is set but empty: unset it for its default, or give it a value`);
+  return v;
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
-  const v = (env[name] ?? '').toLowerCase();
-  if (v === '' || v === 'false' || v === '0') return false;
+  const v = str(env, name)?.toLowerCase();
+  if (v === undefined || v === 'false' || v === '0') return false;
   if (v === 'true' || v === '1') return true;
   throw new ConfigError(`${name} must be true or false, got '${env[name]}'`);
+}
+
+/** A label of a host name (RFC 1123): letters, digits and inner hyphens. */
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+/**
+ * HERALD_HOST: an IP address or a host name. A name whose last label is all digits is neither
+ * (`999.1.1.1`); whether the address is this machine's is told when Herald tries it (server.ts).
+ */
+function listenHost(env: NodeJS.ProcessEnv): string {
+  const host = str(env, 'HERALD_HOST') ?? '127.0.0.1';
+  const labels = host.split('.');
+  const name = host.length <= 253 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels.at(-1)!);
+  if (!isIP(host) && !name) throw new ConfigError(`HERALD_HOST must be an IP address or a host name, got '${host}'`);
+  return host;
 }
 
 function natsPrefix(p: string): string {
@@ -218,9 +239,10 @@ export function parseSecretsKey(raw: string, name: string): Buffer {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = str(env, 'HERALD_LOG_LEVEL') ?? 'info';
+  const secretsKey = str(env, 'HERALD_SECRETS_KEY');
   if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new ConfigError(`HERALD_LOG_LEVEL must be debug, info, warn or error`);
   return {
-    host: str(env, 'HERALD_HOST') ?? '127.0.0.1',
+    host: listenHost(env),
     port: int(env, 'HERALD_PORT', 8080, 0, 65_535),
     publicUrl: url(env, 'HERALD_PUBLIC_URL', ['http', 'https'])?.replace(/\/+$/, ''),
     dataDir: resolve(str(env, 'HERALD_DATA_DIR') ?? './data'),
@@ -253,7 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emailProvider: providerMode(env, 'HERALD_EMAIL_PROVIDER'),
     smsProvider: providerMode(env, 'HERALD_SMS_PROVIDER'),
     twilioEndpoint: (url(env, 'HERALD_TWILIO_ENDPOINT', ['http', 'https']) ?? 'https://api.twilio.com').replace(/\/+$/, ''),
-    secretsKey: env.HERALD_SECRETS_KEY ? parseSecretsKey(env.HERALD_SECRETS_KEY, 'HERALD_SECRETS_KEY') : undefined,
+    secretsKey: secretsKey === undefined ? undefined : parseSecretsKey(secretsKey, 'HERALD_SECRETS_KEY'),
     triggerAudienceCeiling: int(env, 'HERALD_TRIGGER_AUDIENCE_CEILING', 10_000, 1),
     scheduleAudienceCeiling: int(env, 'HERALD_SCHEDULE_AUDIENCE_CEILING', 250_000, 1),
     dynamicScanMs: int(env, 'HERALD_DYNAMIC_SCAN_MS', 60_000, 1_000, 86_400_000),

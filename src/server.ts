@@ -214,11 +214,18 @@ async function assemble(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRa
 const portTaken = (host: string, port: number, setting = 'HERALD_PORT') =>
   new ConfigError(`Cannot listen on ${host}:${port}: the port is taken (another Herald?) or the address is not this machine's. Set ${setting} (and HERALD_HOST) to another one.`);
 
+/** What the probe's failure says: HERALD_HOST is no address of this machine, or the port is taken (uWS's own listen tells neither). */
+function cannotListen(host: string, port: number, setting: string | undefined, err: NodeJS.ErrnoException): ConfigError {
+  const why = err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? 'does not resolve' : err.code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : undefined;
+  if (why === undefined) return portTaken(host, port, setting);
+  return new ConfigError(`HERALD_HOST ${host} ${why}: set it to one of this machine's addresses (127.0.0.1, or 0.0.0.0 for all of them).`);
+}
+
+/** Probed on port 0 too: a free port then, but HERALD_HOST is tried all the same. */
 function assertPortFree(host: string, port: number, setting?: string): Promise<void> {
-  if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', () => reject(portTaken(host, port, setting)));
+    probe.once('error', (err) => reject(cannotListen(host, port, setting, err)));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
 }

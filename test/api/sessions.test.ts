@@ -140,7 +140,7 @@ t.test('OIDC: tokens verified against a JWKS, issuer and audience', async (t) =>
   const AUD = 'herald-dashboard';
 
   const o = await startServer({
-    HERALD_AUTH_SECRET: '',
+    HERALD_AUTH_SECRET: undefined,
     HERALD_AUTH_JWKS_URL: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     HERALD_AUTH_ISSUER: ISS,
     HERALD_AUTH_AUDIENCE: AUD,
@@ -202,7 +202,7 @@ t.test('bootstrap without a secret, restart, and the token command', async (t) =
     return seen;
   };
 
-  const a = await startServer({ HERALD_AUTH_SECRET: '' }, { keepDataDir: dir });
+  const a = await startServer({ HERALD_AUTH_SECRET: undefined }, { keepDataDir: dir });
   t.teardown(() => a.stop());
   const first = await readBootstrap(a);
   t.match(first.workspaceId, UUID, 'prints the default workspace id');
@@ -222,7 +222,7 @@ t.test('bootstrap without a secret, restart, and the token command', async (t) =
 
   // Restart with the same data dir: same workspace, a freshly printed token; the old one still verifies.
   t.equal(await a.stop(), 0, 'first server exits 0 on SIGTERM');
-  const b = await startServer({ HERALD_AUTH_SECRET: '' }, { keepDataDir: dir });
+  const b = await startServer({ HERALD_AUTH_SECRET: undefined }, { keepDataDir: dir });
   t.teardown(() => b.stop());
   const second = await readBootstrap(b);
   t.equal(second.workspaceId, first.workspaceId, 'same workspace after restart');
@@ -234,7 +234,7 @@ t.test('bootstrap without a secret, restart, and the token command', async (t) =
   t.equal((await b.req('GET', `/workspaces/${first.workspaceId}`, { token: first.token })).status, 200, 'old token still works: secret kept in the data dir');
 
   t.test('herald token signs with the data-dir secret', async (t) => {
-    const r = await cli(['token', '--user', 'alice', '--ttl', '1h'], { HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: '', HERALD_AUTH_JWKS_URL: '' });
+    const r = await cli(['token', '--user', 'alice', '--ttl', '1h'], { HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: undefined, HERALD_AUTH_JWKS_URL: undefined });
     t.equal(r.code, 0, r.stderr);
     const m = JWT_LINE.exec(r.stdout);
     t.ok(m, `prints a token: ${r.stdout}`);
@@ -272,7 +272,7 @@ t.test('bootstrap without a secret, restart, and the token command', async (t) =
   });
 
   t.test('herald token refuses without --user or without a secret', async (t) => {
-    const noUser = await cli(['token'], { HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: '' });
+    const noUser = await cli(['token'], { HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: undefined });
     t.not(noUser.code, 0, 'token without --user exits non-zero');
     t.equal(JWT_LINE.test(noUser.stdout), false, 'prints no token');
     t.match(noUser.stderr, /--user/, 'says --user is required');
@@ -282,7 +282,7 @@ t.test('bootstrap without a secret, restart, and the token command', async (t) =
 
     const empty = mkdtempSync(join(tmpdir(), 'herald-empty-'));
     t.teardown(() => rmSync(empty, { recursive: true, force: true }));
-    const noSecret = await cli(['token', '--user', 'alice'], { HERALD_DATA_DIR: empty, HERALD_AUTH_SECRET: '' });
+    const noSecret = await cli(['token', '--user', 'alice'], { HERALD_DATA_DIR: empty, HERALD_AUTH_SECRET: undefined });
     t.not(noSecret.code, 0, 'no configured or generated secret: non-zero');
     t.equal(JWT_LINE.test(noSecret.stdout), false, 'prints no token');
   });

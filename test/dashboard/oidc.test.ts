@@ -21,7 +21,7 @@ await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise((resolve) => http.close(resolve)));
 const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
-const s = await startServer({ HERALD_AUTH_SECRET: '', HERALD_AUTH_JWKS_URL: `${issuer}/jwks`, HERALD_AUTH_ISSUER: issuer, HERALD_AUTH_AUDIENCE: CLIENT_ID });
+const s = await startServer({ HERALD_AUTH_SECRET: undefined, HERALD_AUTH_JWKS_URL: `${issuer}/jwks`, HERALD_AUTH_ISSUER: issuer, HERALD_AUTH_AUDIENCE: CLIENT_ID });
 t.teardown(() => s.stop());
 
 const provider = new Provider(issuer, {

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { connect } from 'node:net';
 import { eventually, startServer } from '../helpers/server.js';
 
-const s = await startServer({ HERALD_AUTH_SECRET: '', HERALD_PUBLIC_URL: 'https://herald.example.com/' });
+const s = await startServer({ HERALD_AUTH_SECRET: undefined, HERALD_PUBLIC_URL: 'https://herald.example.com/' });
 t.teardown(() => s.stop());
 
 const get = (path: string, init: RequestInit = {}) => fetch(s.base + path, { redirect: 'manual', ...init });

@@ -9,7 +9,7 @@ import { eventually, startServer } from '../helpers/server.js';
 import { checkPage, launch, openPage } from '../helpers/browser.js';
 
 const browser = await launch(t);
-const s = await startServer({ HERALD_AUTH_SECRET: '' });
+const s = await startServer({ HERALD_AUTH_SECRET: undefined });
 t.teardown(() => s.stop());
 // Printed just after the line the harness waits for.
 const link = (await eventually(async () => /^Sign in to the dashboard: (\S+)$/m.exec(s.stdout())))![1]!;

@@ -27,7 +27,7 @@ function templateDir(): string {
 /** Starts Herald on `dir` until it listens, then stops it cleanly: a created, migrated data dir. */
 async function build(dir: string, secret: string): Promise<void> {
   const proc = spawn(process.execPath, [CLI, 'start'], {
-    env: { ...process.env, HERALD_HOST: '127.0.0.1', HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: secret, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', NATS_URL: '', CLICKHOUSE_URL: '' },
+    env: { ...process.env, HERALD_HOST: '127.0.0.1', HERALD_PORT: '0', HERALD_DATA_DIR: dir, HERALD_AUTH_SECRET: secret, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', NATS_URL: undefined, CLICKHOUSE_URL: undefined },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -101,7 +101,7 @@ t.test('a clone under a 0700 directory (as in /root)', { skip }, async (t) => {
   t.equal(statSync(home).mode & 0o777, 0o700);
   const clone = cloneUnder(home);
   const cli = join(clone, 'dist', 'src', 'cli.js');
-  const env = { ...process.env, HERALD_PORT: '0', HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', NATS_URL: '', CLICKHOUSE_URL: '' };
+  const env = { ...process.env, HERALD_PORT: '0', HERALD_AUTH_SECRET: TEST_SECRET, HERALD_ACTORS: '1', HERALD_LOG_LEVEL: 'warn', NATS_URL: undefined, CLICKHOUSE_URL: undefined };
 
   t.test('the data dir inside it: exit 2, one line naming the directory and the ways out', async (t) => {
     const dataDir = join(clone, 'data');

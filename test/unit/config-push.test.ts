@@ -38,7 +38,7 @@ t.test('HERALD_PUSH_PROVIDER: sandbox by default, or live; anything else refused
 t.test('HERALD_SECRETS_KEY: 32 bytes as hex or base64; unset means generated', async (t) => {
   const key = randomBytes(32);
   t.equal(loadConfig({}).secretsKey, undefined);
-  t.equal(loadConfig({ HERALD_SECRETS_KEY: '' }).secretsKey, undefined);
+  t.throws(() => loadConfig({ HERALD_SECRETS_KEY: '' }), new ConfigError('HERALD_SECRETS_KEY is set but empty: unset it for its default, or give it a value'), 'empty is not unset');
   t.same(loadConfig({ HERALD_SECRETS_KEY: key.toString('hex') }).secretsKey, key, 'hex');
   t.same(loadConfig({ HERALD_SECRETS_KEY: key.toString('hex').toUpperCase() }).secretsKey, key, 'upper-case hex');
   t.same(loadConfig({ HERALD_SECRETS_KEY: key.toString('base64') }).secretsKey, key, 'base64, padded');
