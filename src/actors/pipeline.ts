@@ -129,7 +129,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: RequestCtx = {
-      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, deadline: req.deadline, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {
