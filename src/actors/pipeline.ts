@@ -12,7 +12,7 @@ import { DomainError, Unavailable } from '../domain/errors.js';
 import type { Role } from '../domain/roles.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
-import { isUnstorable, unstorableText } from './storable-text.js';
+import { isUnstorable, unstorableText } from '../domain/storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
