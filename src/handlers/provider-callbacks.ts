@@ -95,10 +95,13 @@ async function inTurn(ctx: Ctx, work: (tx: Tx) => Promise<Reply>): Promise<Reply
     return await turns.run(ctx.params.workspaceId!, deadline, () => work(tx));
   } catch (err) {
     if (!(err instanceof TurnRefused)) throw err;
-    const why = err.why === 'line_full' ? `This workspace already has ${CALLBACK_LINE} provider callbacks waiting; nothing was recorded. Retry shortly.` : NOTHING_RECORDED;
-    return errorReply('flat', 'SERVICE_UNAVAILABLE', why);
+    return err.why === 'line_full' ? LINE_FULL : errorReply('flat', 'SERVICE_UNAVAILABLE', NOTHING_RECORDED);
   }
 }
+
+const LINE_FULL = errorReply('flat', 'SERVICE_UNAVAILABLE', `This workspace already has ${CALLBACK_LINE} provider callbacks waiting; nothing was recorded. Retry shortly.`);
+/** A callback that could not wait for its turn is refused before its body is verified or read (that would be work for nothing). */
+const lineFull = (ctx: Ctx) => turns.lineFull(ctx.params.workspaceId!);
 
 /**
  * Applies the events `read` finds in the body (undefined: malformed), in the workspace's turn: a
@@ -129,14 +132,20 @@ function record(ctx: Ctx, read: () => ProviderEvent[] | undefined, token?: { tok
 /** The workspaces' SendGrid verification keys, parsed (a key is parsed once, not per callback). */
 const sendgridKeys = new LRUCache<string, KeyObject>({ max: 1_000 });
 
-function sendgridVerified(key: string, ctx: Ctx): boolean {
+/** Bytes of a body hashed in one step: a megabyte's hashing is many short steps, not one long one. */
+const HASHED_PER_STEP = 64 * 1024;
+
+async function sendgridVerified(key: string, ctx: Ctx): Promise<boolean> {
   const signature = header(ctx, 'X-Twilio-Email-Event-Webhook-Signature');
   const timestamp = header(ctx, 'X-Twilio-Email-Event-Webhook-Timestamp');
   if (!signature || freshTimestamp(timestamp) === undefined) return false;
   try {
     let publicKey = sendgridKeys.get(key);
     if (!publicKey) sendgridKeys.set(key, (publicKey = key.includes('-----BEGIN') ? createPublicKey(key) : createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' })));
-    return createVerify('sha256').update(timestamp!).update(ctx.raw!).verify(publicKey, signature, 'base64');
+    const verifier = createVerify('sha256').update(timestamp!);
+    const raw = ctx.raw!;
+    for (let at = 0; at < raw.length; at += HASHED_PER_STEP) await cpuStep(() => verifier.update(raw.subarray(at, at + HASHED_PER_STEP)));
+    return verifier.verify(publicKey, signature, 'base64');
   } catch {
     return false;
   }
@@ -209,8 +218,9 @@ function postmarkEvent(b: unknown): ProviderEvent | null | undefined {
 const email: Handler = async (ctx) => {
   const hooks = (await channel(ctx, 'email'))?.webhooks;
   if (!hooks) return NOT_CONFIGURED;
+  if (lineFull(ctx)) return LINE_FULL;
   if (hooks.provider === 'sendgrid') {
-    if (!(await cpuStep(() => sendgridVerified(hooks.verification_key ?? '', ctx)))) return UNAUTHORIZED;
+    if (!(await sendgridVerified(hooks.verification_key ?? '', ctx))) return UNAUTHORIZED;
     return record(ctx, () => {
       const parsed = parseJson(ctx.raw!);
       return parsed?.storable ? sendgridEvents(parsed.body) : undefined;
@@ -251,6 +261,7 @@ function twilioForm(ctx: Ctx, sms: SmsChannel, url: string): Record<string, stri
 const status: Handler = async (ctx) => {
   const sms = await channel(ctx, 'sms');
   if (!sms) return NOT_CONFIGURED;
+  if (lineFull(ctx)) return LINE_FULL;
   const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsStatus));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;
@@ -270,6 +281,7 @@ const TWIML: Reply = { status: 200, body: '<?xml version="1.0" encoding="UTF-8"?
 const inbound: Handler = async (ctx) => {
   const sms = await channel(ctx, 'sms');
   if (!sms) return NOT_CONFIGURED;
+  if (lineFull(ctx)) return LINE_FULL;
   const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsInbound));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;

@@ -18,6 +18,11 @@ export class TurnQueue<K> {
 
   constructor(private readonly opts: { slots: number; linePerKey: number }) {}
 
+  /** Whether a piece of the key's would be refused now for its full line (what refusing it early would spare). */
+  lineFull(key: K): boolean {
+    return (this.lines.get(key)?.length ?? 0) >= this.opts.linePerKey;
+  }
+
   /**
    * Runs `work` in the key's turn and answers what it answers. Throws TurnRefused, without
    * running it, when `linePerKey` of the key's are already waiting, or when its turn has not
