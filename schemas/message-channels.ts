@@ -93,6 +93,9 @@ const addressSuppression = closed({
   created_at: isoTime,
 });
 
+/** A workspace's callbacks are applied one at a time (handlers/provider-callbacks.ts). */
+const CALLBACK_BUSY = { codes: [], why: "the workspace's line of callbacks waiting for their turn is full, or this one could not be applied before the deadline; nothing was recorded" };
+
 export const messageChannelResponses: Record<string, RouteResponses> = {
   'GET /u/{token}': {
     success: { 200: { description: 'An HTML page naming the workspace and the masked address, with a button that POSTs; nothing changes', schema: str, mediaType: 'text/html' } },
@@ -104,15 +107,15 @@ export const messageChannelResponses: Record<string, RouteResponses> = {
   },
   'POST /webhooks/email/{workspaceId}': {
     success: { 200: ok('Verified; every event applied once', { applied: count, duplicates: count, unmatched: count }) },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or its email channel has no callback provider configured' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or its email channel has no callback provider configured' }, 503: CALLBACK_BUSY },
   },
   'POST /webhooks/sms/{workspaceId}/status': {
     success: { 200: ok('Verified; the status applied once', { applied: count, duplicates: count, unmatched: count }) },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' }, 503: CALLBACK_BUSY },
   },
   'POST /webhooks/sms/{workspaceId}/inbound': {
     success: { 200: { description: 'Verified and applied: an empty TwiML answer', schema: str, mediaType: 'text/xml' } },
-    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' } },
+    errors: { 404: { codes: ['NOT_FOUND'], why: 'No such workspace, or no SMS channel configured' }, 503: CALLBACK_BUSY },
   },
   'GET /workspaces/{workspaceId}/suppressions': { success: { 200: ok('The suppressions, newest first', { suppressions: { type: 'array', items: addressSuppression }, total: count }) } },
   'POST /workspaces/{workspaceId}/suppressions': {

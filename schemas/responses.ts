@@ -243,7 +243,8 @@ function responsesOf(route: Route): Responses {
     description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
     schema: error(['PAYLOAD_TOO_LARGE']),
   };
-  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : ['ip-public', 'edge'];
+  // Routes with no credential spend their own per-IP budget (the provider callbacks' is ip-webhooks).
+  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : route.auth === 'none' ? [route.scope, 'edge'] : ['ip-public', 'edge'];
   out['429'] = {
     description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'}${route.auth === 'key' ? ', and a key not in the cache is looked up only with an ip-public token' : ''})`,
     schema: rateLimited(scopes),

@@ -87,13 +87,14 @@ export class ActorHost {
     return ready;
   }
 
-  dispatch(shardKey: string, req: Omit<ActorRequest, 'id'>): Promise<Reply> {
+  dispatch(shardKey: string, req: Omit<ActorRequest, 'id' | 'deadline'>): Promise<Reply> {
     if (this.stopping) return Promise.resolve(this.opts.unavailable('shutting down', req.route));
     const actor = shardOf(shardKey, this.opts.count);
     const id = this.nextId++;
+    const deadline = Date.now() + this.opts.requestTimeoutMs;
     return new Promise<Reply>((resolve) => {
-      this.pending.set(id, { actor, route: req.route, deadline: Date.now() + this.opts.requestTimeoutMs, resolve });
-      this.outboxes[actor]!.add({ ...req, id });
+      this.pending.set(id, { actor, route: req.route, deadline, resolve });
+      this.outboxes[actor]!.add({ ...req, id, deadline });
     });
   }
 

@@ -12,7 +12,7 @@ import { DomainError, Unavailable } from '../domain/errors.js';
 import type { Role } from '../domain/roles.js';
 import type { Buckets } from '../ratelimit/buckets.js';
 import type { ActorRequest } from './protocol.js';
-import { isUnstorable, unstorableText } from './storable-text.js';
+import { isUnstorable, unstorableText } from '../domain/storable-text.js';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
@@ -129,7 +129,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: RequestCtx = {
-      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, deadline: req.deadline, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

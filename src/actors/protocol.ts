@@ -17,6 +17,8 @@ export interface ActorRequest {
   /** The workspace the request acts on (the key's, or the session route's), when any. */
   workspaceId: string | null;
   ip: string;
+  /** When the front stops waiting and answers 503 (ms since the epoch): work still under way then must record nothing. */
+  deadline: number;
 }
 
 export interface ActorReply {

@@ -56,6 +56,8 @@ export interface RequestCtx {
   role: Role | null;
   key: KeyPrincipal | null;
   ip: string;
+  /** When the front answers 503 for this request if the actor has not answered (ms since the epoch). */
+  deadline: number;
   /** Runs `task` after the response has been handed back (failures are logged). */
   defer(task: () => Promise<void>): void;
 }

@@ -133,6 +133,7 @@ export function presentMessage(m: StoredMessage) {
     ...(m.campaign_id ? { campaign_id: m.campaign_id } : {}),
     ...(m.event_id ? { event_id: m.event_id } : {}),
     events: m.events,
+    ...(m.events_not_stored > 0 ? { events_not_stored: m.events_not_stored } : {}),
     deliveries: m.deliveries.map((d) => ({
       device_id: d.device_id,
       device_token: maskToken(d.device_token),

@@ -3,7 +3,7 @@
 // (reason `spam_complaint`). The sandbox's answers go through the same handling: its send
 // answers through the senders' classification, its callbacks through applyProviderEvents.
 import type { Queryable } from '../store/db.js';
-import { suppressAddress } from '../store/address-suppressions.js';
+import { suppressAddresses } from '../store/address-suppressions.js';
 import type { AddressSuppressionType } from '../domain/messages.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
 import { classifyTwilio, type TwilioOutcome } from '../sms/twilio.js';
@@ -13,11 +13,25 @@ export interface Effect {
   person?: 'bounced' | 'unsubscribed';
 }
 
-export async function applyOutcome(q: Queryable, record: ChannelMessageRecord, effect: Effect): Promise<void> {
-  if (effect.suppress && record.address) await suppressAddress(q, record.workspace_id, record.channel, record.address, effect.suppress, record.error ?? record.skip_reason);
-  if (effect.person === 'bounced') await q.query(`UPDATE people SET status = 'bounced', updated_at = now() WHERE id = $1 AND status = 'active'`, [record.person_id]);
-  if (effect.person === 'unsubscribed') {
-    await q.query(`UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'spam_complaint', updated_at = now() WHERE id = $1 AND status <> 'unsubscribed'`, [record.person_id]);
+/** The message an effect is of, as it stands when the effect applies (its error is the suppression's reason). */
+export type EffectOf = Pick<ChannelMessageRecord, 'workspace_id' | 'person_id' | 'channel' | 'address' | 'error' | 'skip_reason'>;
+
+export async function applyOutcome(q: Queryable, record: EffectOf, effect: Effect): Promise<void> {
+  await applyOutcomes(q, [{ record, effect }]);
+}
+
+/** The effects of many records in a statement per kind, whatever their number (a callback batch holds thousands). */
+export async function applyOutcomes(q: Queryable, outcomes: readonly { record: EffectOf; effect: Effect }[]): Promise<void> {
+  await suppressAddresses(
+    q,
+    outcomes.flatMap(({ record: r, effect: e }) => (e.suppress && r.address ? [{ workspaceId: r.workspace_id, channel: r.channel, address: r.address, type: e.suppress, reason: r.error ?? r.skip_reason }] : [])),
+  );
+  const people = (person: Effect['person']) => [...new Set(outcomes.filter((o) => o.effect.person === person).map((o) => o.record.person_id))];
+  const bounced = people('bounced');
+  if (bounced.length > 0) await q.query(`UPDATE people SET status = 'bounced', updated_at = now() WHERE id = ANY($1::uuid[]) AND status = 'active'`, [bounced]);
+  const unsubscribed = people('unsubscribed');
+  if (unsubscribed.length > 0) {
+    await q.query(`UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'spam_complaint', updated_at = now() WHERE id = ANY($1::uuid[]) AND status <> 'unsubscribed'`, [unsubscribed]);
   }
 }
 

@@ -3,9 +3,9 @@
 // applies it, so a retried callback changes nothing the second time.
 import type { ProviderEventKind } from '../domain/messages.js';
 import type { Queryable } from '../store/db.js';
-import { applyOutcome, type Effect } from './effects.js';
+import { applyOutcomes, type Effect, type EffectOf } from './effects.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
-
+import { groupBy } from '../util/group-by.js';
 
 export interface ProviderEvent {
   provider: string;
@@ -25,8 +25,10 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 /** The message id in a Message-ID Herald set (`<{id}@domain>`, with or without the brackets). */
 export const messageIdIn = (header: unknown): string | undefined => (typeof header === 'string' ? UUID.exec(header)?.[0]?.toLowerCase() : undefined);
 
+type Status = ChannelMessageRecord['status'];
+
 /** The status an event moves the message to, and what else it does. */
-function outcome(e: ProviderEvent): { status?: string; error?: string; effect?: Effect } {
+function outcome(e: ProviderEvent): { status?: Status; error?: string; effect?: Effect } {
   switch (e.kind) {
     case 'delivered':
       return { status: 'delivered' };
@@ -42,75 +44,110 @@ function outcome(e: ProviderEvent): { status?: string; error?: string; effect?: 
 }
 
 /** An event's fate; an applied one with its message's status and error as they stand after it. */
-export type Applied = { fate: 'applied'; status: ChannelMessageRecord['status']; error: string | null } | { fate: 'duplicate' | 'unmatched' };
+export type Applied = { fate: 'applied'; status: Status; error: string | null } | { fate: 'duplicate' | 'unmatched' };
 
-/** An event's entry in its message's `events`, and what it does to the message. */
-interface Planned {
-  at: number;
-  key: string;
-  byId: boolean;
-  event: string;
-  status: string | null;
+/**
+ * Events kept in one message's `events`, at most: a tenant's own callbacks could otherwise grow
+ * one row without bound. Later events still move the message's status and apply their effects;
+ * they are counted in its `events_not_stored` (migration 430).
+ */
+const EVENTS_STORED_PER_MESSAGE = 1_000;
+
+/** A message named by the events, as locked for them; `stored`: how many events it holds. */
+type Named = EffectOf & { id: string; provider_id: string | null; status: Status; stored: number };
+
+/** What the events do to one message: its status and error after them, the entries added, those only counted. */
+interface Change {
+  message: Named;
+  status: Status;
   error: string | null;
-  effect?: Effect;
+  added: { type: string; at: string; details: Record<string, unknown> }[];
+  notStored: number;
 }
+
+const DUPLICATE: Applied = { fate: 'duplicate' };
+const UNMATCHED: Applied = { fate: 'unmatched' };
+
+/**
+ * Records the batch's event ids ($2 providers, $3 ids: JSON arrays, which a batch of thousands
+ * serializes natively) and answers, in one row, the places (from 0) of its duplicates: an id
+ * recorded before, or repeated within the batch after its first.
+ */
+const RECORD_IDS = `
+  WITH batch AS (
+    SELECT u.provider, u.event_id, u.at, min(u.at) OVER (PARTITION BY u.provider, u.event_id) AS first
+    FROM ROWS FROM (json_array_elements_text($2::json), json_array_elements_text($3::json)) WITH ORDINALITY AS u(provider, event_id, at)
+  ), added AS (
+    INSERT INTO provider_events (workspace_id, provider, event_id) SELECT $1, provider, event_id FROM batch WHERE at = first
+    ON CONFLICT DO NOTHING RETURNING provider, event_id
+  )
+  SELECT array_agg((b.at - 1)::int) AS at FROM batch b
+  WHERE b.at <> b.first OR NOT EXISTS (SELECT 1 FROM added a WHERE a.provider = b.provider AND a.event_id = b.event_id)`;
 
 /**
  * A callback's events applied in a few statements whatever their number (a SendGrid batch holds
- * up to thousands): one insert records every event id and answers which are new, then one update
- * per round moves the messages, a round holding each message at most once so that two events of
- * one message apply in the order the provider sent them. Effects (suppressions, the person's
- * status) follow per record; they are rare. The answer is each event's fate, in order, with the
- * message's status after it when applied.
+ * thousands, possibly all of one message): one insert records every event id and answers which
+ * are new, one select locks the messages they name, the events are folded into each message here
+ * in the order the provider sent them, then one update writes every message and a statement per
+ * kind of effect follows (suppressions, people). No statement is per event, and no message is
+ * rewritten once per event of it. The answer is each event's fate, in order, with the message's
+ * status after it when applied.
  */
 export async function applyProviderEvents(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<Applied[]> {
-  const fates: Applied[] = events.map(() => ({ fate: 'duplicate' }));
+  const fates = new Array<Applied>(events.length).fill(DUPLICATE);
   if (events.length === 0) return fates;
-  const fresh = await q.query<{ provider: string; event_id: string }>(
-    `INSERT INTO provider_events (workspace_id, provider, event_id)
-     SELECT $1, u.provider, u.event_id FROM unnest($2::text[], $3::text[]) AS u(provider, event_id)
-     ON CONFLICT DO NOTHING RETURNING provider, event_id`,
-    [workspaceId, events.map((e) => e.provider), events.map((e) => e.eventId)],
-  );
-  const isNew = new Set(fresh.rows.map((r) => `${r.provider}\u0000${r.event_id}`));
-  const rounds: Planned[][] = [];
-  const seen = new Map<string, number>();
+  const duplicates = new Set((await q.query<{ at: number[] | null }>(RECORD_IDS, [workspaceId, JSON.stringify(events.map((e) => e.provider)), JSON.stringify(events.map((e) => e.eventId))])).rows[0]!.at);
+  const applying = events.flatMap((e, i) => (duplicates.has(i) ? [] : [{ e, i }]));
+  const named = await namedMessages(q, workspaceId, applying.map(({ e }) => e));
+  const changes = new Map<string, Change>();
+  const effects: { record: EffectOf; effect: Effect }[] = [];
   const at = new Date().toISOString();
-  events.forEach((e, i) => {
-    // The first of an event id repeated within the batch is new; the rest are duplicates.
-    if (!isNew.delete(`${e.provider}\u0000${e.eventId}`)) return;
-    fates[i] = { fate: 'unmatched' };
-    const byId = e.messageId !== undefined;
-    const key = e.messageId ?? e.providerMessageId ?? '';
-    const round = seen.get(`${byId}:${key}`) ?? 0;
-    seen.set(`${byId}:${key}`, round + 1);
+  for (const { e, i } of applying) {
+    fates[i] = UNMATCHED;
     const o = outcome(e);
-    (rounds[round] ??= []).push({ at: i, key, byId, event: JSON.stringify([{ type: e.kind, at, details: e.details }]), status: o.status ?? null, error: o.error ?? null, effect: o.effect });
-  });
-  for (const round of rounds) {
-    for (const byId of [true, false]) {
-      const planned = round.filter((p) => p.byId === byId);
-      if (planned.length > 0) await applyRound(q, workspaceId, byId, planned, fates);
+    for (const message of (e.messageId !== undefined ? named.byId.get(e.messageId) : named.byProviderId.get(e.providerMessageId ?? '')) ?? []) {
+      let c = changes.get(message.id);
+      if (!c) changes.set(message.id, (c = { message, status: message.status, error: message.error, added: [], notStored: 0 }));
+      // A final status is not moved back to `delivered` by a late or reordered callback.
+      if (o.status && !(o.status === 'delivered' && c.status !== 'sent')) c.status = o.status;
+      c.error = o.error ?? c.error;
+      if (message.stored + c.added.length < EVENTS_STORED_PER_MESSAGE) c.added.push({ type: e.kind, at, details: e.details });
+      else c.notStored++;
+      if (o.effect) effects.push({ record: { ...message, error: c.error }, effect: o.effect });
+      fates[i] = { fate: 'applied', status: c.status, error: c.error };
     }
   }
+  if (changes.size > 0) {
+    const all = [...changes.values()];
+    await q.query(
+      // A message whose events are full keeps its stored value as it is, not a rewritten copy.
+      `UPDATE push_messages m SET events = CASE WHEN u.added = '[]' THEN m.events ELSE m.events || u.added::jsonb END, events_not_stored = m.events_not_stored + u.not_stored, status = u.status, error = u.error
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[]) AS u(id, status, error, added, not_stored)
+       WHERE m.id = u.id`,
+      [all.map((c) => c.message.id), all.map((c) => c.status), all.map((c) => c.error), all.map((c) => JSON.stringify(c.added)), all.map((c) => c.notStored)],
+    );
+  }
+  await applyOutcomes(q, effects);
   return fates;
 }
 
-async function applyRound(q: Queryable, workspaceId: string, byId: boolean, planned: Planned[], fates: Applied[]): Promise<void> {
-  // A final status is not moved back to `delivered` by a late or reordered callback.
-  const r = await q.query<ChannelMessageRecord & { at: number }>(
-    `UPDATE push_messages m SET events = m.events || u.event::jsonb,
-       status = CASE WHEN u.status IS NULL OR (u.status = 'delivered' AND m.status <> 'sent') THEN m.status ELSE u.status END,
-       error = COALESCE(u.error, m.error)
-     FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(at, key, event, status, error)
-     WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND ${byId ? 'm.id = u.key::uuid' : 'm.provider_id = u.key'}
-     RETURNING u.at, m.id, m.workspace_id, m.person_id, m.channel, m.status, m.address, m.error, m.skip_reason`,
-    [workspaceId, planned.map((p) => p.at), planned.map((p) => p.key), planned.map((p) => p.event), planned.map((p) => p.status), planned.map((p) => p.error)],
-  );
-  const byAt = new Map(planned.map((p) => [p.at, p]));
-  for (const record of r.rows) {
-    fates[record.at] = { fate: 'applied', status: record.status, error: record.error };
-    const effect = byAt.get(record.at)?.effect;
-    if (effect) await applyOutcome(q, record, effect);
-  }
+/**
+ * The workspace's email and SMS messages the events name, locked (in id order, so two callbacks
+ * never wait for each other crosswise): by Herald's id, or by the provider's (Twilio's
+ * MessageSid, through messages_by_provider_id, migration 205).
+ */
+async function namedMessages(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<{ byId: Map<string, Named[]>; byProviderId: Map<string, Named[]> }> {
+  const ids = [...new Set(events.flatMap((e) => (e.messageId !== undefined ? [e.messageId] : [])))];
+  const providerIds = [...new Set(events.flatMap((e) => (e.messageId === undefined && e.providerMessageId !== undefined ? [e.providerMessageId] : [])))];
+  const select = (key: string, cast: string, keys: string[]) =>
+    keys.length === 0
+      ? Promise.resolve([])
+      : q
+          .query<Named>(
+            `SELECT id, workspace_id, person_id, channel, status, address, error, skip_reason, provider_id, jsonb_array_length(events) AS stored
+             FROM push_messages WHERE workspace_id = $1 AND channel IN ('email', 'sms') AND ${key} = ANY($2::${cast}[]) ORDER BY id FOR UPDATE`,
+            [workspaceId, keys],
+          )
+          .then((r) => r.rows);
+  return { byId: groupBy(await select('id', 'uuid', ids), (m) => m.id), byProviderId: groupBy(await select('provider_id', 'text', providerIds), (m) => m.provider_id!) };
 }

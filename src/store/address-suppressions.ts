@@ -10,10 +10,25 @@ export const addressKey = (channel: AddressChannel, address: string): string => 
 
 /** Suppresses the address under the type; nothing when it already is. */
 export async function suppressAddress(q: Queryable, workspaceId: string, channel: AddressChannel, address: string, type: AddressSuppressionType, reason: string | null): Promise<void> {
+  await suppressAddresses(q, [{ workspaceId, channel, address, type, reason }]);
+}
+
+export interface AddressToSuppress {
+  workspaceId: string;
+  channel: AddressChannel;
+  address: string;
+  type: AddressSuppressionType;
+  reason: string | null;
+}
+
+/** Suppresses each address under its type in one statement; nothing for those that already are (the first of a repeated one wins). */
+export async function suppressAddresses(q: Queryable, rows: readonly AddressToSuppress[]): Promise<void> {
+  if (rows.length === 0) return;
   await q.query(
-    `INSERT INTO address_suppressions (id, workspace_id, channel, address, suppression_type, reason) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO address_suppressions (id, workspace_id, channel, address, suppression_type, reason)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
      ON CONFLICT (workspace_id, channel, address, suppression_type) DO NOTHING`,
-    [newId(), workspaceId, channel, addressKey(channel, address), type, reason],
+    [rows.map(() => newId()), rows.map((r) => r.workspaceId), rows.map((r) => r.channel), rows.map((r) => addressKey(r.channel, r.address)), rows.map((r) => r.type), rows.map((r) => r.reason)],
   );
 }
 

@@ -5,9 +5,11 @@
 export { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from './address-suppressions.js';
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
 export { audiencePages, countAudience } from './audience.js';
+export { rememberToken } from './callback-tokens.js';
 export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
 export { channelStats, glanceStats } from './channel-stats.js';
 export type { Db, Queryable } from './db.js';
+export { withDeadline } from './deadline.js';
 export { registerDevice } from './device-registrar.js';
 export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './devices.js';
 export { eventNames, eventsOf, latestEvents, searchEvents, type EventFilter, type EventRow } from './events.js';

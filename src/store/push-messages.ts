@@ -94,12 +94,14 @@ export interface StoredMessage extends Omit<PushRecord, 'status'> {
   /** Email and SMS: the address or number sent to (null on push, whose tokens are its deliveries'). */
   address: string | null;
   events: { type: string; at: string; details?: Record<string, unknown> }[];
+  /** Provider events applied but not kept in `events`, past its cap (messaging/provider-events.ts). */
+  events_not_stored: number;
   created_at: Date;
   deliveries: Omit<DeliveryRecord, 'message_id'>[];
 }
 
 const READ = `SELECT m.id, m.workspace_id, m.person_id, m.external_id, m.status, m.platform, m.provider, m.provider_id, m.skip_reason, m.error,
-    m.title, m.body, m.image_url, m.action_url, m.custom_data, m.variables, m.tags, m.campaign_id, m.event_id, m.scheduled_at, m.sent_at, m.created_at, m.channel, m.address, m.events,
+    m.title, m.body, m.image_url, m.action_url, m.custom_data, m.variables, m.tags, m.campaign_id, m.event_id, m.scheduled_at, m.sent_at, m.created_at, m.channel, m.address, m.events, m.events_not_stored,
     COALESCE((SELECT jsonb_agg(jsonb_build_object('device_id', d.device_id, 'device_token', d.device_token, 'platform', d.platform,
       'status', d.status, 'provider_id', d.provider_id, 'error', d.error) ORDER BY d.device_id)
       FROM push_deliveries d WHERE d.message_id = m.id), '[]') AS deliveries

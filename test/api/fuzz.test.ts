@@ -10,8 +10,9 @@
 //   HERALD_FUZZ_SEED=<n> HERALD_FUZZ_REQUESTS=<n> npx tap test/api/fuzz.test.ts
 import t from 'tap';
 import net from 'node:net';
-import { randomUUID } from 'node:crypto';
-import { startServer, newKey, newWorkspace, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import twilioLib from 'twilio';
+import { startServer, newKey, newWorkspace, eventually, triggerWebhookCampaign, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS } from '../helpers/assert.js';
 
 const SEED = Number(process.env.HERALD_FUZZ_SEED ?? 0x5eed_4e7d);
@@ -144,7 +145,8 @@ for (const [path, item] of Object.entries(doc.paths)) {
   if (path === '/healthz') continue;
   for (const [method, op] of Object.entries(item)) {
     // The routes outside /api/v1 (their own `servers`: unsubscribe, provider callbacks) take
-    // forms and provider signatures, not this generator's JSON; their own tests cover them.
+    // forms and provider signatures, not this generator's JSON: the callbacks are fuzzed below,
+    // signed; the unsubscribe routes have their own tests.
     if (method === 'options' || op.servers) continue;
     const params = (op.parameters ?? []) as { name: string; in: string; required: boolean; schema: Schema }[];
     const security = (op.security ?? []) as Record<string, unknown>[];
@@ -580,4 +582,159 @@ t.test(`expensive templates (seed ${SEED}): a 2xx or a documented 4xx, never a h
   t.ok(limited > 0, `some templates were stopped by a render limit (${limited}): the draw is costly enough to test them`);
   t.ok(tracked > 0, 'the other workspace was served while the templates rendered');
   t.equal((await s.req('GET', '/healthz')).status, 200, 'healthy after');
+});
+
+// =======================================================================================
+// Provider callbacks (issue 34), from the same seed: bodies as SendGrid, Mailgun, Postmark and
+// Twilio send them, naming real messages, then mutated as above (hostile values, U+0000, lone
+// surrogates, nulls, wrong types, deep nesting, malformed JSON), and signed validly after the
+// mutation (Mailgun's signature travels in the body: a mutation of it is an unsigned request), so
+// that the fuzz reaches the parsers behind the signature checks. Never a 5xx; every answer is the
+// documented one (the request helper checks it against the OpenAPI document; Twilio's inbound
+// TwiML is read here as text); nothing logged as an error.
+
+const cbRand = prng(SEED ^ 0x34);
+const cInt = (lo: number, hi: number) => lo + Math.floor(cbRand() * (hi - lo + 1));
+const cPick = <T>(xs: readonly T[]): T => xs[Math.floor(cbRand() * xs.length)]!;
+const cChance = (p: number) => cbRand() < p;
+
+/** A workspace whose email callbacks come from `provider`, with an SMS channel, and an email and a text sent to one person. */
+async function callbackWorkspace(provider: 'sendgrid' | 'mailgun' | 'postmark', webhooks: Record<string, string>) {
+  const cw = await newWorkspace(s, `Fuzz ${provider}`);
+  const trigger = await newKey(s, cw, { permissions: ['campaigns:trigger', 'people:write'] });
+  await s.req('POST', '/identify', { token: trigger.key, body: { userId: 'fuzz-recipient', email: 'fuzz@example.com', phone: '+447400123456' } });
+  const campaignId = await triggerWebhookCampaign(s, cw, trigger.key, [{ id: 'mail', type: 'email', subject: 'S', text: 'T' }, { id: 'text', type: 'sms', body: 'Hi' }]);
+  const sent = await eventually(async () => {
+    const r = await s.req('GET', `/workspaces/${cw.id}/campaigns/${campaignId}/messages`, { token: cw.token });
+    return r.body?.messages?.length === 2 ? (r.body.messages as { message_id: string; channel: string; provider_id: string }[]) : undefined;
+  }, 20_000);
+  if (!sent) throw new Error(`the ${provider} workspace's messages were not sent`);
+  const email = await s.req('PUT', `/workspaces/${cw.id}/channels/email`, { token: cw.token, body: { smtp: { host: '127.0.0.1', port: 2525, security: 'none' }, from: { email: 'news@herald.example' }, webhooks: { provider, ...webhooks } } });
+  const sms = await s.req('PUT', `/workspaces/${cw.id}/channels/sms`, { token: cw.token, body: { twilio: { account_sid: `AC${'ab'.repeat(16)}`, auth_token: `tw-${provider}`, from: '+15005550006' } } });
+  if (email.status !== 200 || sms.status !== 200) throw new Error(`channels: ${email.text} ${sms.text}`);
+  return { id: cw.id, authToken: `tw-${provider}`, messageId: sent.find((m) => m.channel === 'email')!.message_id, sid: sent.find((m) => m.channel === 'sms')!.provider_id };
+}
+
+/** A provider's value, or now and then a hostile one. */
+const maybe = (v: unknown) => (cChance(0.15) ? hostile() : v);
+/** A form value: text as Twilio sends it, or a hostile value written as text. */
+function formValue(v: string): string {
+  if (!cChance(0.2)) return v;
+  const h = hostile();
+  return typeof h === 'string' ? h : (JSON.stringify(h) ?? '');
+}
+const messageIdOf = (id: string) => cPick([`<${id}@herald.example>`, `${id}@herald.example`, id.toUpperCase(), '<00000000-0000-4000-8000-000000000000@x>', 'not-an-id']);
+
+t.test(`provider callbacks (seed ${SEED}): every provider's bodies, signed, mutated: never a 5xx, every answer documented`, async (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const mailgunKey = 'key-fuzz-mailgun';
+  const [sg, mg, pm] = await Promise.all([
+    callbackWorkspace('sendgrid', { verification_key: publicKey.export({ type: 'spki', format: 'der' }).toString('base64') }),
+    callbackWorkspace('mailgun', { signing_key: mailgunKey }),
+    callbackWorkspace('postmark', { username: 'pm', password: 'pm-pass' }),
+  ]);
+  const logged = s.stderr().length;
+  const now = () => Math.floor(Date.now() / 1000);
+  let n = 0;
+  const unique = () => `fuzz-${SEED}-${n++}`;
+
+  /** The request to send: path, body bytes, headers; `text` when the answer is TwiML. */
+  type CallbackRequest = { what: string; path: string; raw: string; headers: Record<string, string>; text?: boolean };
+  const mutated = (v: unknown) => {
+    for (let i = cInt(0, 3); i > 0; i--) v = mutate(v);
+    return cChance(0.05) ? String(pick(RAW_BODIES.filter((b) => typeof b === 'string' && b.length < 100_000))) : JSON.stringify(v) ?? 'null';
+  };
+  const sendgrid = (): CallbackRequest => {
+    const events = Array.from({ length: cInt(1, 20) }, () => ({
+      email: 'fuzz@example.com',
+      timestamp: now(),
+      'smtp-id': maybe(messageIdOf(sg.messageId)),
+      event: maybe(cPick(['delivered', 'open', 'click', 'bounce', 'deferred', 'spamreport', 'dropped', 'processed'])),
+      sg_event_id: maybe(cChance(0.1) ? 'fuzz-repeated' : unique()),
+      ...(cChance(0.3) ? { url: maybe('https://example.com/x') } : {}),
+      ...(cChance(0.3) ? { type: maybe(cPick(['bounce', 'blocked'])), reason: maybe('550 5.1.1 unknown') } : {}),
+    }));
+    const raw = mutated(events);
+    const timestamp = String(cChance(0.05) ? now() - 3600 : now());
+    return {
+      what: 'SendGrid',
+      path: `/webhooks/email/${sg.id}`,
+      raw,
+      headers: { 'content-type': 'application/json', 'X-Twilio-Email-Event-Webhook-Timestamp': timestamp, 'X-Twilio-Email-Event-Webhook-Signature': sign('sha256', Buffer.from(timestamp + raw), privateKey).toString('base64') },
+    };
+  };
+  const mailgun = (): CallbackRequest => {
+    const timestamp = String(cChance(0.05) ? now() - 3600 : now());
+    const token = cChance(0.05) ? 'fuzz-reused-token-0000000000000000000000000000000' : `${unique()}`.padEnd(50, '0');
+    const signature = { timestamp, token, signature: createHmac('sha256', mailgunKey).update(timestamp + token).digest('hex') };
+    const data = { id: maybe(unique()), event: maybe(cPick(['delivered', 'failed', 'complained', 'opened', 'clicked', 'accepted'])), severity: maybe(cPick(['permanent', 'temporary'])), url: maybe('https://example.com/y'), message: { headers: { 'message-id': maybe(messageIdOf(mg.messageId)) } } };
+    // Mostly the event is mutated (the signature stays valid); now and then the whole body.
+    const raw = cChance(0.85) ? `{"signature":${JSON.stringify(cChance(0.05) ? mutate(signature) : signature)},"event-data":${mutated(data)}}` : mutated({ signature, 'event-data': data });
+    return { what: 'Mailgun', path: `/webhooks/email/${mg.id}`, raw, headers: { 'content-type': 'application/json' } };
+  };
+  const postmark = (): CallbackRequest => {
+    const record = {
+      RecordType: maybe(cPick(['Delivery', 'Bounce', 'SpamComplaint', 'Open', 'Click', 'SubscriptionChange'])),
+      ID: maybe(cChance(0.5) ? cInt(1, 1e9) : unique()),
+      Type: maybe(cPick(['HardBounce', 'SoftBounce'])),
+      MessageID: maybe(cChance(0.5) ? pm.messageId : 'pm-message'),
+      Headers: maybe([{ Name: 'Message-ID', Value: maybe(messageIdOf(pm.messageId)) }]),
+      OriginalLink: maybe('https://example.com/z'),
+      BouncedAt: maybe(new Date().toISOString()),
+    };
+    return { what: 'Postmark', path: `/webhooks/email/${pm.id}`, raw: mutated(record), headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('pm:pm-pass').toString('base64')}` } };
+  };
+  const twilio = (inbound: boolean): CallbackRequest => {
+    const w = cPick([sg, mg, pm]);
+    const form: Record<string, string> = inbound
+      ? { MessageSid: formValue(unique()), From: formValue(cPick(['+447400123456', '07400 123456', '+15005550006', 'x'])), To: '+15005550006', Body: formValue(cPick(['STOP', ' start ', 'Hello', ''])) }
+      : { MessageSid: formValue(w.sid), MessageStatus: formValue(cPick(['delivered', 'undelivered', 'failed', 'sent', 'queued'])), ErrorCode: formValue(cPick(['30003', '21610', '21211', ''])), AccountSid: `AC${'ab'.repeat(16)}` };
+    if (cChance(0.1)) delete form[cPick(Object.keys(form))];
+    if (cChance(0.1)) form[String(hostile()).slice(0, 50)] = formValue('x');
+    const path = `/webhooks/sms/${w.id}/${inbound ? 'inbound' : 'status'}`;
+    return {
+      what: `Twilio ${inbound ? 'inbound' : 'status'}`,
+      path,
+      raw: new URLSearchParams(form).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'X-Twilio-Signature': twilioLib.getExpectedTwilioSignature(w.authToken, `${s.base}${path}`, form) },
+      text: inbound,
+    };
+  };
+  // Within the ip-webhooks burst (300 per IP): past it, answers are the budget's 429.
+  const requests = Array.from({ length: Math.min(250, Math.max(100, Math.round(REQUESTS / 6))) }, () => cPick([sendgrid, mailgun, postmark, () => twilio(false), () => twilio(true)])());
+
+  const failures: string[] = [];
+  const statuses = new Map<number, number>();
+  let next = 0;
+  // Fewer at once than a workspace's line of callbacks holds: a 503 is a failure here.
+  const worker = async () => {
+    while (next < requests.length) {
+      const index = next++;
+      const c = requests[index]!;
+      const what = `seed ${SEED} callback #${index} (${c.what}): POST ${c.path}\n  headers: ${JSON.stringify(c.headers)}\n  body (${c.raw.length} chars): ${JSON.stringify(c.raw.slice(0, 400))}`;
+      try {
+        let status: number;
+        if (c.text) {
+          const r = await fetch(`${s.base}${c.path}`, { method: 'POST', body: c.raw, headers: c.headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+          const body = await r.text();
+          status = r.status;
+          const documented = r.status === 200 ? /^<\?xml[^>]*\?><Response\/>$/.test(body) && /text\/xml/.test(r.headers.get('content-type') ?? '') : typeof (JSON.parse(body) as { error?: unknown }).error === 'string';
+          if (!documented) failures.push(`${what}\n  answered ${r.status} with an undocumented body: ${body.slice(0, 300)}`);
+        } else {
+          status = (await s.req('POST', `${s.base}${c.path}`, { raw: c.raw, headers: c.headers, timeoutMs: REQUEST_TIMEOUT_MS })).status;
+        }
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status >= 500) failures.push(`${what}\n  answered ${status}`);
+      } catch (err) {
+        failures.push(`${what}\n  failed: ${(err as Error).message.slice(0, 3000)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 3 }, () => worker()));
+  t.comment(`seed ${SEED}: ${requests.length} callbacks; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+  for (const f of failures.slice(0, 20)) t.fail(f);
+  t.equal(failures.length, 0, `no failures (seed ${SEED})`);
+  t.ok((statuses.get(200) ?? 0) > requests.length / 10, 'a good share was accepted: the fuzz reaches what lies behind the signatures');
+  t.ok((statuses.get(400) ?? 0) > 0, 'and some were refused as malformed');
+  t.notMatch(s.stderr().slice(logged), /"level":"error"/, `no errors logged: ${s.stderr().slice(logged).slice(-2000)}`);
 });

@@ -21,7 +21,7 @@ function host(over: Partial<ActorHostOptions> = {}): ActorHost {
   return h;
 }
 
-const req = (route: string, extra: Partial<Omit<ActorRequest, 'id'>> = {}): Omit<ActorRequest, 'id'> => ({
+const req = (route: string, extra: Partial<Omit<ActorRequest, 'id'>> = {}): Omit<ActorRequest, 'id' | 'deadline'> => ({
   route: route as ActorRequest['route'],
   params: {},
   query: '',

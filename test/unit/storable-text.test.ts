@@ -1,7 +1,7 @@
 // Bodies the store cannot hold (U+0000, unpaired surrogates) are found, with their path;
 // everything else, including escaped backslashes and paired surrogates (emoji), passes.
 import t from 'tap';
-import { unstorableText } from '../../src/actors/storable-text.js';
+import { unstorableText } from '../../src/domain/storable-text.js';
 
 const check = (raw: string) => unstorableText(raw, JSON.parse(raw));
 
