@@ -6,12 +6,12 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { generateKeyPairSync } from 'node:crypto';
-import { newKey, newWorkspace, startServer, storeUrl, uniqueUser, type TestServer } from '../helpers/server.js';
+import { newKey, newWorkspace, storeUrl, uniqueUser } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { FORBIDDEN } from '../helpers/assert.js';
 
 const PUBLIC = 'https://herald.example.com';
-const s: TestServer = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/` });
-t.teardown(() => s.stop());
+const s = await sharedServer({ HERALD_PUBLIC_URL: `${PUBLIC}/` });
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());
