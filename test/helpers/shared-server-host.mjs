@@ -3,7 +3,8 @@
 // <dir>/start.json, writes <dir>/server.json once Herald listens (or <dir>/failed with its
 // output if it cannot start), and when the run's process (argv[3]) is gone — the run ended,
 // was interrupted or killed — stops Herald and removes its data dir, its database (on an
-// external PostgreSQL) and <dir>. Herald's output goes to <dir>/herald.log meanwhile.
+// external PostgreSQL) and <dir>. Herald's output goes to <dir>/herald.log meanwhile (kept as
+// <dir>.log if Herald dies mid-run).
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +42,15 @@ for (const stream of [herald.stdout, herald.stderr]) {
   });
 }
 
+/** The pid on line 1 of the embedded PostgreSQL's postmaster.pid, or 0 when it has none (stopped, or none). */
+function postmasterPid(dataDir) {
+  try {
+    return Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return 0;
+  }
+}
+
 async function cleanUp() {
   if (herald.exitCode === null && herald.signalCode === null) {
     herald.kill('SIGTERM');
@@ -49,6 +59,9 @@ async function cleanUp() {
     clearTimeout(late);
   }
   try {
+    // A Herald that died outright leaves its embedded PostgreSQL running: stopped at once.
+    const postmaster = postmasterPid(start.dataDir);
+    if (postmaster > 0 && alive(postmaster)) process.kill(postmaster, 'SIGQUIT');
     rmSync(start.dataDir, { recursive: true, force: true });
     if (start.database) {
       // As test/helpers/database.ts drops a file's own database.
@@ -66,8 +79,11 @@ void exited.then((code) => {
 });
 while (alive(owner) && herald.exitCode === null && herald.signalCode === null) await new Promise((r) => setTimeout(r, 250));
 // One that never listened leaves `failed` for the files still to ask until the run ends; one that
-// died later goes at once, and the next file to ask starts another.
+// died later goes at once, its output kept beside the dir (the files using it fail, refused),
+// and the next file to ask starts another.
 if (!listening) {
   while (alive(owner)) await new Promise((r) => setTimeout(r, 1000));
+} else if (alive(owner)) {
+  renameSync(join(dir, 'herald.log'), `${dir}.log`);
 }
 await cleanUp();
