@@ -1,7 +1,8 @@
 // Reads TAP (tap --reporter=tap) on stdin, echoes it, and ends with `N passed, N failed`
 // counting subtests of each test file; a file that failed without a failing subtest
-// (it crashed, or timed out) counts as one failure. Just before that line it lists each
-// failure with its file, so the end of a long log says what failed.
+// (it crashed, or timed out) counts as one failure, as does tap's own line for a file past its
+// time (`timeout!`, naming it `expired`). Just before that line it lists each failure with its
+// file, so the end of a long log says what failed.
 import { createInterface } from 'node:readline';
 
 let passed = 0;
@@ -30,10 +31,14 @@ for await (const line of rl) {
   if (whole) {
     if (whole[1] && subFailures === 0) {
       failed++;
-      failures.push(`${file}:${whole[2]} (the file failed as a whole)`);
+      // tap's own failure (`not ok N - timeout!`) follows the last file's line and is not that file's.
+      failures.push(whole[2].startsWith(` - ${file}`) ? `${file}:${whole[2]} (the file failed as a whole)` : `tap:${whole[2]}`);
     }
     subFailures = 0;
+    continue;
   }
+  const expired = /^ {2}expired: (.*)$/.exec(line);
+  if (expired && failures.at(-1)?.startsWith('tap:')) failures[failures.length - 1] += ` (expired: ${expired[1]})`;
 }
 for (const f of failures) process.stdout.write(`failed: ${f}\n`);
 process.stdout.write(`${passed} passed, ${failed} failed\n`);

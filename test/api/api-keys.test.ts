@@ -1,11 +1,11 @@
 // API key management (session routes): INTERFACE 2.6, 4.8, 5.1, 5.2, 7; DECISIONS §3, §4, §8, §10.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startServer, newWorkspace, newKey, eventually, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { newWorkspace, newKey, eventually, uniqueUser, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { FORBIDDEN, INERT, ROUTE_PERMISSIONS } from '../helpers/assert.js';
 
-const s: TestServer = await startServer({ HERALD_RATE_LIMITS: 'ip-public=100000:100000,edge=100000:100000' });
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 type Ws = { id: string; owner: string; token: string };
 

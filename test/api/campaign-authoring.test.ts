@@ -6,17 +6,14 @@
 // campaign's stats) on the sandbox providers, with no channel configured.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { startServer, storeUrl, uniqueUser } from '../helpers/server.js';
-import { FORBIDDEN, NO_LIMITS, UUID, sessionError } from '../helpers/assert.js';
+import { storeUrl, uniqueUser } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { FORBIDDEN, UUID, sessionError } from '../helpers/assert.js';
 import { PushWs, comfortableZone, hhmm, pushToken } from '../helpers/push.js';
-import { ownDatabase } from '../helpers/database.js';
 
-// Test sends go through this server's campaigns machinery: on DATABASE_URL, a database of its own.
-const DB = await ownDatabase(t);
 const PUBLIC = 'https://herald.example.com';
-const s = await startServer({ ...NO_LIMITS, ...DB, HERALD_PUBLIC_URL: PUBLIC });
-t.teardown(() => s.stop());
-const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
+const s = await sharedServer({ HERALD_PUBLIC_URL: `${PUBLIC}/` });
+const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());
 

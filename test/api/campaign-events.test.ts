@@ -8,15 +8,13 @@
 // /track and /track/batch are checked against the OpenAPI document.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { NO_LIMITS, type Ws } from '../helpers/assert.js';
-import { ownDatabase } from '../helpers/database.js';
+import { type Ws } from '../helpers/assert.js';
 import { checkResponse } from '../helpers/contract.js';
-import { eventually, newKey, newWorkspace, startServer, storeUrl, type Res, type TestServer } from '../helpers/server.js';
+import { eventually, newKey, newWorkspace, storeUrl, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
-const DB = await ownDatabase(t);
-const s: TestServer = await startServer({ ...NO_LIMITS, ...DB });
-t.teardown(() => s.stop());
-const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
+const s = await sharedServer();
+const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());
 

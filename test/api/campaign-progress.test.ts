@@ -3,15 +3,12 @@
 // glance; a campaign's messages newest first, paging back with `before` and `before_id`; the event names the
 // workspace has seen, with when each was last seen.
 import t from 'tap';
-import { eventually, startServer, uniqueUser } from '../helpers/server.js';
-import { FORBIDDEN, ISO_MS, NO_LIMITS, UUID, sessionError } from '../helpers/assert.js';
+import { eventually, uniqueUser } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { FORBIDDEN, ISO_MS, UUID, sessionError } from '../helpers/assert.js';
 import { PushWs, pushToken } from '../helpers/push.js';
-import { ownDatabase } from '../helpers/database.js';
 
-// Its campaigns send: on DATABASE_URL, a database of its own.
-const DB = await ownDatabase(t);
-const s = await startServer({ ...NO_LIMITS, ...DB });
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const hdr = (w: PushWs) => ({ token: w.ws.token, headers: { 'x-workspace-id': w.id } });
 const list = (w: PushWs, query = '') => s.req('GET', `/campaigns${query}`, hdr(w));

@@ -5,11 +5,11 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { startServer, newKey, newWorkspace, storeUrl, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, sessionError, type Ws } from '../helpers/assert.js';
+import { newKey, newWorkspace, storeUrl, uniqueUser, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { UUID, ISO_MS, FORBIDDEN, sessionError, type Ws } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());

@@ -5,11 +5,11 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
-import { startServer, newWorkspace, workspaceWithKeys } from '../helpers/server.js';
-import { NO_LIMITS, FORBIDDEN } from '../helpers/assert.js';
+import { newWorkspace, workspaceWithKeys } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { FORBIDDEN } from '../helpers/assert.js';
 
-const s = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const { ws, all, people } = await workspaceWithKeys(s, { all: ['*'], people: ['people:read'] }, 'Contract');
 
 t.test('paths and methods no operation has', async (t) => {

@@ -1,11 +1,11 @@
 // Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, newKey, workspaceWithKeys, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
+import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const DEVICE_FIELDS = [
   'app_version', 'created_at', 'device_model', 'device_name', 'device_token', 'id', 'is_active', 'is_valid',

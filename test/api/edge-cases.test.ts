@@ -7,11 +7,11 @@
 //   4. a key created through an upper-case workspace id.
 // The README's "Request bodies" section documents every bound tested here.
 import t, { type Test } from 'tap';
-import { startServer, newKey, eventually, newWorkspace, uniqueUser, workspaceWithKeys, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, ISO_MS, UUID, badRequest } from '../helpers/assert.js';
+import { newKey, eventually, newWorkspace, uniqueUser, workspaceWithKeys, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { ISO_MS, UUID, badRequest } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const enc = encodeURIComponent;
 const setup = () => workspaceWithKeys(s, { all: ['*'] }, 'Edges');

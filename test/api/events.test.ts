@@ -3,12 +3,12 @@
 // person's events, `since`). Reads lag writes slightly (the Log sink), hence `eventually`.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startServer, newKey, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Res, type TestServer } from '../helpers/server.js';
+import { newKey, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Herald, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
 const ENV = NO_LIMITS;
-const s: TestServer = await startServer(ENV);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const TRACK_DATA_FIELDS = ['event', 'event_id', 'parameters', 'person_id', 'processed_at', 'status', 'timestamp'];
 const EVENT_FIELDS = ['created_at', 'id', 'parameters', 'type'];
@@ -17,19 +17,19 @@ const DASHBOARD_EVENT_FIELDS = ['created_at', 'id', 'parameters', 'person_id', '
 // How long a read may lag: generous, this is a bound on waiting, not a speed assertion.
 const LAG_MS = 20_000;
 
-const setup = (srv: TestServer = s) => workspaceWithKeys(srv, { all: ['*'], write: ['events:write'], read: ['events:read'], del: ['people:delete'] });
+const setup = (srv: Herald = s) => workspaceWithKeys(srv, { all: ['*'], write: ['events:write'], read: ['events:read'], del: ['people:delete'] });
 
 const sorted = (a: string[]) => [...a].sort();
 const enc = encodeURIComponent;
 const ids = (events: { id: string }[]) => events.map((e) => e.id);
 
-function track(token: string, body: unknown, srv: TestServer = s): Promise<Res> {
+function track(token: string, body: unknown, srv: Herald = s): Promise<Res> {
   return srv.req('POST', '/track', { token, body });
 }
-function trackBatch(token: string, body: unknown, srv: TestServer = s): Promise<Res> {
+function trackBatch(token: string, body: unknown, srv: Herald = s): Promise<Res> {
   return srv.req('POST', '/track/batch', { token, body });
 }
-function personEvents(token: string, userId: string, query = '', srv: TestServer = s): Promise<Res> {
+function personEvents(token: string, userId: string, query = '', srv: Herald = s): Promise<Res> {
   return srv.req('GET', `/people/${enc(userId)}/events${query ? `?${query}` : ''}`, { token });
 }
 function search(token: string, query: string): Promise<Res> {
@@ -40,14 +40,14 @@ function dashboardEvents(ws: { id: string }, personId: string, token: string, qu
 }
 
 /** Tracks and insists on a 201; returns data. */
-async function tracked(t: Test, token: string, body: Record<string, unknown>, srv: TestServer = s) {
+async function tracked(t: Test, token: string, body: Record<string, unknown>, srv: Herald = s) {
   const r = await track(token, body, srv);
   t.equal(r.status, 201, `track 201: ${r.text.slice(0, 300)}`);
   return r.body?.data as { event_id: string; person_id: string; event: string; timestamp: string; person_created?: boolean };
 }
 
 /** Polls the person's events until `want` ids are all there (or gives up); returns the last read. */
-async function readUntil(token: string, userId: string, want: string[], query = 'limit=500', srv: TestServer = s, ms = LAG_MS): Promise<Res> {
+async function readUntil(token: string, userId: string, want: string[], query = 'limit=500', srv: Herald = s, ms = LAG_MS): Promise<Res> {
   let last!: Res;
   await eventually(async () => {
     last = await personEvents(token, userId, query, srv);

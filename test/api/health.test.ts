@@ -1,8 +1,7 @@
 import t from 'tap';
-import { startServer } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
-const s = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 t.test('GET /healthz answers 200 with version and components, no auth needed', async (t) => {
   const r = await s.req('GET', '/healthz');

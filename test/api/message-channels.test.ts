@@ -6,13 +6,13 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { generateKeyPairSync } from 'node:crypto';
-import { newKey, newWorkspace, startServer, storeUrl, uniqueUser, type TestServer } from '../helpers/server.js';
+import { newKey, newWorkspace, storeUrl, uniqueUser, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { FORBIDDEN } from '../helpers/assert.js';
 
 const PUBLIC = 'https://herald.example.com';
 // smtp.example.com resolves nowhere (a host name is resolved when set): listed, it is taken as is.
-const s: TestServer = await startServer({ HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,smtp.example.com' });
-t.teardown(() => s.stop());
+const s = await sharedServer({ HERALD_PUBLIC_URL: `${PUBLIC}/`, HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1,smtp.example.com' });
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());
@@ -179,7 +179,7 @@ t.test('address suppressions: add by hand, list by channel, lift; members read; 
 
 t.test('what is not an address or a country is refused: 400 VALIDATION_ERROR naming the field, nothing stored', async (t) => {
   const ws = await newWorkspace(s, 'Addresses refused');
-  const refused = (t: Test, r: Awaited<ReturnType<TestServer['req']>>, field: string, what: string) => {
+  const refused = (t: Test, r: Res, field: string, what: string) => {
     t.equal(r.status, 400, `${what}: ${r.text}`);
     t.equal(r.body?.error?.code, 'VALIDATION_ERROR', what);
     t.same(r.body?.error?.details?.map((d: { field: string }) => d.field), [field], `${what}: names ${field}`);

@@ -2,11 +2,11 @@
 // of 4.7, 7, 8.3; DECISIONS §3, §4, §8, §10.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startServer, newKey, eventually, workspaceWithKeys, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
+import { newKey, eventually, workspaceWithKeys, uniqueUser, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { type Ws, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const KEY_PERSON_FIELDS = ['created_at', 'email', 'id', 'phone', 'status', 'traits', 'updated_at', 'userId', 'workspace_id'];
 const TRIMMED_FIELDS = ['id', 'userId', 'workspace_id'];

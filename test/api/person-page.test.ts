@@ -1,10 +1,10 @@
 // GET /workspaces/{id}/people/{personId} (session): the dashboard's person page reads one
 // person by UUID with their devices; another workspace's person, or a non-member, gets nothing.
 import t from 'tap';
-import { newKey, newWorkspace, startServer, uniqueUser } from '../helpers/server.js';
+import { newKey, newWorkspace, uniqueUser } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
-const s = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const ws = await newWorkspace(s);
 const key = (await newKey(s, ws, { permissions: ['people:write', 'devices:write'] })).key;
 

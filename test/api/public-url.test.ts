@@ -2,10 +2,10 @@
 // with HERALD_PORT=0 (as the tests start Herald) that is the port picked when listening, never
 // port 0.
 import t from 'tap';
-import { newWorkspace, startServer } from '../helpers/server.js';
+import { newWorkspace } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
-const s = await startServer({ HERALD_PUBLIC_URL: undefined });
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 t.test('the callback URLs name the port bound', async (t) => {
   const ws = await newWorkspace(s, 'Public URL');

@@ -2,11 +2,11 @@
 // DELETE .../{id}, the same suppress and lift as the key routes (INTERFACE 2.9, 3.5), listed
 // newest first with tokens masked and paged; members only.
 import t from 'tap';
-import { newWorkspace, startServer, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
-import { FORBIDDEN, NO_LIMITS, UUID, sessionError } from '../helpers/assert.js';
+import { newWorkspace, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { FORBIDDEN, UUID, sessionError } from '../helpers/assert.js';
 
-const s = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const TOKEN = 'fcm-token-0123456789abcdef';
 
 t.test('suppress, list (masked, newest first, paged), lift; the key routes see the same', async (t) => {

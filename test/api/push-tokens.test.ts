@@ -2,11 +2,11 @@
 // DECISIONS §3, §4, §10.
 import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { startServer, newKey, workspaceWithKeys, type Res, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
+import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { UUID, ISO_MS, FORBIDDEN, keyError, badRequest } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const setup = () => workspaceWithKeys(s, { push: ['push:send'], devices: ['devices:write'], all: ['*'] });
 type Setup = Awaited<ReturnType<typeof setup>>;

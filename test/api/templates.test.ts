@@ -3,11 +3,11 @@
 // a live campaign uses cannot be deleted; campaigns created from a template; isolation.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startServer, newKey, newWorkspace, type TestServer } from '../helpers/server.js';
-import { NO_LIMITS, UUID, ISO_MS, FORBIDDEN, sessionError, type Ws } from '../helpers/assert.js';
+import { newKey, newWorkspace } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { UUID, ISO_MS, FORBIDDEN, sessionError, type Ws } from '../helpers/assert.js';
 
-const s: TestServer = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const FIELDS = ['action_url', 'body', 'channel', 'created_at', 'custom_data', 'html', 'id', 'image_url', 'name', 'preheader', 'subject', 'text', 'title', 'updated_at', 'workspace_id'];
 const WELCOME = { name: 'Welcome', channel: 'push', title: 'Hi {{ person.first_name | default: "there" }}', body: 'Welcome aboard', custom_data: { screen: 'home' } };

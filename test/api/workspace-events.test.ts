@@ -3,11 +3,11 @@
 // this workspace's events only; session auth, members only. Reads lag writes slightly with the
 // Log's sink (DATABASE_URL + NATS_URL), hence `eventually`.
 import t from 'tap';
-import { eventually, startServer, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
-import { FORBIDDEN, NO_LIMITS, UUID, ISO_MS, sessionError } from '../helpers/assert.js';
+import { eventually, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
+import { FORBIDDEN, UUID, ISO_MS, sessionError } from '../helpers/assert.js';
 
-const s = await startServer(NO_LIMITS);
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const setup = () => workspaceWithKeys(s, { write: ['events:write'] });
 
 t.test('newest first, with external_id and person_id; limit and before page back; one workspace only', async (t) => {

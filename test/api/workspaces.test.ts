@@ -1,10 +1,10 @@
 // Workspaces, settings, send policy validation and membership (DECISIONS §2, §4, §5;
 // INTERFACE 2.10, 7). Every user here is fresh, so a shared database does not matter.
 import t, { type Test } from 'tap';
-import { startServer, newWorkspace, newKey, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
+import { newWorkspace, newKey, uniqueUser, type Res } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 
-const s: TestServer = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

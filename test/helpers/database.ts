@@ -11,20 +11,27 @@ import pg from 'pg';
 export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<{ DATABASE_URL?: string }> {
   const shared = process.env.DATABASE_URL;
   if (!shared) return {};
-  const name = `herald_t_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: shared });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
+  const { name, url } = await createDatabase(shared);
   // FORCE: the servers' connections are ended whichever teardown runs first.
-  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  t.teardown(() => admin(shared, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return { DATABASE_URL: url };
+}
+
+/** A fresh database on the server of `shared` (a connection string): its name and URL. */
+export async function createDatabase(shared: string): Promise<{ name: string; url: string }> {
+  const name = `herald_t_${randomBytes(6).toString('hex')}`;
+  await admin(shared, `CREATE DATABASE ${name}`);
   const url = new URL(shared);
   url.pathname = `/${name}`;
-  return { DATABASE_URL: url.toString() };
+  return { name, url: url.toString() };
+}
+
+async function admin(shared: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: shared });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
 }

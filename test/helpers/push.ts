@@ -8,7 +8,7 @@ import type { Test } from 'tap';
 import { startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';
 import { NO_LIMITS, ISO_MS, UUID, keyError, type Ws } from './assert.js';
-import { startServer, workspaceWithKeys, type Res, type TestServer } from './server.js';
+import { startServer, workspaceWithKeys, type Herald, type Res, type TestServer } from './server.js';
 import { ownDatabase } from './database.js';
 
 type Platform = 'ios' | 'android' | 'web';
@@ -63,12 +63,12 @@ function skippedSeconds(messageId: unknown): number {
  */
 export class PushWs {
   constructor(
-    public s: TestServer,
+    public s: Herald,
     readonly ws: Ws,
     readonly keys: { send: string; read: string; all: string },
   ) {}
 
-  static async create(s: TestServer): Promise<PushWs> {
+  static async create(s: Herald): Promise<PushWs> {
     const k = await workspaceWithKeys(s, { send: ['push:send'], read: ['push:read'], all: ['*'] }, 'Push');
     return new PushWs(s, k.ws, { send: k.send, read: k.read, all: k.all });
   }

@@ -10,7 +10,7 @@ import { fromTemplate } from './data-dir-template.js';
 import { checkResponse } from './contract.js';
 
 export const TEST_SECRET = 'herald-test-secret-0123456789abcdef';
-const CLI = new URL('../../dist/src/cli.js', import.meta.url).pathname;
+export const CLI = new URL('../../dist/src/cli.js', import.meta.url).pathname;
 
 export interface Res {
   status: number;
@@ -30,47 +30,68 @@ export interface ReqOptions {
   timeoutMs?: number;
 }
 
-export interface TestServer {
+/** A running Herald a test talks to: one of its own (`TestServer`) or the run's shared one (`sharedServer`). */
+export interface Herald {
   base: string;
   port: number;
   dataDir: string;
   /** HERALD_NATS_PREFIX of this server (with NATS_URL): its stream is `<prefix>-events`, subject `<prefix>.events`. */
   natsPrefix?: string;
-  proc: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
+  /** Its DATABASE_URL, when it runs on an external PostgreSQL. */
+  databaseUrl?: string;
   req(method: string, path: string, opts?: ReqOptions): Promise<Res>;
   /** A session token for `sub`, signed with the test secret. */
   session(sub: string, opts?: { ttlSeconds?: number; secret?: string }): Promise<string>;
+}
+
+/** A Herald started by this test file, which stops it. */
+export interface TestServer extends Herald {
+  proc: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServer(env: Record<string, string | undefined> = {}, opts: { keepDataDir?: string } = {}): Promise<TestServer> {
-  const dataDir = opts.keepDataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
+/** A fresh data dir (a copy of the migrated template on the embedded default) and the NATS prefix of a server on it. */
+export async function prepareDataDir(env: Record<string, string | undefined>, keepDataDir?: string): Promise<{ dataDir: string; natsPrefix?: string }> {
+  const dataDir = keepDataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
   // Servers sharing one NATS each get their own stream, kept across restarts on one data dir.
   const natsPrefix = env.HERALD_NATS_PREFIX ?? (process.env.NATS_URL ? `t-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}` : undefined);
   // A fresh embedded data dir starts as a copy of a created, migrated one (initdb is slow).
-  if (!opts.keepDataDir && !process.env.DATABASE_URL && env.DATABASE_URL === undefined) await fromTemplate(dataDir, TEST_SECRET);
-  const proc = spawn(process.execPath, [CLI, 'start'], {
-    env: {
-      ...process.env,
-      // Not tap's loader hook (@tapjs/processinfo, for coverage, which is off): in Herald's every
-      // thread it slowed start-up, and a worker still loading through it when the process exited
-      // aborted the process (v8 "Empty MaybeLocal", a Node fault of threads stopped mid-load).
-      NODE_OPTIONS: undefined,
-      HERALD_HOST: '127.0.0.1',
-      HERALD_PORT: '0',
-      HERALD_DATA_DIR: dataDir,
-      HERALD_AUTH_SECRET: TEST_SECRET,
-      HERALD_ACTORS: '2',
-      HERALD_LOG_LEVEL: 'warn',
-      // The fakes a tenant's settings point at (an FCM token_uri) listen here (DECISIONS §15).
-      HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
-      ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  if (!keepDataDir && !process.env.DATABASE_URL && env.DATABASE_URL === undefined) await fromTemplate(dataDir, TEST_SECRET);
+  return { dataDir, natsPrefix };
+}
+
+/** The environment of a test Herald on `dataDir`: the test settings, then `env`. */
+export function heraldEnv(dataDir: string, natsPrefix: string | undefined, env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    // Not tap's loader hook (@tapjs/processinfo, for coverage, which is off): in Herald's every
+    // thread it slowed start-up, and a worker still loading through it when the process exited
+    // aborted the process (v8 "Empty MaybeLocal", a Node fault of threads stopped mid-load).
+    NODE_OPTIONS: undefined,
+    HERALD_HOST: '127.0.0.1',
+    HERALD_PORT: '0',
+    HERALD_DATA_DIR: dataDir,
+    HERALD_AUTH_SECRET: TEST_SECRET,
+    HERALD_ACTORS: '2',
+    HERALD_LOG_LEVEL: 'warn',
+    // The fakes a tenant's settings point at (an FCM token_uri) listen here (DECISIONS §15).
+    HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
+    ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
+    ...env,
+  };
+}
+
+/** The Herald listening on `port`. */
+export function heraldAt(port: number, dataDir: string, natsPrefix: string | undefined, databaseUrl: string | undefined): Herald {
+  const base = `http://127.0.0.1:${port}`;
+  return { base, port, dataDir, natsPrefix, databaseUrl, req: (method, path, o) => request(base, method, path, o), session: (sub, o) => sessionToken(sub, o) };
+}
+
+export async function startServer(env: Record<string, string | undefined> = {}, opts: { keepDataDir?: string } = {}): Promise<TestServer> {
+  const { dataDir, natsPrefix } = await prepareDataDir(env, opts.keepDataDir);
+  const proc = spawn(process.execPath, [CLI, 'start'], { env: heraldEnv(dataDir, natsPrefix, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.on('data', (d) => (out += d));
@@ -89,19 +110,13 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
       reject(new Error(`server exited with ${code}\n${out}\n${err}`));
     });
   });
-  const base = `http://127.0.0.1:${port}`;
   let exited: Promise<number | null> | undefined;
   const exitCode = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   return {
-    base,
-    port,
-    dataDir,
-    natsPrefix,
+    ...heraldAt(port, dataDir, natsPrefix, env.DATABASE_URL ?? process.env.DATABASE_URL),
     proc,
     stdout: () => out,
     stderr: () => err,
-    req: (method, path, o) => request(base, method, path, o),
-    session: (sub, o) => sessionToken(sub, o),
     stop(signal = 'SIGTERM') {
       exited ??= (async () => {
         if (proc.exitCode === null) proc.kill(signal);
@@ -119,12 +134,8 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
  * database `herald`, the password in HERALD_DATA_DIR/pg-password, the port on line 4 of
  * pg/postmaster.pid). For tests that reach under the API (planting a Log entry).
  */
-export function storeUrl(s: TestServer, env: Record<string, string | undefined> = {}): string {
-  const configured = env.DATABASE_URL ?? process.env.DATABASE_URL;
-  if (configured) return configured;
-  const password = readFileSync(join(s.dataDir, 'pg-password'), 'utf8').trim();
-  const port = readFileSync(join(s.dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]!.trim();
-  return `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
+export function storeUrl(s: Herald, env: Record<string, string | undefined> = {}): string {
+  return env.DATABASE_URL || s.databaseUrl || embeddedDatabaseUrl(s.dataDir);
 }
 
 export async function request(base: string, method: string, path: string, o: ReqOptions = {}): Promise<Res> {
@@ -166,7 +177,7 @@ export function uniqueUser(label = 'user'): string {
 }
 
 /** Creates a workspace owned by a fresh user; returns its id and the owner's token. */
-export async function newWorkspace(s: TestServer, name = 'Test'): Promise<{ id: string; owner: string; token: string }> {
+export async function newWorkspace(s: Herald, name = 'Test'): Promise<{ id: string; owner: string; token: string }> {
   const owner = uniqueUser('owner');
   const token = await s.session(owner);
   const r = await s.req('POST', '/workspaces', { token, body: { name } });
@@ -175,7 +186,7 @@ export async function newWorkspace(s: TestServer, name = 'Test'): Promise<{ id: 
 }
 
 /** Creates an API key in a workspace; returns the create response's api_key (with `key`). */
-export async function newKey(s: TestServer, ws: { id: string; token: string }, body: Record<string, unknown>): Promise<{ id: string; key: string; key_prefix: string; permissions: string[] }> {
+export async function newKey(s: Herald, ws: { id: string; token: string }, body: Record<string, unknown>): Promise<{ id: string; key: string; key_prefix: string; permissions: string[] }> {
   const r = await s.req('POST', `/workspaces/${ws.id}/api-keys`, { token: ws.token, body: { name: 'test key', ...body } });
   if (r.status !== 201) throw new Error(`key create failed: ${r.status} ${r.text}`);
   return r.body.api_key;
@@ -217,7 +228,7 @@ export async function eventually<T>(fn: () => Promise<T>, ms = 5000): Promise<T>
  * the workspace's owner and triggered with a `campaigns:trigger` key (`trigger_data`): its id.
  * The sends happen after the 202, in the background.
  */
-export async function triggerWebhookCampaign(s: TestServer, ws: { id: string; token: string }, triggerKey: string, nodes: object | object[], triggerData: Record<string, unknown> = {}): Promise<string> {
+export async function triggerWebhookCampaign(s: Herald, ws: { id: string; token: string }, triggerKey: string, nodes: object | object[], triggerData: Record<string, unknown> = {}): Promise<string> {
   const hdr = { token: ws.token, headers: { 'x-workspace-id': ws.id } };
   const c = await s.req('POST', '/campaigns', { ...hdr, body: { name: 'Mail', trigger_type: 'webhook', trigger_config: {}, audience_config: {}, workflow_definition: { nodes: Array.isArray(nodes) ? nodes : [nodes] } } });
   if (c.status !== 201) throw new Error(`campaign create failed: ${c.status} ${c.text}`);
@@ -230,7 +241,7 @@ export async function triggerWebhookCampaign(s: TestServer, ws: { id: string; to
 }
 
 /** A fresh workspace and one key per entry of `permissions`, e.g. `{ write: ['events:write'] }`. */
-export async function workspaceWithKeys<K extends string>(s: TestServer, permissions: Record<K, string[]>, name = 'Test'): Promise<{ ws: { id: string; owner: string; token: string } } & Record<K, string>> {
+export async function workspaceWithKeys<K extends string>(s: Herald, permissions: Record<K, string[]>, name = 'Test'): Promise<{ ws: { id: string; owner: string; token: string } } & Record<K, string>> {
   const ws = await newWorkspace(s, name);
   const names = Object.keys(permissions) as K[];
   const keys = await Promise.all(names.map((n) => newKey(s, ws, { permissions: permissions[n] })));

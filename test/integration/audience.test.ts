@@ -9,14 +9,12 @@ import { audienceExceeds, audiencePages } from '../../src/store/audience.js';
 import { insertCampaign, type CampaignRow } from '../../src/store/campaigns.js';
 import { enrolPeople, enrolmentId } from '../../src/campaigns/index.js';
 import type { AudienceConfig } from '../../src/domain/conditions.js';
-import { eventually, newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { eventually, newWorkspace, storeUrl } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { CASES, PEOPLE } from '../helpers/condition-cases.js';
-import { ownDatabase } from '../helpers/database.js';
 
-const DB = await ownDatabase(t);
-const srv = await startServer(DB);
-t.teardown(() => srv.stop());
-const db = openPostgres(storeUrl(srv, DB), 8);
+const srv = await sharedServer();
+const db = openPostgres(storeUrl(srv), 8);
 t.teardown(() => db.close());
 
 async function person(workspaceId: string, externalId: string, traits: Record<string, unknown> = {}, fields: Record<string, string | null> = {}): Promise<string> {

@@ -8,8 +8,8 @@
 // With CLICKHOUSE_URL, ClickHouse keeps the copies (clickhouse.test.ts) and the store keeps none.
 import t from 'tap';
 import pg from 'pg';
-import { eventually, startServer, storeUrl, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
-import { NO_LIMITS } from '../helpers/assert.js';
+import { eventually, storeUrl, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { storeLog } from '../../src/eventlog/event-log.js';
 import { openPostgres } from '../../src/store/pg.js';
 import { newId } from '../../src/ids.js';
@@ -17,8 +17,7 @@ import { newId } from '../../src/ids.js';
 const enc = encodeURIComponent;
 const inStore = !process.env.CLICKHOUSE_URL;
 
-const srv = await startServer(NO_LIMITS);
-t.teardown(() => srv.stop());
+const srv = await sharedServer();
 const sql = new pg.Client({ connectionString: storeUrl(srv) });
 await sql.connect();
 t.teardown(() => sql.end());

@@ -5,7 +5,8 @@
 import t from 'tap';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { newWorkspace, storeUrl } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { ENROLMENT_JOBS, SHARED_ENROLMENT_JOBS } from '../../src/store/enrolments.js';
 import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
 import { endLapsed, giveBack, workspacesWaiting } from '../../src/store/job-queue.js';
@@ -13,8 +14,7 @@ import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { shardOf } from '../../src/util/shard.js';
 import { openPostgres } from '../../src/store/pg.js';
 
-const s = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());

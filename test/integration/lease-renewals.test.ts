@@ -5,7 +5,8 @@
 // next, is what a 250,000-person fan-out hit ("deadlock detected").
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { newWorkspace, storeUrl } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { ENROLMENT_JOBS } from '../../src/store/enrolments.js';
 import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
 import { renewLeases } from '../../src/store/job-queue.js';
@@ -13,8 +14,7 @@ import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { openPostgres } from '../../src/store/pg.js';
 import type { Queryable } from '../../src/store/db.js';
 
-const s = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const connect = async () => {
   const c = new pg.Client({ connectionString: storeUrl(s) });
   await c.connect();

@@ -5,21 +5,18 @@
 // database, on a table of the test's own (autovacuum off, so no ANALYZE replans it meanwhile).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, storeUrl } from '../helpers/server.js';
-import { NO_LIMITS } from '../helpers/assert.js';
+import { storeUrl } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { openPostgres } from '../../src/store/pg.js';
 import { prepared } from '../../src/store/db.js';
-import { ownDatabase } from '../helpers/database.js';
 
-const DB = await ownDatabase(t);
-const srv = await startServer({ ...NO_LIMITS, ...DB });
-t.teardown(() => srv.stop());
+const srv = await sharedServer();
 
 const table = `plan_probe_${randomBytes(4).toString('hex')}`;
 // Long enough for the first steps to run within one interval, short enough to wait out.
 const REPLAN_MS = 5000;
 // One connection, so every statement runs on the one whose plans are looked at.
-const db = openPostgres(storeUrl(srv, DB), 1, REPLAN_MS);
+const db = openPostgres(storeUrl(srv), 1, REPLAN_MS);
 t.teardown(async () => {
   await db.query(`DROP TABLE IF EXISTS ${table}`);
   await db.close();

@@ -3,7 +3,8 @@
 // both modes.
 import t from 'tap';
 import pg from 'pg';
-import { newWorkspace, startServer, storeUrl } from '../helpers/server.js';
+import { newWorkspace, storeUrl } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { EVENT_NAMES, latestEventsQuery } from '../../src/store/events.js';
 import { PERSON_BY_PHONE } from '../../src/store/people.js';
 import { ENROLMENT_JOBS, INSERT_ENROLMENTS } from '../../src/store/enrolments.js';
@@ -11,8 +12,7 @@ import { claimStatement } from '../../src/store/job-queue.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
 
-const s = await startServer();
-t.teardown(() => s.stop());
+const s = await sharedServer();
 const sql = new pg.Client({ connectionString: storeUrl(s) });
 await sql.connect();
 t.teardown(() => sql.end());

@@ -7,8 +7,8 @@
 //  - an append PostgreSQL refuses creates no one.
 import t from 'tap';
 import pg from 'pg';
-import { startServer, storeUrl, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
-import { NO_LIMITS } from '../helpers/assert.js';
+import { storeUrl, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
+import { sharedServer } from '../helpers/shared-server.js';
 import { storeLog, type NewEvent } from '../../src/eventlog/event-log.js';
 import { openPostgres } from '../../src/store/pg.js';
 import { DomainError } from '../../src/domain/errors.js';
@@ -18,8 +18,7 @@ import { setLogLevel } from '../../src/logger.js';
 setLogLevel('error'); // the refused append below is logged as a warning
 const enc = encodeURIComponent;
 
-const srv = await startServer(NO_LIMITS);
-t.teardown(() => srv.stop());
+const srv = await sharedServer();
 const db = openPostgres(storeUrl(srv), 2);
 const log = storeLog(db);
 t.teardown(async () => {
