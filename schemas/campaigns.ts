@@ -95,7 +95,7 @@ export const templateCreate = object(
 export const templateUpdate = object({ name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...nullable(pushContent), ...nullable(emailContent) });
 
 /**
- * POST /campaigns/{campaignId}/trigger (INTERFACE 4.6). The audience is the campaign's own, so
+ * POST /campaigns/{campaignId}/trigger (docs/ingest.md). The audience is the campaign's own, so
  * the body takes nothing else: a field beyond these two (`user_ids`, `filters`, a typo) is
  * refused rather than ignored, since ignoring it would send to the whole audience.
  */
@@ -221,7 +221,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     },
   },
   'POST /campaigns': {
-    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (DECISIONS §13)' } }) }) },
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (docs/channels.md)' } }) }) },
     errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
   },
   'GET /campaigns': {
@@ -236,7 +236,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound },
   },
   'PUT /campaigns/{campaignId}': {
-    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' } }, ['message', 'data']) },
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (docs/channels.md)' } }, ['message', 'data']) },
     errors: {
       400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
       404: campaignNotFound,
@@ -250,7 +250,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     success: {
       200: ok("The node's content now", {
         data: closed({ node_id: str, message: nodeContent }),
-        warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' },
+        warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (docs/channels.md)' },
       }, ['data']),
     },
     errors: {

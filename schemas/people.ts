@@ -4,7 +4,7 @@ import { nonEmptyString, object, pagination, timestamp, type Schema, type Schema
 import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, personNotFound, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
 const userId = nonEmptyString(255);
-// '' clears the stored email (INTERFACE 2.2.6), so the empty string is allowed beside an address.
+// '' clears the stored email (README, Request bodies), so the empty string is allowed beside an address.
 const email = { type: 'string', maxLength: 254, anyOf: [{ format: 'email' }, { maxLength: 0 }] } as const;
 
 /** identify, POST /people, /people/upsert and each entry of /people/batch. */

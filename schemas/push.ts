@@ -5,7 +5,7 @@ import { maskedToken } from './push-send.js';
 import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type RouteResponses } from './response-parts.js';
 
 // ---------------------------------------------------------------------------------------
-// Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3)
+// Token suppression and validation (README, Request bodies and Routes)
 
 const platform = { type: 'string', enum: [...PUSH_PLATFORMS] } as const;
 
@@ -31,7 +31,7 @@ export const tokenSuppressRefusals: readonly SchemaRefusal[] = [
   notASubscription('/device_token'),
 ];
 
-/** 1 to 1,000 tokens (DECISIONS §3); more is BATCH_TOO_LARGE (the route's refusals). */
+/** 1 to 1,000 tokens (README, Request bodies); more is BATCH_TOO_LARGE (the route's refusals). */
 export const tokenValidate = object(
   {
     tokens: {
@@ -58,7 +58,7 @@ export const tokenValidate = object(
 // Responses (published by schemas/responses.ts)
 
 const pushPlatform = enumOf(...PUSH_PLATFORMS);
-/** INTERFACE 2.9; the answer's body is the record at the top level (DECISIONS §12). */
+/** INTERFACE 2.9; the answer's body is the record at the top level (README, Routes). */
 export const tokenSuppression = closed({
   success,
   id: { ...uuidText, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },

@@ -21,7 +21,7 @@ export const API_PREFIX = '/api/v1';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Which error bodies a route answers with (DECISIONS §4). */
+/** Which error bodies a route answers with (README, Errors). */
 export type ErrorShape = 'key' | 'session' | 'flat';
 
 interface Common {
@@ -62,7 +62,7 @@ interface PublicRoute extends Common {
 }
 
 /**
- * Served at the root, outside /api/v1, with no credential (DECISIONS §13): one-click
+ * Served at the root, outside /api/v1, with no credential (docs/channels.md): one-click
  * unsubscribe links and provider callbacks. Limited per IP on `scope`; the handler gets the raw
  * body (a callback's signature is over its bytes) and verifies what the request carries.
  */
@@ -182,7 +182,7 @@ const defs = [
   { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 
-  // Outside /api/v1, no credential (DECISIONS §13): unsubscribe links, provider callbacks.
+  // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
   { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },

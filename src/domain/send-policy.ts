@@ -1,4 +1,4 @@
-// The workspace send policy (INTERFACE 2.10, DECISIONS §5). Its shape (fields, formats,
+// The workspace send policy (docs/channels.md; README, Request bodies). Its shape (fields, formats,
 // ranges) is the JSON Schema `sendPolicy` in schemas/workspaces.ts; what relates two fields is
 // checked here, and so is what the policy says about one send at a given instant.
 //

@@ -1,12 +1,12 @@
-// Push tokens as the push routes see them (INTERFACE 2.9, 4.5; DECISIONS §3, §10): the platforms
+// Push tokens as the push routes see them (docs/channels.md; README, Request bodies and Routes): the platforms
 // and suppression types they name, how a token is shown back (masked: the raw token is never
 // echoed), and the format rules of token validation.
 
-/** Platforms a device registers under (INTERFACE 2.5), and a push is sent to. */
+/** Platforms a device registers under (README, Request bodies), and a push is sent to. */
 export const DEVICE_PLATFORMS = ['ios', 'android', 'web'] as const;
 export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
 
-/** Platforms a suppression or a validated token may name (INTERFACE 2.9). */
+/** Platforms a suppression or a validated token may name (README, Request bodies). */
 export const PUSH_PLATFORMS = [...DEVICE_PLATFORMS, 'huawei'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 
@@ -14,12 +14,12 @@ export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 export const SUPPRESSION_TYPES = ['uninstalled', 'disabled', 'invalid_token', 'opt_out'] as const;
 export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
 
-/** Tokens at least this long show their first and last MASK_KEEP characters (DECISIONS §10). */
+/** Tokens at least this long show their first and last MASK_KEEP characters (docs/channels.md). */
 const MASK_MIN_LENGTH = 12;
 const MASK_KEEP = 4;
 
 /**
- * `abcd***wxyz` for a token of 12 characters or more, `***` for a shorter one (DECISIONS §10).
+ * `abcd***wxyz` for a token of 12 characters or more, `***` for a shorter one (docs/channels.md).
  * Counted in code points, so a mask never splits a surrogate pair.
  */
 export function maskToken(token: string): string {
@@ -32,14 +32,14 @@ export function maskToken(token: string): string {
 const APNS_TOKEN = /^(?:[0-9a-fA-F]{2}){32,100}$/;
 const OPAQUE_TOKEN = /^\S{10,4096}$/u;
 
-/** Whether `token` has the format of a `platform` push token (DECISIONS §3). */
+/** Whether `token` has the format of a `platform` push token (README, Request bodies). */
 export function tokenFormatValid(token: string, platform: PushPlatform): boolean {
   if (platform === 'ios') return APNS_TOKEN.test(token);
   // Length in characters (code points), as the schemas count it.
   return OPAQUE_TOKEN.test(token);
 }
 
-/** Why a token fails validation (DECISIONS §3), in the order they are checked. */
+/** Why a token fails validation (README, Request bodies), in the order they are checked. */
 export const TOKEN_PROBLEMS = ['invalid_format', 'suppressed', 'not_registered', 'inactive'] as const;
 export type TokenProblem = (typeof TOKEN_PROBLEMS)[number];
 

@@ -1,4 +1,4 @@
-// SMTP delivery (DECISIONS §13): one nodemailer pooled transport per workspace (its
+// SMTP delivery (docs/channels.md): one nodemailer pooled transport per workspace (its
 // max_connections and rate_per_second). Sockets go through the destination guard (DECISIONS
 // §15): an IP literal is judged before connecting, a host name on every address DNS answers at
 // connect time, each on the channel's port (SMTP_PORTS unless the allow-list names the host).

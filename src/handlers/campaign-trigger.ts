@@ -1,4 +1,4 @@
-// POST /campaigns/{campaignId}/trigger (INTERFACE 3.4, 4.6, 7; DECISIONS §4): a key route whose
+// POST /campaigns/{campaignId}/trigger (docs/ingest.md; README, Routes and Errors): a key route whose
 // errors are all flat `{error}` (but 401). The order matters: the request (Idempotency-Key,
 // workspace_id), then the campaign (404, not webhook, not active), and only then the key is
 // claimed, so a refused request never consumes it; then the audience is enrolled (the run of

@@ -1,4 +1,4 @@
-// Campaigns (INTERFACE 2.7) and what their stats read: enrolments (campaign_enrolments) and the
+// Campaigns (README, Request bodies) and what their stats read: enrolments (campaign_enrolments) and the
 // push records attributed to them (push_messages.campaign_id).
 import { prepared, type Queryable } from './db.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';

@@ -95,7 +95,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         UNIQUE (workspace_id, device_token)
       );
       CREATE INDEX devices_by_person ON devices (person_id, last_used_at DESC, created_at DESC);
-      -- Anonymous merges still to run (DECISIONS §8): written with the identify that asks for
+      -- Anonymous merges still to run (README, Request bodies): written with the identify that asks for
       -- one, removed when done, so a merge survives a restart.
       CREATE TABLE pending_merges (
         id uuid PRIMARY KEY,
@@ -183,7 +183,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 5,
     name: 'device tokens unique by their md5',
     sql: `
-      -- A device token may be 4,096 characters (INTERFACE 4.4), more than a btree index entry
+      -- A device token may be 4,096 characters (README, Routes), more than a btree index entry
       -- holds (2,704 bytes) when it does not compress: tokens are unique in a workspace by
       -- their md5 instead. Only a workspace's own tokens could collide, never another's.
       ALTER TABLE devices DROP CONSTRAINT devices_workspace_id_device_token_key;
@@ -194,8 +194,8 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 6,
     name: 'push records, deliveries, token suppressions, channel credentials',
     sql: `
-      -- One row per send request that reached a decision worth keeping (INTERFACE 2.8, 3.3):
-      -- sent, failed, policy_suppressed, and scheduled sends (DECISIONS §11) from their 202 on.
+      -- One row per send request that reached a decision worth keeping (README, Request bodies and Routes):
+      -- sent, failed, policy_suppressed, and scheduled sends (docs/channels.md) from their 202 on.
       -- A scheduled row keeps the unrendered content and variables: it is rendered at send time.
       -- 'sending' marks a scheduled send claimed by one actor, so that it is sent once.
       CREATE TABLE push_messages (
@@ -251,7 +251,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         suppressed_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE UNIQUE INDEX token_suppressions_by_type ON token_suppressions (workspace_id, md5(device_token), suppression_type);
-      -- Provider credentials (DECISIONS §9), each sealed with AES-256-GCM under HERALD_SECRETS_KEY.
+      -- Provider credentials (docs/channels.md), each sealed with AES-256-GCM under HERALD_SECRETS_KEY.
       CREATE TABLE push_channels (
         workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
         fcm bytea,
@@ -419,7 +419,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 10,
     name: 'first-seen event of a person',
     sql: `
-      -- first_occurrence (INTERFACE 2.7): the event that first made a person's count of a type,
+      -- first_occurrence (README, Request bodies): the event that first made a person's count of a type,
       -- in Log order. Set once, by whichever comes first: the sink creating the row, or an
       -- event trigger claiming it (a row of count 0 the sink then adds to). Rows from before
       -- this migration have none: those people had been seen already.

@@ -212,7 +212,7 @@ t.test('the external id in the path is a userId: at most 255 characters', async 
   t.equal(r.body.person_created, true);
   const long = 'e'.repeat(256);
   const bad = await register(k.write, long, { token: tok('len'), platform: 'ios' });
-  t.equal(bad.status, 400, `a 256-character userId is refused (INTERFACE 2.1, 8.3): ${bad.text.slice(0, 200)}`);
+  t.equal(bad.status, 400, `a 256-character userId is refused (README, Request bodies): ${bad.text.slice(0, 200)}`);
   t.equal((await personOf(k, long)).status, 404, 'no person with a 256-character userId is created');
 });
 

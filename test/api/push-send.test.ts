@@ -1,7 +1,7 @@
-// Single push sends through the real HTTP server, on the sandbox provider (DECISIONS §9) unless a
+// Single push sends through the real HTTP server, on the sandbox provider (docs/channels.md) unless a
 // test configures the fakes: the result of INTERFACE 2.8, every skip reason and its order
-// (DECISIONS §5), dead-token feedback, templates, bad input, scheduled sends (DECISIONS §11), the
-// status object and the message history (DECISIONS §3, §10), and permissions (INTERFACE 5.2).
+// (docs/channels.md), dead-token feedback, templates, bad input, scheduled sends (docs/channels.md), the
+// status object and the message history (docs/channels.md; README, Request bodies), and permissions (README, Permissions).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { FORBIDDEN, ISO_MS, UUID, badRequest, keyError, sessionError } from '../helpers/assert.js';

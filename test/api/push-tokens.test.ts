@@ -48,7 +48,7 @@ t.test('suppress: 201 new, 200 already_suppressed under the same type, 201 under
   t.equal(first.status, 201, first.text);
   t.equal(first.body.success, true);
   const sup = first.body;
-  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'success', 'suppressed_at', 'suppression_type'], 'the record at the top level, no wrapper (DECISIONS §12)');
+  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'success', 'suppressed_at', 'suppression_type'], 'the record at the top level, no wrapper (README, Routes)');
   t.match(sup.id, UUID);
   t.equal(sup.device_token, masked(token), 'first 4 + *** + last 4');
   t.equal(sup.platform, 'ios');

@@ -225,7 +225,7 @@ export function isProviderError(t: Test, r: Res): string {
 
 /**
  * A 400 naming `field`: the schema-failure shape (`Bad Request`, code 400) or the key-route
- * VALIDATION_ERROR carrying the same `details` (DECISIONS §4).
+ * VALIDATION_ERROR carrying the same `details` (README, Errors).
  */
 export function invalidField(t: Test, r: Res, field: string): void {
   t.equal(r.status, 400, `400: ${r.text.slice(0, 300)}`);
