@@ -49,7 +49,7 @@ const apiKeyFields = {
   created_at: isoTime,
   last_used_at: nullableIsoTime,
 };
-/** INTERFACE 2.6 without the secret: list, get, update (README, Request bodies). */
+/** An API key without the secret: list, get, update (README, Request bodies). */
 export const apiKey = closed(apiKeyFields);
 /** The create response: the key's metadata and its full credential. */
 export const newApiKey = closed({ ...apiKeyFields, key: fullKey });

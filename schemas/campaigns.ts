@@ -1,6 +1,6 @@
-// Request schemas of campaign authoring and message templates (INTERFACE 2.7, 4.7; DECISIONS
-// §6, §10, §11). Only the shape is checked here: trigger_config and audience_config are free
-// objects at creation, and what activation requires of them is src/domain/campaigns.ts.
+// Request schemas of campaign authoring and message templates (docs/campaigns-runtime.md).
+// Only the shape is checked here: trigger_config and audience_config are free objects at
+// creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, pageBack, queryLimit, type Schema, type SchemaRefusal } from './common.js';
@@ -11,7 +11,7 @@ const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA
 const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
-/** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
+/** Each channel's content fields: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
 export const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
 export const emailContent = {
   subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
@@ -20,7 +20,7 @@ export const emailContent = {
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
 } as const;
 
-/** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+/** The workflow: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
@@ -117,7 +117,7 @@ export const campaignTriggerRefusals: readonly SchemaRefusal[] = [
 
 const campaignStatus = enumOf(...CAMPAIGN_STATUSES);
 const triggerType = enumOf(...TRIGGER_TYPES);
-/** INTERFACE 2.7; template_id only when the campaign was created with one. */
+/** A campaign; template_id only when the campaign was created with one. */
 const campaignFields: Record<string, Schema> = {
     id: uuidText,
     workspace_id: uuidText,
@@ -147,9 +147,9 @@ const listedCampaign = closed(
   },
   [...campaignRequired, 'stats'],
 );
-/** DECISIONS §13: `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
+/** `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
 const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
-/** DECISIONS §3. */
+/** A campaign's stats (README, Routes). */
 export const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
@@ -157,7 +157,7 @@ export const campaignStats = closed({
   by_channel: closed({ push: closed(messageCounters), email: closed(messageCounters), sms: closed(messageCounters) }),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
 });
-/** DECISIONS §11. */
+/** A message template (docs/channels.md). */
 export const messageTemplate = closed({
   id: uuidText,
   workspace_id: uuidText,
@@ -188,7 +188,7 @@ const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No su
 const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
 const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
 
-/** INTERFACE 4.6: a fresh trigger, and the replay of one with the same Idempotency-Key. */
+/** A fresh trigger, and the replay of one with the same Idempotency-Key. */
 const triggerFields = {
   campaign_id: uuidText,
   triggered_at: { ...isoTime, description: 'When the trigger was made (on a replay, the first trigger\'s time)' },

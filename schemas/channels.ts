@@ -1,7 +1,7 @@
 // Push provider credentials, PUT /workspaces/{id}/channels/push (docs/channels.md). What a
 // schema cannot say is checked by handlers/channels.ts: that the keys parse as the keys each
 // provider signs with, that APNs fields omitted are kept from the stored credentials, and where
-// the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
+// the FCM token_uri may point (docs/isolation.md; it depends on the server's settings).
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 import { closed, count, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
 

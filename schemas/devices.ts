@@ -39,7 +39,7 @@ export const deviceUnregisterQuery = object({ token: { type: 'string', minLength
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** INTERFACE 2.5. */
+/** A device as the routes answer it (README, Request bodies). */
 export const device = closed({
   id: uuidText,
   workspace_id: uuidText,

@@ -45,7 +45,7 @@ export const eventNamesQuery = object({ limit: queryLimit(100) });
 // Responses (published by schemas/responses.ts)
 
 const eventFields = { id: uuidText, type: str, parameters: freeObject, created_at: isoTime };
-/** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
+/** A stored event as GET /people/{id}/events returns it. */
 export const storedEvent = closed(eventFields);
 /** GET /events/search adds the person's external id (README, Request bodies). */
 export const searchedEvent = closed({ ...eventFields, external_id: str });

@@ -68,7 +68,7 @@ export const messageHistory = object(pagination(50));
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
+/** A masked token: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
 export const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
 const devicePlatform = enumOf(...DEVICE_PLATFORMS);
 const skipReason = enumOf(...SKIP_REASONS);
@@ -83,7 +83,7 @@ const pushResultFields = {
 };
 const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 
-/** DECISIONS §3, §10, §11: a push record as the status route and the message history show it. */
+/** A push record as the status route and the message history show it. */
 export const pushMessage = closed(
   {
     message_id: uuidText,

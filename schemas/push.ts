@@ -26,7 +26,7 @@ export const tokenSuppress = object(
 );
 
 export const tokenSuppressRefusals: readonly SchemaRefusal[] = [
-  // INTERFACE 7: an unknown type is its own documented 400, listing the types.
+  // An unknown type is its own documented 400, listing the types.
   { at: '/suppression_type', keyword: 'enum', code: 'INVALID_SUPPRESSION_TYPE', message: `suppression_type must be one of: ${SUPPRESSION_TYPES.join(', ')}` },
   notASubscription('/device_token'),
 ];
@@ -58,7 +58,7 @@ export const tokenValidate = object(
 // Responses (published by schemas/responses.ts)
 
 const pushPlatform = enumOf(...PUSH_PLATFORMS);
-/** INTERFACE 2.9; the answer's body is the record at the top level (README, Routes). */
+/** A token suppression record; the answer's body is the record at the top level (README, Routes). */
 export const tokenSuppression = closed({
   success,
   id: { ...uuidText, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
@@ -77,7 +77,7 @@ export const listedSuppression = closed({
   reason: { type: 'string', nullable: true },
   suppressed_at: isoTime,
 });
-/** DECISIONS §3: one validated token, in request order. */
+/** One validated token, in request order. */
 export const tokenValidation = closed(
   {
     index: count,

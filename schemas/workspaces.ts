@@ -55,9 +55,9 @@ export const workspaceSettings: Schema = {
   required: ['timezone', 'send_policy'],
   additionalProperties: true,
 };
-/** DECISIONS §2. */
+/** A workspace as its members see it (README, Sessions and the Default workspace). */
 export const workspace = closed({ id: uuidText, name: str, settings: workspaceSettings, created_at: isoTime, updated_at: isoTime });
-/** DECISIONS §2; `created_at` is when the user joined (the owner: when the workspace was created). */
+/** A workspace member; `created_at` is when the user joined (the owner: when the workspace was created). */
 export const member = closed({ workspace_id: uuidText, user_id: str, role: enumOf(...ROLES), created_at: isoTime });
 
 const workspaceBody = (description: string): ResponseDoc => ok(description, { data: closed({ workspace }) });

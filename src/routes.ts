@@ -137,7 +137,7 @@ const defs = [
   // Push provider credentials (session), never echoed back.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
-  // Email and SMS channels (session, DECISIONS §13), secrets never echoed.
+  // Email and SMS channels (session; docs/channels.md), secrets never echoed.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/email', auth: 'session', workspace: 'path', body: messageChannels.emailChannelUpdate, summary: 'Set, change or remove the email channel (SMTP relay, sender, callback verification)' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/sms', auth: 'session', workspace: 'path', body: messageChannels.smsChannelUpdate, summary: 'Set, change or remove the SMS channel (Twilio)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', query: messageChannels.suppressionList, summary: 'Suppressed email addresses and phone numbers, newest first' },
@@ -171,7 +171,7 @@ const defs = [
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
   { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push, email or SMS node's content" },
-  // Authoring support for the dashboard (session, DECISIONS §14).
+  // Authoring support for the dashboard (session; README, Dashboard).
   { method: 'POST', path: '/workspaces/{workspaceId}/audiences/preview', auth: 'session', workspace: 'path', body: authoring.audiencePreview, summary: 'How many people an audience_config matches, with a sample' },
   { method: 'POST', path: `${TEMPLATES}/preview`, auth: 'session', workspace: 'path', body: authoring.templatePreview, summary: "Render a channel's content for a person (the template preview)" },
   { method: 'POST', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', auth: 'session', workspace: 'path', body: authoring.testSend, summary: "Send one node of a campaign to one person, outside the send policy's caps and quiet hours" },

@@ -3,7 +3,7 @@
 //   1. load, in one statement (store/send-context.ts): the policy, the recipients' sendable
 //      devices, which of their tokens are suppressed; and, when a cap is set, the send counters
 //      of people the actor does not hold yet;
-//   2. decide per recipient, in DECISIONS §5 order: person status → devices → token suppression
+//   2. decide per recipient, in the send policy's order (docs/channels.md): person status → devices → token suppression
 //      → (render) → quiet hours → daily cap → rolling cap. The recipients still in after the
 //      suppression check are rendered together in the render pool (src/render/pool.ts, off this
 //      thread); then the policy checks run synchronously, a send reserving its counter slot with
@@ -43,7 +43,7 @@ type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_devic
 /**
  * What became of one recipient. `id` is its record's, or null when nothing was stored (an
  * immediate send's skip, a recipient with no person); `at` is when it was decided or sent (ms).
- * How an answer shows it is the caller's (the push route: INTERFACE 2.8).
+ * How an answer shows it is the caller's (the push route: README, Routes).
  */
 export interface SendOutcome {
   id: string | null;
@@ -82,7 +82,7 @@ export interface Recipient {
   platform?: Platform;
   variables: Record<string, unknown>;
   /**
-   * The record's id, chosen by the caller: a claimed scheduled send (docs/campaigns-runtime.md), a campaign
+   * The record's id, chosen by the caller: a claimed scheduled send (docs/channels.md), a campaign
    * send (UUIDv5 of enrolment and node). Its record takes the outcome, skips included.
    */
   scheduledId?: string;

@@ -61,7 +61,7 @@ interface DelayNode {
   type: 'delay';
   minutes: number;
 }
-/** DECISIONS §13: activation needs `subject` and one of `html`, `text`. */
+/** An email node's activation needs `subject` and one of `html`, `text`. */
 export interface EmailNode {
   id: string;
   type: 'email';
@@ -159,7 +159,7 @@ export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent
 export type MessageNode = PushNode | EmailNode | SmsNode;
 
 /**
- * The workflow with node `nodeId`'s content changed (DECISIONS §13: each node type takes its own
+ * The workflow with node `nodeId`'s content changed (docs/channels.md: each node type takes its own
  * fields: push title, body, image_url, action_url, custom_data; email subject, html, text,
  * preheader; sms body). A field of another node type is a 400 naming it, as is new content that
  * does not parse.
@@ -226,7 +226,7 @@ export function activationProblems(spec: CampaignSpec, templates: Templates, now
 }
 
 /**
- * Why a live campaign's run cannot start (DECISIONS §6: it becomes `failed`): what activation
+ * Why a live campaign's run cannot start (it becomes `failed`: docs/campaigns-runtime.md): what activation
  * checks of its audience and workflow, which templates changed since may have broken.
  */
 export function runProblems(spec: CampaignSpec, templates: Templates): FieldError[] {
@@ -474,7 +474,7 @@ function liquidProblems(fields: Record<string, string>, prefix: string): FieldEr
   }
 }
 
-/** DECISIONS §13: an email node whose html has no `unsubscribe_url` goes live, with this warning. */
+/** An email node whose html has no `unsubscribe_url` goes live, with this warning. */
 export function workflowWarnings(workflow: Workflow): string[] {
   return workflow.nodes.flatMap((n) =>
     n.type === 'email' && n.html !== undefined && !/\{\{-?\s*unsubscribe_url\b/.test(n.html)

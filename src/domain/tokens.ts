@@ -10,7 +10,7 @@ export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
 export const PUSH_PLATFORMS = [...DEVICE_PLATFORMS, 'huawei'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 
-/** INTERFACE 2.9. */
+/** The kinds of token suppression (README, Request bodies). */
 export const SUPPRESSION_TYPES = ['uninstalled', 'disabled', 'invalid_token', 'opt_out'] as const;
 export type SuppressionType = (typeof SUPPRESSION_TYPES)[number];
 
@@ -27,8 +27,8 @@ export function maskToken(token: string): string {
   return chars.length >= MASK_MIN_LENGTH ? `${chars.slice(0, MASK_KEEP).join('')}***${chars.slice(-MASK_KEEP).join('')}` : '***';
 }
 
-// DECISIONS §3: an APNs token is hex bytes (32 today; up to 100 allowed for growth), the others
-// opaque text of the device-token bounds of INTERFACE 8.3 without whitespace.
+// Token validation (README, Request bodies): an APNs token is hex bytes (32 today; up to 100 allowed for growth), the others
+// opaque text of the device-token length bounds without whitespace.
 const APNS_TOKEN = /^(?:[0-9a-fA-F]{2}){32,100}$/;
 const OPAQUE_TOKEN = /^\S{10,4096}$/u;
 
@@ -51,7 +51,7 @@ export interface KnownTokens {
   devices: ReadonlyMap<string, { is_active: boolean; is_valid: boolean }>;
 }
 
-/** The first problem of the token, checked in the order DECISIONS §3 gives; undefined when it is valid. */
+/** The first problem of the token, checked in the documented order (README, Request bodies); undefined when it is valid. */
 export function tokenProblem(token: string, platform: PushPlatform, known: KnownTokens): TokenProblem | undefined {
   if (!tokenFormatValid(token, platform)) return 'invalid_format';
   if (known.suppressed.has(token)) return 'suppressed';

@@ -1,4 +1,4 @@
-// The trait rules of INTERFACE 2.2 and DECISIONS §10, in one place: every write path
+// The trait rules (README, Request bodies), in one place: every write path
 // (identify, people create/upsert/update/batch) validates with traitProblems().
 import type { FieldError } from './errors.js';
 

@@ -15,7 +15,7 @@ import { logger } from '../logger.js';
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
 
-/** INTERFACE 4.6: `audience_truncated`, `duplicate` and `idempotency_key` only when they say something. */
+/** The trigger's answer (docs/ingest.md): `audience_truncated`, `duplicate` and `idempotency_key` only when they say something. */
 function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutcome, key: string | null, replay: boolean): Reply {
   const message = replay
     ? `Duplicate trigger: this Idempotency-Key was used at ${iso(claim.triggeredAt)} and nothing was sent again; that trigger queued ${people(outcome.peopleQueued)}.`

@@ -1,4 +1,4 @@
-// Events (INTERFACE 4.1 track, 4.3 reads, 4.7 dashboard events; DECISIONS §3, §10). A track
+// Events: track, reads and the dashboard's events (docs/ingest.md; README, Routes). A track
 // is acknowledged once its events are durable on the Log, which also finds their people or
 // creates them bare; with JetStream the sink makes them readable shortly after
 // (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match

@@ -1,5 +1,5 @@
-// People on the key surface (INTERFACE 4.1 identify, 4.2) and on the dashboard (4.7,
-// DECISIONS §3 consent). Person writes commit in the store before the response.
+// People on the key surface (identify and the people routes) and on the dashboard (with
+// consent; README, Routes). Person writes commit in the store before the response.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';

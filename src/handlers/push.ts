@@ -1,5 +1,5 @@
-// Push sends, their status and a person's message history (INTERFACE 2.8, 3.3, 4.5; DECISIONS
-// §3, §10, §11). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
+// Push sends, their status and a person's message history (docs/channels.md;
+// README, Routes). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
 // and records into answers; the rules of a send are the engine's and the domain's.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';

@@ -104,7 +104,7 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
 }
 
 /**
- * DECISIONS §3, in one statement so the numbers agree: enrolments (rows; `triggered` counts
+ * A campaign's stats (README, Routes), in one statement so the numbers agree: enrolments (rows; `triggered` counts
  * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
  * campaign's push records of the workspace by status. Records not settled yet (a workflow's
  * send claimed and with the provider, 'sending') are not counted until they are: each

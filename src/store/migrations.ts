@@ -224,7 +224,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         sent_at timestamptz
       );
       CREATE INDEX push_messages_by_person ON push_messages (person_id, created_at DESC);
-      -- The send counters are rebuilt from these (DECISIONS §5: caps count 'sent').
+      -- The send counters are rebuilt from these (the send policy's caps count 'sent').
       CREATE INDEX push_messages_sent ON push_messages (person_id, sent_at) WHERE status = 'sent';
       CREATE INDEX push_messages_due ON push_messages (scheduled_at) WHERE status IN ('scheduled', 'sending');
       CREATE TABLE push_deliveries (
@@ -237,7 +237,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         error text,
         PRIMARY KEY (message_id, device_id)
       );
-      -- INTERFACE 2.9, 3.5: a token is suppressed once per type; tokens are matched by md5
+      -- A token is suppressed once per type; tokens are matched by md5
       -- for the same reason as devices (migration 5).
       CREATE TABLE token_suppressions (
         id uuid PRIMARY KEY,
@@ -264,7 +264,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 7,
     name: 'campaigns, message templates, campaign enrolments',
     sql: `
-      -- DECISIONS §11: push content that campaign nodes name by template_id.
+      -- Message templates: push content that campaign nodes name by template_id.
       CREATE TABLE message_templates (
         id uuid PRIMARY KEY,
         workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -279,7 +279,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         updated_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX message_templates_by_workspace ON message_templates (workspace_id, created_at DESC, id DESC);
-      -- INTERFACE 2.7, DECISIONS §6. trigger_config, audience_config and workflow_definition are
+      -- Campaigns (docs/campaigns-runtime.md). trigger_config, audience_config and workflow_definition are
       -- kept as written (validated for activation by domain/campaigns.ts). template_id is the
       -- one the campaign was created with, as given: push nodes name theirs in the workflow, and
       -- a template deleted since is reported by activation. No foreign key, so deleting a
@@ -393,7 +393,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 9,
     name: 'webhook trigger idempotency claims',
     sql: `
-      -- INTERFACE 4.6: an Idempotency-Key claimed by a trigger, per workspace and campaign, on the
+      -- An Idempotency-Key claimed by a trigger, per workspace and campaign, on the
       -- embedded default (with NATS_URL the claims live in NATS KV instead). people_queued is
       -- null while the trigger is in progress. A row past expires_at counts as absent (a claim
       -- replaces it) and is purged. campaign_id has no foreign key: the claim is only a memory
@@ -541,7 +541,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 200,
     name: 'email and SMS channels, address suppressions',
     sql: `
-      -- DECISIONS §13: each channel's settings as JSON sealed with AES-256-GCM under
+      -- Email and SMS (docs/channels.md): each channel's settings as JSON sealed with AES-256-GCM under
       -- HERALD_SECRETS_KEY (as push_channels), null when the channel is not configured.
       CREATE TABLE message_channels (
         workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -567,7 +567,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 201,
     name: 'messages on every channel: channel, address, delivery statuses, events',
     sql: `
-      -- DECISIONS §13: push records become messages with a channel; email and SMS add the
+      -- Email and SMS: push records become messages with a channel; email and SMS add the
       -- statuses their callbacks report, the address sent to and the provider events applied.
       ALTER TABLE push_messages ADD COLUMN channel text NOT NULL DEFAULT 'push' CHECK (channel IN ('push', 'email', 'sms'));
       ALTER TABLE push_messages ADD COLUMN address text;
@@ -581,7 +581,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 202,
     name: 'provider events applied',
     sql: `
-      -- DECISIONS §13: a provider event seen before (its own id) is applied once.
+      -- Provider callbacks: a provider event seen before (its own id) is applied once.
       CREATE TABLE provider_events (
         workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
         provider text NOT NULL,
@@ -595,7 +595,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 203,
     name: 'email and SMS templates',
     sql: `
-      -- DECISIONS §13: templates per channel; email's fields beside push's (sms uses body).
+      -- Templates per channel; email's fields beside push's (sms uses body).
       ALTER TABLE message_templates DROP CONSTRAINT message_templates_channel_check;
       ALTER TABLE message_templates ADD CONSTRAINT message_templates_channel_check CHECK (channel IN ('push', 'email', 'sms'));
       ALTER TABLE message_templates ADD COLUMN subject text, ADD COLUMN html text, ADD COLUMN text text, ADD COLUMN preheader text;

@@ -1,4 +1,4 @@
-// Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
+// Device tokens through the real HTTP server (README, Routes, Request bodies and Errors).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
@@ -61,7 +61,7 @@ t.test('register for an unknown person: 201, person_created, the person exists a
   t.equal(l.body.count, 1);
   t.equal(l.body.devices.length, 1);
   const d = l.body.devices[0];
-  t.same(sorted(Object.keys(d)), DEVICE_FIELDS, 'the Device fields of INTERFACE 2.5');
+  t.same(sorted(Object.keys(d)), DEVICE_FIELDS, 'the documented Device fields');
   t.equal(d.id, r.body.device_id);
   t.equal(d.workspace_id, k.ws.id);
   t.equal(d.person_id, p.body.person.id, 'person_id is the person UUID');

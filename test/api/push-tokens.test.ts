@@ -1,5 +1,5 @@
-// Token suppression and validation through the real HTTP server: INTERFACE 2.9, 3.5, 4.5, 5.2, 7;
-// DECISIONS §3, §4, §10.
+// Token suppression and validation through the real HTTP server
+// (README, Routes, Request bodies and Errors).
 import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
@@ -34,7 +34,7 @@ function validate(key: string, ws: string, tokens: unknown): Promise<Res> {
 function register(k: Setup, externalId: string, token: string, platform: string): Promise<Res> {
   return s.req('POST', `/people/${externalId}/devices`, { token: k.devices, body: { token, platform } });
 }
-/** The reason DECISIONS §3 gives for one token in the key's workspace (undefined when valid). */
+/** The documented reason (README, Request bodies) for one token in the key's workspace (undefined when valid). */
 async function reasonOf(k: Setup, token: string, platform: string): Promise<string | undefined> {
   const r = await validate(k.push, k.ws.id, [{ token, platform }]);
   if (r.status !== 200) throw new Error(`validate: ${r.status} ${r.text}`);

@@ -20,7 +20,7 @@ const SPEC = Object.entries(LIMITS).map(([k, [m, b]]) => `${k}=${m}:${b}`).join(
 const s: TestServer = await startServer({ HERALD_RATE_LIMITS: SPEC, HERALD_KEY_CACHE_TTL_MS: '600000' });
 t.teardown(() => s.stop());
 
-/** A 429 exactly as INTERFACE 8.2 / DECISIONS §4 describe it. */
+/** A 429 exactly as README, Rate limits and Errors describe it. */
 function limited(t: T, r: Res, scope: keyof typeof LIMITS, what: string): void {
   t.equal(r.status, 429, `${what}: 429 (got ${r.status}: ${r.text})`);
   t.strictSame(Object.keys(r.body ?? {}).sort(), ['error', 'gate', 'message', 'scope'], `${what}: body fields`);

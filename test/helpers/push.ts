@@ -1,5 +1,5 @@
-// Shared setup and expectations of the push HTTP tests (INTERFACE 2.8, 3.3, 4.5; DECISIONS §5,
-// §9-§11): a server with the fake APNs and FCM wired in, a workspace with its push keys, and the
+// Shared setup and expectations of the push HTTP tests (docs/channels.md; README,
+// Routes): a server with the fake APNs and FCM wired in, a workspace with its push keys, and the
 // requests and result checks every push test file makes.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
