@@ -179,7 +179,7 @@ export function startBenchHerald(dataDir: string, secret: string, env: NodeJS.Pr
  * What Herald (and the push floor) need to send to the fake FCM and APNs: their endpoints, their
  * CA (written to `caDir`, with `extraCa`, e.g. another fake's, trusted too), the live provider
  * (a workspace whose credentials did not take fails instead of falling back to the sandbox) and
- * loopback allowed (the fake's token endpoint is a tenant's setting, DECISIONS §15).
+ * loopback allowed (the fake's token endpoint is a tenant's setting: docs/isolation.md).
  */
 export function pushFakesEnv(ready: FakeProvidersReady, caDir: string, extraCa = ''): Record<string, string> {
   const caFile = join(caDir, 'fake-providers-ca.pem');

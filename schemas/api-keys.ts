@@ -49,11 +49,11 @@ const apiKeyFields = {
   created_at: isoTime,
   last_used_at: nullableIsoTime,
 };
-/** INTERFACE 2.6 without the secret: list, get, update (DECISIONS §3). */
+/** An API key without the secret: list, get, update (README, Request bodies). */
 export const apiKey = closed(apiKeyFields);
 /** The create response: the key's metadata and its full credential. */
 export const newApiKey = closed({ ...apiKeyFields, key: fullKey });
-/** The refresh response (DECISIONS §3). */
+/** The refresh response (README, Request bodies). */
 export const refreshedApiKey = closed({ id: uuidText, key_prefix: keyPrefix, key: fullKey, permissions: strings, key_type: keyType });
 export const apiKeyUsage = closed({
   key_id: uuidText,

@@ -1,4 +1,4 @@
-// Requests and answers of the dashboard's campaign authoring support routes (DECISIONS §14):
+// Requests and answers of the dashboard's campaign authoring support routes (README, Dashboard):
 // the audience preview, the template preview, a node's test send. Session routes on the path's
 // workspace.
 import { CHANNELS, MESSAGE_SKIP_REASONS, PROVIDER_STATUSES, SEND_STATUSES } from '../src/domain/messages.js';

@@ -1,6 +1,6 @@
-// Request schemas of campaign authoring and message templates (INTERFACE 2.7, 4.7; DECISIONS
-// §6, §10, §11). Only the shape is checked here: trigger_config and audience_config are free
-// objects at creation, and what activation requires of them is src/domain/campaigns.ts.
+// Request schemas of campaign authoring and message templates (docs/campaigns-runtime.md).
+// Only the shape is checked here: trigger_config and audience_config are free objects at
+// creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, pageBack, queryLimit, type Schema, type SchemaRefusal } from './common.js';
@@ -11,7 +11,7 @@ const uuid = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA
 const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
-/** DECISIONS §13: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
+/** Each channel's content fields: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
 export const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
 export const emailContent = {
   subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
@@ -20,7 +20,7 @@ export const emailContent = {
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
 } as const;
 
-/** DECISIONS §6, §13: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+/** The workflow: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
@@ -95,7 +95,7 @@ export const templateCreate = object(
 export const templateUpdate = object({ name: nonEmptyString(255), channel: TEMPLATE_CHANNEL, ...nullable(pushContent), ...nullable(emailContent) });
 
 /**
- * POST /campaigns/{campaignId}/trigger (INTERFACE 4.6). The audience is the campaign's own, so
+ * POST /campaigns/{campaignId}/trigger (docs/ingest.md). The audience is the campaign's own, so
  * the body takes nothing else: a field beyond these two (`user_ids`, `filters`, a typo) is
  * refused rather than ignored, since ignoring it would send to the whole audience.
  */
@@ -117,7 +117,7 @@ export const campaignTriggerRefusals: readonly SchemaRefusal[] = [
 
 const campaignStatus = enumOf(...CAMPAIGN_STATUSES);
 const triggerType = enumOf(...TRIGGER_TYPES);
-/** INTERFACE 2.7; template_id only when the campaign was created with one. */
+/** A campaign; template_id only when the campaign was created with one. */
 const campaignFields: Record<string, Schema> = {
     id: uuidText,
     workspace_id: uuidText,
@@ -147,9 +147,9 @@ const listedCampaign = closed(
   },
   [...campaignRequired, 'stats'],
 );
-/** DECISIONS §13: `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
+/** `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
 const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
-/** DECISIONS §3. */
+/** A campaign's stats (README, Routes). */
 export const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
@@ -157,7 +157,7 @@ export const campaignStats = closed({
   by_channel: closed({ push: closed(messageCounters), email: closed(messageCounters), sms: closed(messageCounters) }),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
 });
-/** DECISIONS §11. */
+/** A message template (docs/channels.md). */
 export const messageTemplate = closed({
   id: uuidText,
   workspace_id: uuidText,
@@ -188,7 +188,7 @@ const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No su
 const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
 const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';
 
-/** INTERFACE 4.6: a fresh trigger, and the replay of one with the same Idempotency-Key. */
+/** A fresh trigger, and the replay of one with the same Idempotency-Key. */
 const triggerFields = {
   campaign_id: uuidText,
   triggered_at: { ...isoTime, description: 'When the trigger was made (on a replay, the first trigger\'s time)' },
@@ -221,7 +221,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     },
   },
   'POST /campaigns': {
-    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (DECISIONS §13)' } }) }) },
+    success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (docs/channels.md)' } }) }) },
     errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
   },
   'GET /campaigns': {
@@ -236,7 +236,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound },
   },
   'PUT /campaigns/{campaignId}': {
-    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' } }, ['message', 'data']) },
+    success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (docs/channels.md)' } }, ['message', 'data']) },
     errors: {
       400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
       404: campaignNotFound,
@@ -250,7 +250,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     success: {
       200: ok("The node's content now", {
         data: closed({ node_id: str, message: nodeContent }),
-        warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (DECISIONS §13)' },
+        warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (docs/channels.md)' },
       }, ['data']),
     },
     errors: {

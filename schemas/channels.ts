@@ -1,7 +1,7 @@
-// Push provider credentials, PUT /workspaces/{id}/channels/push (DECISIONS §9, §11). What a
+// Push provider credentials, PUT /workspaces/{id}/channels/push (docs/channels.md). What a
 // schema cannot say is checked by handlers/channels.ts: that the keys parse as the keys each
 // provider signs with, that APNs fields omitted are kept from the stored credentials, and where
-// the FCM token_uri may point (DECISIONS §15, which depends on the server's settings).
+// the FCM token_uri may point (docs/isolation.md; it depends on the server's settings).
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 import { closed, count, enumOf, nullableIsoTime, nullableStr, ok, str, type RouteResponses } from './response-parts.js';
 
@@ -54,7 +54,7 @@ export const pushChannelsUpdateRefusals: readonly SchemaRefusal[] = [{ at: '', k
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** A push channel (DECISIONS §9): its non-secret identifiers when configured; private keys are never shown. */
+/** A push channel (docs/channels.md): its non-secret identifiers when configured; private keys are never shown. */
 const channelState = (identifiers: Record<string, Schema>, always: Record<string, Schema> = {}): Schema => ({
   anyOf: [
     closed({ configured: enumOf(true), readable: enumOf(true), ...identifiers, ...always }),
@@ -70,7 +70,7 @@ export const pushChannels = closed({
   updated_at: { ...nullableIsoTime, description: 'Last change; null when no credentials were ever set' },
 });
 
-/** Every channel (DECISIONS §13): passwords, tokens and keys never shown; the callback URLs to paste into the providers. */
+/** Every channel (docs/channels.md): passwords, tokens and keys never shown; the callback URLs to paste into the providers. */
 const allChannels = closed({
   push: (pushChannels.properties as Record<string, Schema>).channels!,
   email: channelState(

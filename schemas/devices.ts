@@ -5,7 +5,7 @@ import { closed, count, enumOf, isoTime, message, nullableStr, ok, personNotFoun
 const text = { type: 'string', maxLength: 255 } as const;
 
 /**
- * A push token as it is registered or suppressed (INTERFACE 8.3). A browser push subscription
+ * A push token as it is registered or suppressed (README, Request bodies). A browser push subscription
  * (`{endpoint, keys}`, or that object as JSON text) is not a token.
  */
 export const deviceToken = { type: 'string', minLength: 10, maxLength: 4096, pattern: '^(?!\\s*\\{)' } as const;
@@ -39,7 +39,7 @@ export const deviceUnregisterQuery = object({ token: { type: 'string', minLength
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** INTERFACE 2.5. */
+/** A device as the routes answer it (README, Request bodies). */
 export const device = closed({
   id: uuidText,
   workspace_id: uuidText,

@@ -45,13 +45,13 @@ export const eventNamesQuery = object({ limit: queryLimit(100) });
 // Responses (published by schemas/responses.ts)
 
 const eventFields = { id: uuidText, type: str, parameters: freeObject, created_at: isoTime };
-/** INTERFACE 2.4: a stored event as GET /people/{id}/events returns it. */
+/** A stored event as GET /people/{id}/events returns it. */
 export const storedEvent = closed(eventFields);
-/** GET /events/search adds the person's external id (DECISIONS §3). */
+/** GET /events/search adds the person's external id (README, Request bodies). */
 export const searchedEvent = closed({ ...eventFields, external_id: str });
-/** The dashboard events route adds the person's UUID (INTERFACE 2.4). */
+/** The dashboard events route adds the person's UUID (README, Request bodies). */
 export const dashboardEvent = closed({ ...eventFields, person_id: uuidText });
-/** The event debugger's: both of the person's ids (DECISIONS §14). */
+/** The event debugger's: both of the person's ids (README, Dashboard). */
 export const workspaceEvent = closed({ ...eventFields, person_id: uuidText, external_id: str });
 
 const trackStatus: Schema = { ...enumOf('processed', 'accepted_with_warnings'), description: '`accepted_with_warnings`: stored, but a campaign trigger failed on it (see `warnings`)' };

@@ -1,4 +1,4 @@
-// Email and SMS channels, PUT /workspaces/{id}/channels/email|sms (DECISIONS §13). Partial like
+// Email and SMS channels, PUT /workspaces/{id}/channels/email|sms (docs/channels.md). Partial like
 // push: a field omitted keeps its stored value, `null` removes an optional one, and `smtp: null`
 // (`twilio: null`) removes the whole channel. What a schema cannot say (the merged settings are
 // complete, where the SMTP host may point) is checked by handlers/message-channels.ts.

@@ -4,7 +4,7 @@ import { nonEmptyString, object, pagination, timestamp, type Schema, type Schema
 import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, personNotFound, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
 const userId = nonEmptyString(255);
-// '' clears the stored email (INTERFACE 2.2.6), so the empty string is allowed beside an address.
+// '' clears the stored email (README, Request bodies), so the empty string is allowed beside an address.
 const email = { type: 'string', maxLength: 254, anyOf: [{ format: 'email' }, { maxLength: 0 }] } as const;
 
 /** identify, POST /people, /people/upsert and each entry of /people/batch. */
@@ -21,7 +21,7 @@ export const identify = object({
 
 export const personUpdate = object({ traits: { type: 'object' } }, ['traits']);
 
-/** INTERFACE 4.1 owes an exact message for a long anonymousId, and a failed identify. */
+/** The documented exact message (README, Errors) for a long anonymousId, and a failed identify. */
 export const identifyRefusals: readonly SchemaRefusal[] = [
   { at: '/anonymousId', keyword: 'maxLength', code: 'VALIDATION_ERROR', message: 'Anonymous ID must be 36 characters or less' },
 ];
@@ -71,7 +71,7 @@ export const consent = object(
 
 const personStatus = enumOf(...PERSON_STATUSES);
 
-/** INTERFACE 2.1: the person on the key surface (GET, lists, full echoes, batch `data`). */
+/** The person on the key surface (GET, lists, full echoes, batch `data`). */
 export const keyPerson = closed(
   {
     id: uuidText,
@@ -92,7 +92,7 @@ export const keyPerson = closed(
 /** The echo for a key without `people:read`. */
 export const trimmedPerson = closed({ id: uuidText, workspace_id: uuidText, userId: str });
 
-/** INTERFACE 2.3 with DECISIONS §10: the person on the dashboard surface. */
+/** The person on the dashboard surface (README, Request bodies). */
 export const dashboardPerson = closed({
   id: uuidText,
   workspace_id: uuidText,

@@ -1,4 +1,4 @@
-// Request schemas of the push send routes (INTERFACE 4.5, DECISIONS §3, §10, §11). Which content
+// Request schemas of the push send routes (docs/channels.md; README, Routes and Request bodies). Which content
 // fields are templates, and how a template error is reported, is src/domain/templates.ts.
 import { DEVICE_PLATFORMS } from '../src/domain/tokens.js';
 import { CHANNELS, DELIVERY_STATUSES, MESSAGE_SKIP_REASONS, PROVIDER_STATUSES, SEND_STATUSES, SHOWN_MESSAGE_STATUSES, SKIP_REASONS } from '../src/domain/messages.js';
@@ -47,7 +47,7 @@ export const pushBatch = object(
       maxItems: 1_000,
       items: object(
         {
-          // A non-UUID fails that recipient only (INTERFACE 4.5), so the schema takes any string.
+          // A non-UUID fails that recipient only (README, Routes), so the schema takes any string.
           user_id: { ...nonEmptyString(255), description: 'The person UUID (not the external id)' },
           device_token: { type: 'string', minLength: 1, maxLength: 4096, description: "Selects one of the person's active devices" },
           platform: { ...platform, description: "Only the person's devices of this platform" },
@@ -68,7 +68,7 @@ export const messageHistory = object(pagination(50));
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** DECISIONS §10: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
+/** A masked token: first 4 + `***` + last 4 characters, or `***` for a token under 12; never the raw token. */
 export const maskedToken: Schema = { type: 'string', pattern: '^(\\*\\*\\*|[\\s\\S]{4}\\*\\*\\*[\\s\\S]{4})$', description: 'Masked: first 4 + `***` + last 4 characters; `***` for a token under 12 characters' };
 const devicePlatform = enumOf(...DEVICE_PLATFORMS);
 const skipReason = enumOf(...SKIP_REASONS);
@@ -83,12 +83,12 @@ const pushResultFields = {
 };
 const pushResultRequired = ['message_id', 'status', 'sent_at', 'provider'];
 
-/** DECISIONS §3, §10, §11: a push record as the status route and the message history show it. */
+/** A push record as the status route and the message history show it. */
 export const pushMessage = closed(
   {
     message_id: uuidText,
     channel: enumOf(...CHANNELS),
-    status: { ...enumOf(...SHOWN_MESSAGE_STATUSES, ...PROVIDER_STATUSES), description: 'delivered, bounced, complained: email and SMS, from the provider (DECISIONS §13)' },
+    status: { ...enumOf(...SHOWN_MESSAGE_STATUSES, ...PROVIDER_STATUSES), description: 'delivered, bounced, complained: email and SMS, from the provider (docs/channels.md)' },
     external_id: str,
     platform: { type: 'string', enum: [...DEVICE_PLATFORMS, null], nullable: true, description: 'The platform of the first device sent to; null when no device was' },
     to: { ...str, description: 'Email and SMS: the email address or phone number (E.164) the message went to; absent on push (its devices are in `deliveries`, tokens masked) and where no address was chosen' },

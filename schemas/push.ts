@@ -5,7 +5,7 @@ import { maskedToken } from './push-send.js';
 import { closed, count, enumOf, isoTime, ok, PUSH, str, success, uuidText, type RouteResponses } from './response-parts.js';
 
 // ---------------------------------------------------------------------------------------
-// Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3)
+// Token suppression and validation (README, Request bodies and Routes)
 
 const platform = { type: 'string', enum: [...PUSH_PLATFORMS] } as const;
 
@@ -26,12 +26,12 @@ export const tokenSuppress = object(
 );
 
 export const tokenSuppressRefusals: readonly SchemaRefusal[] = [
-  // INTERFACE 7: an unknown type is its own documented 400, listing the types.
+  // An unknown type is its own documented 400, listing the types.
   { at: '/suppression_type', keyword: 'enum', code: 'INVALID_SUPPRESSION_TYPE', message: `suppression_type must be one of: ${SUPPRESSION_TYPES.join(', ')}` },
   notASubscription('/device_token'),
 ];
 
-/** 1 to 1,000 tokens (DECISIONS §3); more is BATCH_TOO_LARGE (the route's refusals). */
+/** 1 to 1,000 tokens (README, Request bodies); more is BATCH_TOO_LARGE (the route's refusals). */
 export const tokenValidate = object(
   {
     tokens: {
@@ -58,7 +58,7 @@ export const tokenValidate = object(
 // Responses (published by schemas/responses.ts)
 
 const pushPlatform = enumOf(...PUSH_PLATFORMS);
-/** INTERFACE 2.9; the answer's body is the record at the top level (DECISIONS §12). */
+/** A token suppression record; the answer's body is the record at the top level (README, Routes). */
 export const tokenSuppression = closed({
   success,
   id: { ...uuidText, description: 'Lifts it: DELETE .../push/tokens/suppress/{id}' },
@@ -77,7 +77,7 @@ export const listedSuppression = closed({
   reason: { type: 'string', nullable: true },
   suppressed_at: isoTime,
 });
-/** DECISIONS §3: one validated token, in request order. */
+/** One validated token, in request order. */
 export const tokenValidation = closed(
   {
     index: count,

@@ -29,7 +29,7 @@ export const freeObject: Schema = { type: 'object', additionalProperties: true }
 export const emptyObject: Schema = { type: 'object', additionalProperties: false, maxProperties: 0 };
 export const success: Schema = { type: 'boolean', enum: [true] };
 export const failure: Schema = { type: 'boolean', enum: [false] };
-/** ISO 8601 UTC with milliseconds (DECISIONS §8), as every timestamp is answered. */
+/** ISO 8601 UTC with milliseconds (README, Request bodies), as every timestamp is answered. */
 export const isoTime: Schema = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' };
 export const nullableIsoTime: Schema = { ...isoTime, nullable: true };
 export const enumOf = (...values: (string | number | boolean)[]): Schema => ({ type: typeof values[0] === 'number' ? 'integer' : typeof values[0], enum: values });

@@ -1,5 +1,5 @@
 // What every route answers: for each route id of the route table and each status it can give,
-// a description and the JSON Schema of the body (DECISIONS §3, §4, §10, §11; INTERFACE 2, 4, 7).
+// a description and the JSON Schema of the body (docs/channels.md; README, Request bodies, Errors and Routes).
 // Written from the handlers (src/handlers/*.ts), the error bodies (src/handlers/reply.ts), the front
 // (src/http/front.ts: 401, 403, 404, 405, 413, 429, 503) and the actor pipeline
 // (src/actors/pipeline.ts: schema 400, 501, 503). The OpenAPI document publishes these and
@@ -32,7 +32,7 @@ import { authoringResponses } from './authoring.js';
 export type { ResponseDoc, Responses } from './response-parts.js';
 
 const componentState: Schema = { type: 'string', pattern: '^(ok$|down: )', description: '`ok`, or `down: <why>`' };
-/** GET /healthz (DECISIONS §1). */
+/** GET /healthz (README, Running it). */
 const health = closed({
   status: enumOf('ok', 'unavailable'),
   version: str,
@@ -54,7 +54,7 @@ const health = closed({
 });
 
 // ---------------------------------------------------------------------------------------
-// Error bodies (DECISIONS §4)
+// Error bodies (README, Errors)
 
 const fieldError = closed({ field: str, message: str });
 const fieldErrors: Schema = { type: 'array', items: fieldError };
@@ -71,7 +71,7 @@ function keyError(codes: readonly ErrorCode[]): Schema {
   return once(`key ${codes.join(',')}`, () => closed({ success: failure, error: str, code: enumOf(...codes), details: fieldErrors }, ['success', 'error', 'code']));
 }
 
-/** A single push send no device accepted (DECISIONS §10): the stored failed record's id in details. */
+/** A single push send no device accepted (docs/channels.md): the stored failed record's id in details. */
 const providerError = closed({ success: failure, error: str, code: enumOf('PROVIDER_ERROR'), details: closed({ message_id: uuidText }) });
 
 /** The details of a refused permission list (api-key create and update). */

@@ -8,7 +8,7 @@ const timeOfDay = { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', 
 const count = { type: 'integer', minimum: 0 } as const;
 
 /**
- * The workspace send policy (INTERFACE 2.10, DECISIONS §5). What relates two fields (both
+ * The workspace send policy (docs/channels.md; README, Request bodies). What relates two fields (both
  * window fields set together, start ≠ end) is checked by domain/send-policy.ts.
  */
 export const sendPolicy = {
@@ -37,7 +37,7 @@ export const workspaceUpdate = object({
   ),
 });
 
-/** Whatever is wrong inside the send policy is INVALID_SEND_POLICY (INTERFACE 2.10.4). */
+/** Whatever is wrong inside the send policy is INVALID_SEND_POLICY (README, Request bodies). */
 export const workspaceUpdateRefusals: readonly SchemaRefusal[] = [{ at: '/settings/send_policy', code: 'INVALID_SEND_POLICY' }];
 
 export const memberAdd = object(
@@ -55,9 +55,9 @@ export const workspaceSettings: Schema = {
   required: ['timezone', 'send_policy'],
   additionalProperties: true,
 };
-/** DECISIONS §2. */
+/** A workspace as its members see it (README, Sessions and the Default workspace). */
 export const workspace = closed({ id: uuidText, name: str, settings: workspaceSettings, created_at: isoTime, updated_at: isoTime });
-/** DECISIONS §2; `created_at` is when the user joined (the owner: when the workspace was created). */
+/** A workspace member; `created_at` is when the user joined (the owner: when the workspace was created). */
 export const member = closed({ workspace_id: uuidText, user_id: str, role: enumOf(...ROLES), created_at: isoTime });
 
 const workspaceBody = (description: string): ResponseDoc => ok(description, { data: closed({ workspace }) });

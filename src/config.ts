@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { parseRange } from './auth/ip-allowlist.js';
 import { parseAllowList, type AllowList } from './net/destinations.js';
 
-/** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (DECISIONS §15). */
+/** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (docs/isolation.md). */
 export const DEFAULT_FCM_ENDPOINT = 'https://fcm.googleapis.com';
 
 export interface Config {
@@ -44,20 +44,20 @@ export interface Config {
   fcmEndpoint: string;
   /** Base URL replacing both APNs hosts (production and sandbox); undefined means Apple's. */
   apnsEndpoint: string | undefined;
-  /** Private destinations a tenant may set after all (DECISIONS §15): host names, IPs, CIDR blocks. */
+  /** Private destinations a tenant may set after all (docs/isolation.md): host names, IPs, CIDR blocks. */
   allowedPrivateHosts: AllowList;
-  /** What a platform without credentials in its workspace sends through (DECISIONS §9, §11). */
+  /** What a platform without credentials in its workspace sends through (docs/channels.md). */
   pushProvider: PushProviderMode;
-  /** What a workspace without an email / SMS channel sends through (DECISIONS §13): the sandbox, or nothing. */
+  /** What a workspace without an email / SMS channel sends through (docs/channels.md): the sandbox, or nothing. */
   emailProvider: PushProviderMode;
   smsProvider: PushProviderMode;
   /** Replaces Twilio's host (https://api.twilio.com) for tests and private gateways. */
   twilioEndpoint: string;
   /** Seals stored provider credentials; undefined: the key generated in the data dir (auth/bootstrap.ts). */
   secretsKey: Buffer | undefined;
-  /** At most this many people enrolled by one webhook trigger (DECISIONS §6); more is `audience_truncated`. */
+  /** At most this many people enrolled by one webhook trigger (docs/campaigns-runtime.md); more is `audience_truncated`. */
   triggerAudienceCeiling: number;
-  /** At most this many people enrolled by one schedule run (DECISIONS §6). */
+  /** At most this many people enrolled by one schedule run (docs/campaigns-runtime.md). */
   scheduleAudienceCeiling: number;
   /** How often, at least, a dynamic_schedule campaign's audience is scanned (finds dates set since the last scan). */
   dynamicScanMs: number;

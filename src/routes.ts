@@ -21,7 +21,7 @@ export const API_PREFIX = '/api/v1';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Which error bodies a route answers with (DECISIONS §4). */
+/** Which error bodies a route answers with (README, Errors). */
 export type ErrorShape = 'key' | 'session' | 'flat';
 
 interface Common {
@@ -62,7 +62,7 @@ interface PublicRoute extends Common {
 }
 
 /**
- * Served at the root, outside /api/v1, with no credential (DECISIONS §13): one-click
+ * Served at the root, outside /api/v1, with no credential (docs/channels.md): one-click
  * unsubscribe links and provider callbacks. Limited per IP on `scope`; the handler gets the raw
  * body (a callback's signature is over its bytes) and verifies what the request carries.
  */
@@ -137,7 +137,7 @@ const defs = [
   // Push provider credentials (session), never echoed back.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', body: channels.pushChannelsUpdate, refusals: channels.pushChannelsUpdateRefusals, summary: 'Set or remove push provider credentials (FCM, APNs)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/channels/push', auth: 'session', workspace: 'path', summary: 'Which push providers are configured' },
-  // Email and SMS channels (session, DECISIONS §13), secrets never echoed.
+  // Email and SMS channels (session; docs/channels.md), secrets never echoed.
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/email', auth: 'session', workspace: 'path', body: messageChannels.emailChannelUpdate, summary: 'Set, change or remove the email channel (SMTP relay, sender, callback verification)' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/channels/sms', auth: 'session', workspace: 'path', body: messageChannels.smsChannelUpdate, summary: 'Set, change or remove the SMS channel (Twilio)' },
   { method: 'GET', path: '/workspaces/{workspaceId}/suppressions', auth: 'session', workspace: 'path', query: messageChannels.suppressionList, summary: 'Suppressed email addresses and phone numbers, newest first' },
@@ -171,7 +171,7 @@ const defs = [
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },
   { method: 'DELETE', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Delete a campaign that is not live' },
   { method: 'PUT', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}', auth: 'session', workspace: 'path', body: campaigns.nodeMessage, summary: "Set a push, email or SMS node's content" },
-  // Authoring support for the dashboard (session, DECISIONS §14).
+  // Authoring support for the dashboard (session; README, Dashboard).
   { method: 'POST', path: '/workspaces/{workspaceId}/audiences/preview', auth: 'session', workspace: 'path', body: authoring.audiencePreview, summary: 'How many people an audience_config matches, with a sample' },
   { method: 'POST', path: `${TEMPLATES}/preview`, auth: 'session', workspace: 'path', body: authoring.templatePreview, summary: "Render a channel's content for a person (the template preview)" },
   { method: 'POST', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', auth: 'session', workspace: 'path', body: authoring.testSend, summary: "Send one node of a campaign to one person, outside the send policy's caps and quiet hours" },
@@ -182,7 +182,7 @@ const defs = [
   { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 
-  // Outside /api/v1, no credential (DECISIONS §13): unsubscribe links, provider callbacks.
+  // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
   { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },

@@ -111,7 +111,7 @@ async function assemble(cfg: Config, uws: Uws, limits: ReturnType<typeof parseRa
   // which connect to NATS too: NATS not answering at start is one line (exit 2).
   const parts = cfg.natsUrl ? await reachable('NATS_URL', cfg.natsUrl, backends(cfg, 'herald-front')) : await backends(cfg, 'herald-front');
 
-  // In the error shape of the request's route (DECISIONS §4), like every other error.
+  // In the error shape of the request's route (README, Errors), like every other error.
   const routes = new Map(ROUTES.map((r) => [r.id, r]));
   const actors = new ActorHost({
     count: cfg.actors,

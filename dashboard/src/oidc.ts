@@ -1,4 +1,4 @@
-// OIDC sign-in (DECISIONS §14): the Authorization Code flow with PKCE, run in the browser as a
+// OIDC sign-in (README, Dashboard): the Authorization Code flow with PKCE, run in the browser as a
 // public client; the ID token is the session token (Herald verifies it with the issuer's keys).
 // Herald's `config.json` names the issuer and the client id (no inline script can). Discovery
 // and the token endpoint are fetched from the issuer (the CSP's connect-src names its origin);

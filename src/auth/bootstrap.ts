@@ -1,7 +1,7 @@
-// First-start bootstrap (DECISIONS §2): with no secret and no OIDC configured, Herald
+// First-start bootstrap (README, Sessions and the Default workspace): with no secret and no OIDC configured, Herald
 // generates a secret kept in the data dir, creates workspace "Default" owned by
 // `local-admin`, and prints the workspace id and a fresh 24-hour session token every start.
-// The key sealing push credentials (DECISIONS §11) is generated and kept the same way.
+// The key sealing push credentials (docs/channels.md) is generated and kept the same way.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';

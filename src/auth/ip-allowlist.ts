@@ -1,4 +1,4 @@
-// Client IPs and key allowlists (INTERFACE 5.1.5, DECISIONS §8).
+// Client IPs and key allowlists (README, Permissions).
 import ipaddr from 'ipaddr.js';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];

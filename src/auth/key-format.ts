@@ -27,7 +27,7 @@ export function parseKey(credential: string): { prefix: string; secret: string }
   return m ? { prefix: m[1]!, secret: m[2]! } : null;
 }
 
-/** A credential in API-key form, well formed or not (DECISIONS §10: 403 on session routes). */
+/** A credential in API-key form, well formed or not (refused with 403 on session routes: README, Errors). */
 export function looksLikeApiKey(credential: string): boolean {
   return credential.startsWith('ws_live_') || credential.startsWith('pk_live_');
 }

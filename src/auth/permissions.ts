@@ -1,4 +1,4 @@
-// The permission names of INTERFACE 5.2 and the rules for granting them (5.1, DECISIONS §10).
+// The permission names and the rules for granting them (README, Permissions).
 import type { KeyType } from '../domain/principals.js';
 
 /** Names that gate at least one key route. */

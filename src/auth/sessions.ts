@@ -1,5 +1,5 @@
 // Dashboard session tokens: JWTs verified with jose, HS256 with a shared secret or OIDC
-// through a JWKS URL (DECISIONS §2). The user is `sub`; `exp` is required, at most 366 days out.
+// through a JWKS URL (README, Sessions and the Default workspace). The user is `sub`; `exp` is required, at most 366 days out.
 import { SignJWT, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { SessionUser } from '../domain/principals.js';
 

@@ -1,4 +1,4 @@
-// Enrolment (INTERFACE 2.7, DECISIONS §6): people entering a campaign's workflow. Every path
+// Enrolment (docs/campaigns-runtime.md; README, Request bodies): people entering a campaign's workflow. Every path
 // that enrols (event triggers, webhook triggers, schedule runs) comes through here, so the
 // storage rules hold for all: one enrolment per (campaign, run, person) and a person's nth
 // entry once (migration 7's unique keys, inserted against with ON CONFLICT DO NOTHING), so

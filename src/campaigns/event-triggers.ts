@@ -1,4 +1,4 @@
-// Event triggers on the ingest path (INTERFACE 2.7, 4.1; DECISIONS §6). Each actor keeps an
+// Event triggers on the ingest path (docs/campaigns-runtime.md; README, Request bodies and Routes). Each actor keeps an
 // index of its workspaces' active event campaigns (workspace → event name → triggers): loaded
 // at start, reloaded for a workspace when one of its campaigns changes on this actor, and in
 // whole every REFRESH_MS (what other replicas changed). So a tracked event that no campaign

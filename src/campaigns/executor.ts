@@ -1,4 +1,4 @@
-// The workflow executor (DECISIONS §6): runs due enrolments through their campaign's nodes, one
+// The workflow executor (docs/campaigns-runtime.md): runs due enrolments through their campaign's nodes, one
 // node per step. Enrolments are jobs (store/job-queue.ts) in the job loop (jobs/worker.ts):
 // claimed PAGE at a time, so memory and concurrency stay bounded however large the audience, at
 // most PAGES_IN_FLIGHT pages per actor, each push node's share of a page one engine send; the
@@ -76,7 +76,7 @@ export class Executor {
     private readonly db: Db,
     private readonly engine: PushEngine,
     claimant: Claimant,
-    /** Email and SMS nodes (DECISIONS §13). */
+    /** Email and SMS nodes (docs/channels.md). */
     private readonly channels?: ChannelDeps,
   ) {
     // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each

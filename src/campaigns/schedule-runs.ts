@@ -1,4 +1,4 @@
-// The schedule runner (INTERFACE 3.1, DECISIONS §6): enrols the audiences of `schedule` and
+// The schedule runner (docs/campaigns-runtime.md; README, Routes): enrols the audiences of `schedule` and
 // `dynamic_schedule` campaigns of the workspaces this actor owns; the executor then runs the
 // workflows. Everything it knows is in PostgreSQL, so it survives restarts, and each run is
 // started once whatever the number of replicas: a run's row in campaign_runs is inserted with

@@ -1,4 +1,4 @@
-// Where the webhook trigger's Idempotency-Key claims live (INTERFACE 4.6): one interface, two
+// Where the webhook trigger's Idempotency-Key claims live (docs/ingest.md): one interface, two
 // stores. With NATS_URL, a NATS KV bucket every replica shares (`<prefix>-trigger-claims`,
 // entries kept 24 h, claims made with the atomic create and compare-and-set of KV); on the
 // embedded default, the `trigger_claims` table (store/trigger-claims.ts). Whatever a store

@@ -1,4 +1,4 @@
-// One webhook trigger's run (INTERFACE 3.4, 4.6): the campaign's audience, up to the trigger
+// One webhook trigger's run (docs/ingest.md; README, Routes): the campaign's audience, up to the trigger
 // ceiling, enrolled under the trigger's id in one transaction before the 202. Enrolling is
 // the queueing: the executor sends each enrolment's push nodes afterwards, asynchronously and
 // durably, so the answer's `people_queued` is exact and nothing acknowledged can be lost. With

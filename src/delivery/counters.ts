@@ -1,4 +1,4 @@
-// The send counters of DECISIONS §5, per person, kept by the actor that decides the person's
+// The send counters of the send policy's caps (docs/channels.md), per person, kept by the actor that decides the person's
 // capped sends: the workspace's owner, the only actor that sends for a workspace whose policy
 // sets a cap (campaigns/executor.ts: other actors share a fan-out only while no cap is set).
 // An entry holds the times of the person's `sent` pushes within COUNTER_HORIZON_MS. It is loaded

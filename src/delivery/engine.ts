@@ -1,9 +1,9 @@
-// The push send pipeline (INTERFACE 2.8, 3.3, 4.5; DECISIONS §5, §9, §10, §11), run in the
+// The push send pipeline (docs/channels.md; README, Request bodies and Routes), run in the
 // actor that owns the workspace. A send to many recipients is three phases:
 //   1. load, in one statement (store/send-context.ts): the policy, the recipients' sendable
 //      devices, which of their tokens are suppressed; and, when a cap is set, the send counters
 //      of people the actor does not hold yet;
-//   2. decide per recipient, in DECISIONS §5 order: person status → devices → token suppression
+//   2. decide per recipient, in the send policy's order (docs/channels.md): person status → devices → token suppression
 //      → (render) → quiet hours → daily cap → rolling cap. The recipients still in after the
 //      suppression check are rendered together in the render pool (src/render/pool.ts, off this
 //      thread); then the policy checks run synchronously, a send reserving its counter slot with
@@ -43,7 +43,7 @@ type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_devic
 /**
  * What became of one recipient. `id` is its record's, or null when nothing was stored (an
  * immediate send's skip, a recipient with no person); `at` is when it was decided or sent (ms).
- * How an answer shows it is the caller's (the push route: INTERFACE 2.8).
+ * How an answer shows it is the caller's (the push route: README, Routes).
  */
 export interface SendOutcome {
   id: string | null;
@@ -64,7 +64,7 @@ export interface Send {
   eventId?: string;
   /** A campaign push node's `bypass_frequency_cap`: skips both caps, never quiet hours. */
   bypassCaps?: boolean;
-  /** A dashboard test send (DECISIONS §14): neither quiet hours nor the caps apply. */
+  /** A dashboard test send (README, Dashboard): neither quiet hours nor the caps apply. */
   outsidePolicy?: boolean;
   /** How a template that fails to render is answered: a 400 for the whole request, or that recipient `failed`. */
   renderErrors: 'throw' | 'fail';
@@ -82,11 +82,11 @@ export interface Recipient {
   platform?: Platform;
   variables: Record<string, unknown>;
   /**
-   * The record's id, chosen by the caller: a claimed scheduled send (DECISIONS §11), a campaign
+   * The record's id, chosen by the caller: a claimed scheduled send (docs/channels.md), a campaign
    * send (UUIDv5 of enrolment and node). Its record takes the outcome, skips included.
    */
   scheduledId?: string;
-  /** A campaign send's template scope (DECISIONS §6): the triggering event's parameters, a webhook's trigger_data. */
+  /** A campaign send's template scope (docs/campaigns-runtime.md): the triggering event's parameters, a webhook's trigger_data. */
   event?: Record<string, unknown>;
   trigger?: Record<string, unknown>;
   /** The triggering event, recorded as the record's event_id (else the send's). */

@@ -1,4 +1,4 @@
-// The push providers a workspace sends through (DECISIONS §9, §11), one registry per actor
+// The push providers a workspace sends through (docs/channels.md), one registry per actor
 // thread. `ios` goes to APNs, `android` and `web` to FCM, each built from the workspace's stored
 // credentials; a platform without credentials goes to the sandbox (HERALD_PUSH_PROVIDER=sandbox)
 // or fails as a configuration error naming the channel (`live`); credentials that cannot be
@@ -185,7 +185,7 @@ export class ProviderRegistry {
     return this.box;
   }
 
-  /** What is wrong with a service account's token_uri on this server (DECISIONS §15), or undefined. */
+  /** What is wrong with a service account's token_uri on this server (docs/isolation.md), or undefined. */
   fcmTokenUriProblem(tokenUri: string): string | undefined {
     return tokenUriProblem(tokenUri, this.tokenUriRule)?.message;
   }

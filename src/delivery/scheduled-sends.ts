@@ -1,4 +1,4 @@
-// Scheduled single sends (DECISIONS §11): held in push_messages with status 'scheduled' until
+// Scheduled single sends (docs/channels.md): held in push_messages with status 'scheduled' until
 // due, then claimed ('sending', one claimer whatever the number of actors and replicas) and
 // sent by the actor that owns the workspace, with the skip and policy checks of that moment.
 // They are jobs (store/push-messages.ts SCHEDULED_SEND_JOBS) in the job loop (jobs/worker.ts):

@@ -1,4 +1,4 @@
-// Campaign rules (INTERFACE 2.7, 3.1; DECISIONS §6, §10, §11): the statuses a user may set,
+// Campaign rules (docs/campaigns-runtime.md; README, Request bodies and Routes): the statuses a user may set,
 // what a campaign must satisfy to go live, and where a push node's content comes from.
 // Validation is lenient at creation (only known-bad keys and a malformed workflow are refused)
 // and strict at activation, which lists every problem at once. Pure: the handlers load the
@@ -17,11 +17,11 @@ export type TriggerType = (typeof TRIGGER_TYPES)[number];
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-/** What PUT may set; `scheduled` and `failed` are set only by the system (INTERFACE 3.1). */
+/** What PUT may set; `scheduled` and `failed` are set only by the system (README, Routes). */
 export const SETTABLE_STATUSES = ['draft', 'active', 'paused', 'archived', 'completed'] as const;
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 
-/** Statuses in which a campaign sends: it cannot be deleted, nor can a template it uses (DECISIONS §11). */
+/** Statuses in which a campaign sends: it cannot be deleted, nor can a template it uses (docs/campaigns-runtime.md). */
 export const LIVE_STATUSES = ['active', 'scheduled'] as const satisfies readonly CampaignStatus[];
 const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string[]).includes(s);
 
@@ -40,14 +40,14 @@ export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (ty
 /** Where an enrolment is in its workflow (campaign_enrolments.state): a job due at its next node or claimed by an executor, then finished or cut short. */
 export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped'] as const;
 
-/** The kinds of workflow node (DECISIONS §6, §13). */
+/** The kinds of workflow node (docs/campaigns-runtime.md; docs/channels.md). */
 export const NODE_TYPES = ['push', 'delay', 'email', 'sms'] as const;
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
-/** An email node's and an email template's fields (DECISIONS §13); an SMS node uses `body`. */
+/** An email node's and an email template's fields (docs/channels.md); an SMS node uses `body`. */
 export const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
-/** The fields each node type takes from node-messages and templates (DECISIONS §13). */
+/** The fields each node type takes from node-messages and templates (docs/channels.md). */
 export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['body'] } as const;
 
 export interface PushNode extends PushContent {
@@ -61,7 +61,7 @@ interface DelayNode {
   type: 'delay';
   minutes: number;
 }
-/** DECISIONS §13: activation needs `subject` and one of `html`, `text`. */
+/** An email node's activation needs `subject` and one of `html`, `text`. */
 export interface EmailNode {
   id: string;
   type: 'email';
@@ -90,7 +90,7 @@ export interface CampaignSpec {
   workflow_definition: Workflow;
 }
 
-/** A template's content: push fields, email fields (DECISIONS §13), and its channel. */
+/** A template's content: push fields, email fields (docs/channels.md), and its channel. */
 export type TemplateContent = PushContent & { channel: Channel; subject?: string; html?: string; text?: string; preheader?: string };
 /** Templates by id: what nodes naming them get. */
 export type Templates = ReadonlyMap<string, TemplateContent>;
@@ -100,7 +100,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isScalar = (v: unknown): boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 const nonEmptyString = (v: unknown, max = 255): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max;
 
-/** Keys refused on create and update whatever the status: `event_name` became `event_names` (INTERFACE 2.7). */
+/** Keys refused on create and update whatever the status: `event_name` became `event_names` (README, Request bodies). */
 export function refuseKnownBadKeys(triggerConfig: Record<string, unknown>): void {
   if (has(triggerConfig, 'event_name')) {
     throw new DomainError(
@@ -129,7 +129,7 @@ export function normalizeWorkflow(workflow: Workflow): Workflow {
 
 /**
  * The workflow a new campaign starts with. With `templateId`, its push nodes that name no
- * template use that one, and with no workflow it is a single push node using it (DECISIONS §11).
+ * template use that one, and with no workflow it is a single push node using it (docs/campaigns-runtime.md).
  */
 export function initialWorkflow(workflow: Workflow | undefined, templateId: string | undefined): Workflow {
   if (templateId === undefined) return workflow ?? { nodes: [] };
@@ -159,7 +159,7 @@ export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent
 export type MessageNode = PushNode | EmailNode | SmsNode;
 
 /**
- * The workflow with node `nodeId`'s content changed (DECISIONS §13: each node type takes its own
+ * The workflow with node `nodeId`'s content changed (docs/channels.md: each node type takes its own
  * fields: push title, body, image_url, action_url, custom_data; email subject, html, text,
  * preheader; sms body). A field of another node type is a 400 naming it, as is new content that
  * does not parse.
@@ -201,7 +201,7 @@ export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeM
  * The status a campaign is left in by an update: `target`, or the current status when none
  * was sent. Going live (`active`, or staying live while the rules' inputs change) runs the
  * activation rules, so no update leaves a live campaign that could not have been activated;
- * a `schedule` campaign with a future `send_at` then shows `scheduled` (DECISIONS §6).
+ * a `schedule` campaign with a future `send_at` then shows `scheduled` (docs/campaigns-runtime.md).
  */
 export function settleStatus(current: CampaignStatus, target: SettableStatus | undefined, spec: CampaignSpec, templates: Templates, rulesInputsChanged: boolean, now: number): CampaignStatus {
   const recheck = target === 'active' || (target === undefined && isLive(current) && rulesInputsChanged);
@@ -211,7 +211,7 @@ export function settleStatus(current: CampaignStatus, target: SettableStatus | u
   return spec.trigger_type === 'schedule' && spec.trigger_config.send_at !== undefined ? 'scheduled' : 'active';
 }
 
-/** Deleting is for campaigns that cannot send (DECISIONS §11). */
+/** Deleting is for campaigns that cannot send (docs/campaigns-runtime.md). */
 export function checkDeletable(status: CampaignStatus): void {
   if (isLive(status)) throw new DomainError('CAMPAIGN_ACTIVE', `The campaign is ${status}: pause it before deleting it`);
 }
@@ -226,7 +226,7 @@ export function activationProblems(spec: CampaignSpec, templates: Templates, now
 }
 
 /**
- * Why a live campaign's run cannot start (DECISIONS §6: it becomes `failed`): what activation
+ * Why a live campaign's run cannot start (it becomes `failed`: docs/campaigns-runtime.md): what activation
  * checks of its audience and workflow, which templates changed since may have broken.
  */
 export function runProblems(spec: CampaignSpec, templates: Templates): FieldError[] {
@@ -330,7 +330,7 @@ function cronPatternProblem(pattern: string, timezone: string): string | undefin
   return cron.nextRun() === null ? 'never fires' : undefined;
 }
 
-/** What is wrong with an audience_config (DECISIONS §6), each problem naming its field; empty when nothing. */
+/** What is wrong with an audience_config (docs/campaigns-runtime.md), each problem naming its field; empty when nothing. */
 export function audienceProblems(audience: Record<string, unknown>): FieldError[] {
   const problems: FieldError[] = [];
   if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
@@ -339,7 +339,7 @@ export function audienceProblems(audience: Record<string, unknown>): FieldError[
 }
 
 /**
- * Conditions (DECISIONS §6): `{field, operator, value}`. `parameters.<path>` reads the
+ * Conditions (docs/campaigns-runtime.md): `{field, operator, value}`. `parameters.<path>` reads the
  * triggering event, so it exists only where there is one (`eventFields`: an event trigger's
  * filters); the performed_count_* operators take an event name as field and `{count, count_max}`.
  */
@@ -474,7 +474,7 @@ function liquidProblems(fields: Record<string, string>, prefix: string): FieldEr
   }
 }
 
-/** DECISIONS §13: an email node whose html has no `unsubscribe_url` goes live, with this warning. */
+/** An email node whose html has no `unsubscribe_url` goes live, with this warning. */
 export function workflowWarnings(workflow: Workflow): string[] {
   return workflow.nodes.flatMap((n) =>
     n.type === 'email' && n.html !== undefined && !/\{\{-?\s*unsubscribe_url\b/.test(n.html)

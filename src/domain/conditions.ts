@@ -1,4 +1,4 @@
-// Campaign conditions (DECISIONS §6): `{field, operator, value}` over a triggering event's
+// Campaign conditions (docs/campaigns-runtime.md): `{field, operator, value}` over a triggering event's
 // `parameters.*`, `traits.*`, `person.*`, and the performed_count_* operators over per-person
 // event counts. This is the in-memory reading (event trigger filters); store/audience.ts
 // compiles the same rules to SQL for audiences, and the two must agree on every case:
@@ -39,7 +39,7 @@ export const PERSON_FIELDS: readonly string[] = ['email', 'phone', 'status', 'ti
 
 const VALUE_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
 export const COUNT_OPERATORS = ['performed_count_gte', 'performed_count_lte', 'performed_count_eq', 'performed_count_between'] as const;
-/** Condition operators of trigger `filters` and `audience_config.filters` (DECISIONS §6). */
+/** Condition operators of trigger `filters` and `audience_config.filters` (docs/campaigns-runtime.md). */
 export const CONDITION_OPERATORS = [...VALUE_OPERATORS, ...COUNT_OPERATORS] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

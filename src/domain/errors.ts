@@ -1,4 +1,4 @@
-// Every error code Herald answers with and its HTTP status, in one catalog (DECISIONS §4).
+// Every error code Herald answers with and its HTTP status, in one catalog (README, Errors).
 // Domain rules throw DomainError; one mapper (handlers/reply.ts `toReply`) renders it in the
 // error shape of the route that failed.
 
@@ -10,7 +10,7 @@ export const ERRORS = {
   INVALID_SEND_POLICY: 400,
   INVALID_SUPPRESSION_TYPE: 400,
   PUBLIC_KEY_PERMISSION: 400,
-  /** A campaign that cannot go live: every problem is listed in details (DECISIONS §6). */
+  /** A campaign that cannot go live: every problem is listed in details (docs/campaigns-runtime.md). */
   ACTIVATION_FAILED: 400,
   /** A known-bad trigger_config key (`event_name`), refused on create and update. */
   INVALID_TRIGGER_CONFIG: 400,
@@ -19,17 +19,17 @@ export const ERRORS = {
   PERSON_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
-  /** Deleting an active or scheduled campaign (DECISIONS §11). */
+  /** Deleting an active or scheduled campaign (docs/campaigns-runtime.md). */
   CAMPAIGN_ACTIVE: 409,
-  /** Deleting a template an active or scheduled campaign uses (DECISIONS §11). */
+  /** Deleting a template an active or scheduled campaign uses (docs/campaigns-runtime.md). */
   TEMPLATE_IN_USE: 409,
-  /** A webhook trigger whose Idempotency-Key another trigger holds, still in progress (INTERFACE 4.6). */
+  /** A webhook trigger whose Idempotency-Key another trigger holds, still in progress (docs/ingest.md). */
   TRIGGER_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
-  /** An Idempotency-Key reused for the campaign with different trigger_data (INTERFACE 4.6). */
+  /** An Idempotency-Key reused for the campaign with different trigger_data (docs/ingest.md). */
   IDEMPOTENCY_KEY_REUSED: 422,
   INTERNAL_ERROR: 500,
-  /** A single push send that no device accepted (DECISIONS §10, §11). */
+  /** A single push send that no device accepted (docs/channels.md). */
   PROVIDER_ERROR: 500,
   NOT_IMPLEMENTED: 501,
   /** A part Herald depends on is down or saturated: nothing was done, retry shortly (ARCHITECTURE rule 4). */

@@ -1,4 +1,4 @@
-// Event triggers (INTERFACE 2.7, DECISIONS §6): what an active `event` campaign's trigger_config
+// Event triggers (docs/campaigns-runtime.md; README, Request bodies): what an active `event` campaign's trigger_config
 // says, read once when the campaign enters an actor's index, and whether an event passes it.
 // Pure: campaigns/event-triggers.ts loads what a trigger needs and enrols.
 import { COUNT_OPERATORS, conditionsHold, type Condition, type ConditionSubject } from './conditions.js';

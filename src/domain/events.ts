@@ -1,4 +1,4 @@
-// Tracked events (INTERFACE 2.4, 4.1, 6.1): the record appended to the Log, and its time.
+// Tracked events (docs/ingest.md; README, Request bodies and Routes): the record appended to the Log, and its time.
 import { InvalidInput, type FieldError } from './errors.js';
 import { normalizeTimestamp } from './time.js';
 

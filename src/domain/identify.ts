@@ -32,7 +32,7 @@ export function resolveUserId(body: { userId?: string; user_id?: string; externa
   return given[0]!;
 }
 
-/** Checks traits (INTERFACE 2.2) and returns the dedicated person fields they set. */
+/** Checks traits (README, Request bodies) and returns the dedicated person fields they set. */
 export function checkTraits(traits: Record<string, unknown>): Record<string, string | null> {
   const problems = traitProblems(traits);
   const { fields, problems: fieldLengthProblems } = dedicatedFields(traits);

@@ -1,4 +1,4 @@
-// A push message's statuses and skip reasons (INTERFACE 2.8; DECISIONS §3, §10, §11): what a
+// A push message's statuses and skip reasons (docs/channels.md; README, Request bodies): what a
 // send answers per recipient, what a stored push record and its deliveries hold.
 import { POLICY_SKIPS } from './send-policy.js';
 
@@ -9,7 +9,7 @@ export type SendStatus = (typeof SEND_STATUSES)[number];
 /** A push record as the status route and the message history show it: a claimed scheduled send still reads `scheduled`. */
 export const SHOWN_MESSAGE_STATUSES = ['scheduled', ...SEND_STATUSES] as const;
 
-/** What email and SMS providers report of a message after the send (DECISIONS §13). */
+/** What email and SMS providers report of a message after the send (docs/channels.md). */
 export const PROVIDER_STATUSES = ['delivered', 'bounced', 'complained'] as const;
 
 /** A message record as stored (push_messages.status): `sending` marks a scheduled send one actor claimed. */
@@ -27,12 +27,12 @@ export const DELIVERY_STATUSES = ['sent', 'failed'] as const;
 /** Why nothing reached the provider: the person or device rules, then the send policy's. */
 export const SKIP_REASONS = ['person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', ...POLICY_SKIPS] as const;
 
-/** Email and SMS add their own (DECISIONS §13). */
+/** Email and SMS add their own (docs/channels.md). */
 export const MESSAGE_SKIP_REASONS = [...SKIP_REASONS, 'person_bounced', 'no_email_address', 'no_phone_number', 'address_suppressed'] as const;
 
 /** Why an email address or phone number is suppressed (address_suppressions.suppression_type). */
 export const ADDRESS_SUPPRESSION_TYPES = ['hard_bounce', 'complaint', 'invalid_address', 'opt_out', 'manual'] as const;
 export type AddressSuppressionType = (typeof ADDRESS_SUPPRESSION_TYPES)[number];
 
-/** What a provider's delivery callback says happened to a message (DECISIONS §13 table); recorded in its events as `type`. */
+/** What a provider's delivery callback says happened to a message (docs/channels.md); recorded in its events as `type`. */
 export type ProviderEventKind = 'delivered' | 'hard_bounce' | 'soft_bounce' | 'deferred' | 'complaint' | 'opened' | 'clicked' | 'failed';

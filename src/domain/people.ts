@@ -1,3 +1,3 @@
-// A person's consent status (INTERFACE 2.1, 2.3): active, or one of the states sends skip.
+// A person's consent status (README, Request bodies): active, or one of the states sends skip.
 export const PERSON_STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 export type PersonStatus = (typeof PERSON_STATUSES)[number];

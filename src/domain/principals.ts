@@ -2,11 +2,11 @@
 // handlers read it: an API key (of a workspace, with permissions) or a signed-in user. Here,
 // below all of them, so none takes the type from a floor above its own.
 
-/** A key's kind (INTERFACE 5.1): `sk_` keys are secret, `pk_` keys public. */
+/** A key's kind (README, Permissions): `sk_` keys are secret, `pk_` keys public. */
 export const KEY_TYPES = ['secret', 'public'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
 
-/** A key's environment (INTERFACE 2.6). */
+/** A key's environment (README, Request bodies). */
 export const KEY_ENVIRONMENTS = ['live', 'test'] as const;
 export type KeyEnvironment = (typeof KEY_ENVIRONMENTS)[number];
 

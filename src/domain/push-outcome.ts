@@ -1,8 +1,8 @@
-// What a push provider's answer means for one device (DECISIONS §9, §11; provider facts in the
-// services notes). Pure: the provider modules in src/push do the I/O and hand the status, the
+// What a push provider's answer means for one device (docs/channels.md; provider facts in
+// the services notes). Pure: the provider modules in src/push do the I/O and hand the status, the
 // error body and the Retry-After header here.
 
-/** The suppression a dead token records (INTERFACE 2.9). */
+/** The suppression a dead token records (README, Request bodies). */
 type DeadTokenType = 'uninstalled' | 'invalid_token';
 
 /**
@@ -101,7 +101,7 @@ const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_gran
  * An OAuth token endpoint's refusal (`{error, error_description}`): the service account is
  * wrong, disabled or deleted, so every device of the send is a configuration error. A 5xx or
  * 429 there is retryable. Only a documented `error` code is repeated: the rest of the body is
- * the endpoint's own text, which could be an internal service's (DECISIONS §15).
+ * the endpoint's own text, which could be an internal service's (docs/isolation.md).
  */
 export function classifyTokenEndpoint(status: number, body: unknown, retryAfterMs?: number): Extract<PushOutcome, { kind: 'retryable' | 'config_error' }> {
   const code = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown };
@@ -113,7 +113,7 @@ export function classifyTokenEndpoint(status: number, body: unknown, retryAfterM
 /**
  * How a call to a provider or a token endpoint failed without an answer to classify: nothing
  * could be connected to, the total deadline passed, the answer outgrew its cap, or the
- * destination is one a tenant may not reach (DECISIONS §15).
+ * destination is one a tenant may not reach (docs/isolation.md).
  */
 export type TransportFailure = 'unreachable' | 'timed_out' | 'too_large' | 'refused';
 

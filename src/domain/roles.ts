@@ -1,4 +1,4 @@
-// Workspace roles (DECISIONS §2): owners and admins manage the workspace, its members and keys.
+// Workspace roles (README, Sessions and the Default workspace): owners and admins manage the workspace, its members and keys.
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 

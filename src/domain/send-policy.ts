@@ -1,4 +1,4 @@
-// The workspace send policy (INTERFACE 2.10, DECISIONS §5). Its shape (fields, formats,
+// The workspace send policy (docs/channels.md; README, Request bodies). Its shape (fields, formats,
 // ranges) is the JSON Schema `sendPolicy` in schemas/workspaces.ts; what relates two fields is
 // checked here, and so is what the policy says about one send at a given instant.
 //
@@ -166,7 +166,7 @@ function countFrom(sentAtMs: readonly number[], fromMs: number): number {
 const pushes = (n: number) => `${n} push${n === 1 ? '' : 'es'}`;
 
 /**
- * The first policy rule that blocks a send now, in DECISIONS §5 order (quiet hours → daily
+ * The first policy rule that blocks a send now, in the documented order (docs/channels.md; quiet hours → daily
  * cap → rolling cap), or null.
  * - zone: recipientZone()'s answer (an unknown zone throws RangeError).
  * - Quiet hours are `HH:MM` wall-clock times in `zone`, start inclusive, end exclusive; start >

@@ -1,4 +1,4 @@
-// Push content as Liquid templates (INTERFACE 4.5, DECISIONS §11): `title`, `body`,
+// Push content as Liquid templates (docs/channels.md; README, Routes): `title`, `body`,
 // `image_url`, `action_url` and every string inside `custom_data` (nested objects and arrays
 // too) render over the send's variables and the person. URLs are templated as OneSignal and
 // Braze personalise them. Parse once, render per recipient: a send compiles its content
@@ -24,7 +24,7 @@ export interface PushContent {
 }
 
 /**
- * What templates see (DECISIONS §6): the variables' keys at top level, then `person` and
+ * What templates see (docs/campaigns-runtime.md): the variables' keys at top level, then `person` and
  * `traits`, and for a campaign send `event` (the triggering event's parameters) and `trigger`
  * (a webhook's trigger_data), which win over variables of those names when present.
  */

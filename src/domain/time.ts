@@ -6,7 +6,7 @@
 // names no instant a Date, PostgreSQL or ClickHouse holds, and is refused.
 import { InvalidInput } from './errors.js';
 
-/** ISO 8601 UTC with milliseconds (DECISIONS §8), or null. */
+/** ISO 8601 UTC with milliseconds (README, Request bodies), or null. */
 export function iso(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   return (v instanceof Date ? v : new Date(v as string)).toISOString();

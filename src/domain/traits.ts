@@ -1,4 +1,4 @@
-// The trait rules of INTERFACE 2.2 and DECISIONS §10, in one place: every write path
+// The trait rules (README, Request bodies), in one place: every write path
 // (identify, people create/upsert/update/batch) validates with traitProblems().
 import type { FieldError } from './errors.js';
 
@@ -49,7 +49,7 @@ function checkValue(v: unknown, field: string, depth: number, problems: FieldErr
 const FIELD_MAX: Record<(typeof DEDICATED_FIELDS)[number], number> = { email: 254, phone: 50, first_name: 255, last_name: 255, timezone: 255, locale: 255 };
 
 /**
- * The dedicated person fields set by these traits (INTERFACE 2.2.6, DECISIONS §8): a string
+ * The dedicated person fields set by these traits (README, Request bodies): a string
  * sets the field, '' or null clears it, any other value leaves it alone.
  */
 export function dedicatedFields(traits: Record<string, unknown>): { fields: Record<string, string | null>; problems: FieldError[] } {

@@ -1,4 +1,4 @@
-// The webhook trigger's rules (INTERFACE 3.4, 4.6, 7, 8.3): which campaigns a trigger may run,
+// The webhook trigger's rules (docs/ingest.md; README, Routes, Errors and Request bodies): which campaigns a trigger may run,
 // what an Idempotency-Key may be, and what a key already claimed answers: a replay (same
 // trigger_data, finished), 409 (still in progress) or 422 (other trigger_data).
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// A campaign email as it goes out (DECISIONS §13): `Message-ID: <{message id}@{from domain}>`
+// A campaign email as it goes out (docs/channels.md): `Message-ID: <{message id}@{from domain}>`
 // (how callbacks find the message), the RFC 8058 unsubscribe headers, the text part derived
 // from the html when the node has none, the preheader as the first, hidden, text of the html.
 import { compile } from 'html-to-text';

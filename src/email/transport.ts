@@ -1,7 +1,8 @@
-// SMTP delivery (DECISIONS §13): one nodemailer pooled transport per workspace (its
-// max_connections and rate_per_second). Sockets go through the destination guard (DECISIONS
-// §15): an IP literal is judged before connecting, a host name on every address DNS answers at
-// connect time, each on the channel's port (SMTP_PORTS unless the allow-list names the host).
+// SMTP delivery (docs/channels.md): one nodemailer pooled transport per workspace (its
+// max_connections and rate_per_second). Sockets go through the destination guard
+// (docs/isolation.md): an IP literal is judged before connecting, a host name on every
+// address DNS answers at connect time, each on the channel's port (SMTP_PORTS unless the
+// allow-list names the host).
 // When the channel's settings change, a pool for the new ones takes the next sends and the old
 // one is closed once the sends already given to it are done: closing it at once failed them.
 import net from 'node:net';

@@ -1,4 +1,4 @@
-// One-click unsubscribe tokens (DECISIONS §13, RFC 8058): workspace, person and message ids with
+// One-click unsubscribe tokens (docs/channels.md, RFC 8058): workspace, person and message ids with
 // an HMAC-SHA256 over them (truncated to 128 bits), keyed by a key derived from
 // HERALD_SECRETS_KEY. It cannot be forged, nor moved to another person; it does not expire.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Address suppressions (DECISIONS §13), session routes for the dashboard: the email addresses
+// Address suppressions (docs/channels.md), session routes for the dashboard: the email addresses
 // and phone numbers a workspace sends nothing to, whether bounces, complaints, dead numbers and
 // STOPs put them there or a person did (`manual`). Any member reads; owners and admins write.
 import type { Handler, Handlers } from './context.js';

@@ -1,4 +1,4 @@
-// API key management (INTERFACE 2.6, 4.8, 5.1; DECISIONS §3, §8, §10). Session routes; the
+// API key management (README, Request bodies, Routes and Permissions). Session routes; the
 // pipeline has checked membership. Every change to a key tells the front to drop its cached
 // credential before the response leaves, so a revoked or refreshed secret stops at once.
 import type { Ctx, Handler, Handlers } from './context.js';
@@ -49,7 +49,7 @@ function futureOrThrow<T extends string | null | undefined>(expiresAt: T): T {
   return at as T;
 }
 
-/** Entries that can never match are stored (INTERFACE 5.1.5) but called out. */
+/** Entries that can never match are stored (README, Permissions) but called out. */
 function allowlistWarning(entries: string[] | undefined): string | undefined {
   const bad = malformedEntries(entries ?? []);
   return bad.length ? `These ip_whitelist entries are not IPs or CIDR blocks and will never match: ${bad.join(', ')}` : undefined;

@@ -1,4 +1,4 @@
-// The dashboard's campaign authoring support (DECISIONS §14), session routes on the path's
+// The dashboard's campaign authoring support (README, Dashboard), session routes on the path's
 // workspace: how many people an audience matches (with a sample), a channel's content rendered
 // for a person, and one node of a campaign sent to one person. Each reuses what campaigns do:
 // the audience's SQL (store/audience.ts) and activation's rules (domain/campaigns.ts), the
@@ -17,7 +17,7 @@ import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';
 
-/** Test sends are recorded with these tags (DECISIONS §14); campaign stats leave them out. */
+/** Test sends are recorded with these tags (README, Dashboard); campaign stats leave them out. */
 const TEST_TAGS = ['test'];
 
 const audiencePreview: Handler<'POST /workspaces/{workspaceId}/audiences/preview'> = async (ctx) => {

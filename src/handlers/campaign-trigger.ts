@@ -1,4 +1,4 @@
-// POST /campaigns/{campaignId}/trigger (INTERFACE 3.4, 4.6, 7; DECISIONS §4): a key route whose
+// POST /campaigns/{campaignId}/trigger (docs/ingest.md; README, Routes and Errors): a key route whose
 // errors are all flat `{error}` (but 401). The order matters: the request (Idempotency-Key,
 // workspace_id), then the campaign (404, not webhook, not active), and only then the key is
 // claimed, so a refused request never consumes it; then the audience is enrolled (the run of
@@ -15,7 +15,7 @@ import { logger } from '../logger.js';
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
 
-/** INTERFACE 4.6: `audience_truncated`, `duplicate` and `idempotency_key` only when they say something. */
+/** The trigger's answer (docs/ingest.md): `audience_truncated`, `duplicate` and `idempotency_key` only when they say something. */
 function accepted(campaignId: string, claim: TriggerClaim, outcome: TriggerOutcome, key: string | null, replay: boolean): Reply {
   const message = replay
     ? `Duplicate trigger: this Idempotency-Key was used at ${iso(claim.triggeredAt)} and nothing was sent again; that trigger queued ${people(outcome.peopleQueued)}.`

@@ -1,4 +1,4 @@
-// Campaign authoring (INTERFACE 2.7, 3.1, 4.7; DECISIONS §3, §6, §10, §11). Session routes:
+// Campaign authoring (docs/campaigns-runtime.md; README, Request bodies and Routes). Session routes:
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
@@ -90,7 +90,7 @@ const list: Handler<'GET /campaigns'> = async (ctx) => {
 const get: Handler = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
-  // The message counters, all channels together and per channel (DECISIONS §13).
+  // The message counters, all channels together and per channel (docs/channels.md).
   const stats = { enrolled: st.enrolled, triggered: st.triggered, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
 };
@@ -135,7 +135,7 @@ function messageOf(node: MessageNode) {
   return message;
 }
 
-/** Live progress (DECISIONS §14): the campaign's messages, newest first; `before` and `before_id` page back. */
+/** Live progress (README, Dashboard): the campaign's messages, newest first; `before` and `before_id` page back. */
 const messages: Handler<'GET /workspaces/{workspaceId}/campaigns/{campaignId}/messages'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const limit = Math.min(ctx.query.limit, MESSAGES_MAX);

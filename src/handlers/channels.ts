@@ -1,4 +1,4 @@
-// Push provider credentials per workspace (DECISIONS §9, §11), session routes. PUT (owners and
+// Push provider credentials per workspace (docs/channels.md), session routes. PUT (owners and
 // admins) is partial: a channel sent replaces that channel, null removes it, a channel omitted
 // stays; within `apns`, fields omitted keep their stored value. Answers (and GET, for any
 // member) say which channels are configured with their non-secret identifiers; private keys
@@ -74,7 +74,7 @@ const put: Handler<'PUT /workspaces/{workspaceId}/channels/push'> = async (ctx) 
   const tokenUri = body.fcm && ctx.providers.fcmTokenUriProblem(body.fcm.service_account.token_uri);
   const problems = [
     ...(body.fcm ? await keyProblem('fcm.service_account.private_key', body.fcm.service_account.private_key, 'RS256', 'a PKCS#8 RSA private key in PEM, as in the service account file') : []),
-    // An IP literal is judged here; a host name when it is resolved, at each connection (DECISIONS §15).
+    // An IP literal is judged here; a host name when it is resolved, at each connection (docs/isolation.md).
     ...(tokenUri ? [{ field: 'fcm.service_account.token_uri', message: tokenUri }] : []),
     ...(body.apns?.key_p8 !== undefined ? await keyProblem('apns.key_p8', body.apns.key_p8, 'ES256', 'the .p8 key in PEM (PKCS#8, EC P-256)') : []),
   ];

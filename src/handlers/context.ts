@@ -32,7 +32,7 @@ export interface RequestCtx {
   push: PushEngine;
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
-  /** The email and SMS channels' server settings (DECISIONS §13). */
+  /** The email and SMS channels' server settings (docs/channels.md). */
   messaging: MessagingSettings;
   /** This actor's render pool: Liquid rendered off the actor thread, within the send budgets (the dashboard's template preview). */
   renders: Pick<RenderPool, 'render'>;

@@ -1,4 +1,4 @@
-// Device push tokens (INTERFACE 2.5, 4.4; DECISIONS §3, §10), addressed by the person's
+// Device push tokens (docs/channels.md; README, Request bodies and Routes), addressed by the person's
 // external id. Registration creates an unknown person. What the body may hold (token length,
 // platforms, refused fields, subscription objects) is the schema's: schemas/devices.ts.
 import type { Handler, Handlers } from './context.js';

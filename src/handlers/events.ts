@@ -1,4 +1,4 @@
-// Events (INTERFACE 4.1 track, 4.3 reads, 4.7 dashboard events; DECISIONS §3, §10). A track
+// Events: track, reads and the dashboard's events (docs/ingest.md; README, Routes). A track
 // is acknowledged once its events are durable on the Log, which also finds their people or
 // creates them bare; with JetStream the sink makes them readable shortly after
 // (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match
@@ -18,7 +18,7 @@ import type { NewEvent } from '../eventlog/index.js';
 import * as schemas from '../../schemas/events.js';
 import type { FromSchema } from '../../schemas/common.js';
 
-/** `limit` above this is silently reduced (DECISIONS §8). */
+/** `limit` above this is silently reduced (README, Request bodies). */
 const READ_MAX = 500;
 
 type TrackBody = FromSchema<typeof schemas.track>;
@@ -42,7 +42,7 @@ function checkTrack(body: TrackBody): Checked {
 /** The checked event, to append. */
 const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
 
-/** `status` of a durable event, with the warnings of the campaign triggers that failed on it (INTERFACE 4.1). */
+/** `status` of a durable event, with the warnings of the campaign triggers that failed on it (README, Routes). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
   const w = warnings.get(eventId);
   return w ? { status: 'accepted_with_warnings', warnings: w } : { status: 'processed' };
@@ -122,7 +122,7 @@ const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };
 
-/** The event debugger (DECISIONS §14): the workspace's latest events; `before` pages back. */
+/** The event debugger (README, Dashboard): the workspace's latest events; `before` pages back. */
 const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (ctx) => {
   const limit = readLimit(ctx);
   const events = (await latestEvents(ctx.db, ctx.workspaceId, limit, eventFilter(ctx.query))).map(presentEvent);
@@ -132,7 +132,7 @@ const workspaceEvents: Handler<'GET /workspaces/{workspaceId}/events'> = async (
 /** `limit` of the event names above this is silently reduced. */
 const NAMES_MAX = 1000;
 
-/** The campaign builder's event picker (DECISIONS §14): the names the workspace has seen. */
+/** The campaign builder's event picker (README, Dashboard): the names the workspace has seen. */
 const names: Handler<'GET /workspaces/{workspaceId}/event-names'> = async (ctx) => {
   const limit = Math.min(ctx.query.limit, NAMES_MAX);
   const rows = await eventNames(ctx.db, ctx.workspaceId, limit);

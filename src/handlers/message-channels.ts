@@ -1,4 +1,4 @@
-// Email and SMS channels (DECISIONS §13), session routes: PUT (owners and admins) is partial, a
+// Email and SMS channels (docs/channels.md), session routes: PUT (owners and admins) is partial, a
 // field omitted keeps its stored value, `null` removes an optional one, `smtp: null` / `twilio:
 // null` removes the channel. GET /channels (any member) answers every channel with its
 // non-secret identifiers and the callback URLs to paste into the provider's console; passwords,

@@ -1,5 +1,5 @@
-// People on the key surface (INTERFACE 4.1 identify, 4.2) and on the dashboard (4.7,
-// DECISIONS §3 consent). Person writes commit in the store before the response.
+// People on the key surface (identify and the people routes) and on the dashboard (with
+// consent; README, Routes). Person writes commit in the store before the response.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
@@ -11,11 +11,11 @@ import { isUuid } from '../ids.js';
 import { deletePerson, findPerson, findPersonById, identifyPerson, listPeople, peopleStats, personIds, runMerge, scheduleMerge, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/index.js';
 import * as schemas from '../../schemas/people.js';
 
-/** `limit` above these is silently reduced (DECISIONS §8). */
+/** `limit` above these is silently reduced (README, Request bodies). */
 const KEY_PAGE_MAX = 500;
 const DASHBOARD_PAGE_MAX = 100;
 
-/** The person on the key surface (INTERFACE 2.1). */
+/** The person on the key surface (README, Request bodies). */
 function keyPerson(p: PersonRow) {
   return {
     id: p.id,
@@ -32,7 +32,7 @@ function keyPerson(p: PersonRow) {
   };
 }
 
-/** The person on the dashboard surface (INTERFACE 2.3). */
+/** The person on the dashboard surface (README, Request bodies). */
 export function dashboardPerson(p: PersonRow) {
   return {
     id: p.id,
@@ -101,7 +101,7 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
   });
   const write = async (index: number, input: IdentifyInput) => {
     const person = await identifyOne(ctx, input);
-    // Batch entries always carry the full person, whatever the key holds (INTERFACE 4.2.4).
+    // Batch entries always carry the full person, whatever the key holds (README, Routes).
     results[index] = { type: 'identify', index, success: true, data: keyPerson(person) };
   };
   const valid = [...inputs.entries()].filter((e): e is [number, IdentifyInput] => e[1] !== null);

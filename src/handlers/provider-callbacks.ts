@@ -1,4 +1,4 @@
-// Provider callbacks (DECISIONS §13, INTERFACE 6.2), outside /api/v1, no credential: each request
+// Provider callbacks (docs/channels.md; docs/ingest.md), outside /api/v1, no credential: each request
 // is verified with the provider's own signature over the raw bytes before anything in it is
 // read (Mailgun's signature travels inside its JSON, so that alone is parsed first). Missing,
 // bad, stale or replayed signature → 401, nothing recorded; no workspace or channel → 404;

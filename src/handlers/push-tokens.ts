@@ -1,4 +1,4 @@
-// Token suppression and validation (INTERFACE 2.9, 3.5, 4.5; DECISIONS §3, §10), in the key's
+// Token suppression and validation (docs/channels.md; README, Request bodies and Routes), in the key's
 // workspace (the front has checked the path's); the dashboard lists, suppresses and lifts by
 // session under /push/suppressions. What the bodies may hold is the schemas'
 // (schemas/push.ts); a token is only ever echoed masked.
@@ -18,7 +18,7 @@ const suppress: Handler<'POST /workspaces/{workspaceId}/push/tokens/suppress'> =
     throw new InvalidInput('source_push_id names no push record of this workspace', [{ field: 'source_push_id', message: 'is not a push record (message_id) of this workspace' }]);
   }
   const { row, created } = await suppressToken(ctx.db, ws, { device_token, platform, suppression_type, reason, source_push_id, source_campaign_id });
-  // The body is the record, at the top level (DECISIONS §12).
+  // The body is the record, at the top level (README, Routes).
   return json(created ? 201 : 200, {
     success: true,
     id: row.id,

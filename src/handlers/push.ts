@@ -1,5 +1,5 @@
-// Push sends, their status and a person's message history (INTERFACE 2.8, 3.3, 4.5; DECISIONS
-// §3, §10, §11). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
+// Push sends, their status and a person's message history (docs/channels.md;
+// README, Routes). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
 // and records into answers; the rules of a send are the engine's and the domain's.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
@@ -12,7 +12,7 @@ import { isUuid, newId } from '../ids.js';
 import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveRecords, type PersonRow, type StoredMessage } from '../store/index.js';
 import type { Recipient, Send, SendOutcome } from '../delivery/engine.js';
 
-/** One recipient's answer (INTERFACE 2.8). */
+/** One recipient's answer (README, Request bodies). */
 interface SendResult {
   message_id: string;
   status: SendOutcome['status'];
@@ -31,7 +31,7 @@ function resultOf(o: SendOutcome): SendResult {
   };
 }
 
-/** `limit` of the message history above this is silently reduced (DECISIONS §3). */
+/** `limit` of the message history above this is silently reduced (README, Request bodies). */
 const HISTORY_PAGE_MAX = 100;
 
 interface ContentBody extends PushContent {
@@ -41,7 +41,7 @@ interface ContentBody extends PushContent {
   event_id?: string;
 }
 
-/** The content fields of a send body, checked and parsed: neither title nor body is a 400 (DECISIONS §3), so is a template that does not parse. */
+/** The content fields of a send body, checked and parsed: neither title nor body is a 400 (README, Request bodies), so is a template that does not parse. */
 function contentOf(b: ContentBody): { raw: PushContent; compiled: CompiledContent } {
   if (b.title === undefined && b.body === undefined) throw new InvalidInput('A push needs a title or a body', [{ field: 'title', message: 'title or body is required' }]);
   const raw: PushContent = { title: b.title, body: b.body, image_url: b.image_url, action_url: b.action_url, custom_data: b.custom_data };
@@ -52,7 +52,7 @@ function sendOf(ctx: Ctx, b: ContentBody, compiled: CompiledContent, renderError
   return { workspaceId: ctx.workspaceId, content: compiled, tags: b.tags, campaignId: b.campaign_id, eventId: b.event_id, renderErrors };
 }
 
-/** The person a single send names by external id; the person UUID is refused, not looked up (INTERFACE 9.4). */
+/** The person a single send names by external id; the person UUID is refused, not looked up (README, Routes). */
 async function recipientPerson(ctx: Ctx, externalId: string): Promise<PersonRow> {
   const person = await findPerson(ctx.db, ctx.workspaceId, externalId);
   if (person) return person;
@@ -68,7 +68,7 @@ const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) =>
   const person = await recipientPerson(ctx, b.external_id);
   const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
   if (at !== undefined && at > Date.now()) {
-    // Held until due (DECISIONS §11): stored unrendered with its variables; the scheduler
+    // Held until due (docs/channels.md): stored unrendered with its variables; the scheduler
     // (src/delivery/scheduled-sends.ts) claims and sends it once, running the checks then.
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
@@ -82,7 +82,7 @@ const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) =>
   }
   const [outcome] = await ctx.push.send(sendOf(ctx, b, compiled, 'throw'), [{ person, variables: b.variables ?? {} }]);
   const result = resultOf(outcome!);
-  // Every device refused (DECISIONS §10): the record is stored as failed, the request is a 500.
+  // Every device refused (docs/channels.md): the record is stored as failed, the request is a 500.
   if (result.status === 'failed') throw new DomainError('PROVIDER_ERROR', `No device accepted the push: ${result.error}`, { message_id: result.message_id });
   return json(200, { success: true, ...result });
 };
@@ -107,7 +107,7 @@ const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = asy
   });
 };
 
-/** A record as the status route and the history show it (DECISIONS §3, §10). */
+/** A record as the status route and the history show it (docs/channels.md; README, Request bodies). */
 /** A stored message as the status route, the message histories and a campaign's message list show it. */
 export function presentMessage(m: StoredMessage) {
   return {

@@ -1,4 +1,4 @@
-// What a request is answered with, and the error bodies of DECISIONS §4: which shape depends
+// What a request is answered with, and the error bodies (README, Errors): which shape depends
 // on the kind of route (`key`, `session`, or the flat `{error}` of the campaign trigger). The
 // front, the actor pipeline and the handlers all answer through these functions.
 import { InvalidInput, ERRORS, ERROR_HEADERS, type DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';

@@ -1,4 +1,4 @@
-// Message templates (DECISIONS §11): push content in Liquid that campaign push nodes name by
+// Message templates (docs/campaigns-runtime.md): push content in Liquid that campaign push nodes name by
 // template_id. Session routes on the path's workspace (dashboard-only: a key gets 403). Every
 // template stored parses: a field that does not is a 400 naming it.
 import type { Ctx, Handler, Handlers } from './context.js';
@@ -44,7 +44,7 @@ function fieldsOf(body: Partial<TemplateFields>, base: TemplateFields): Template
   compileContent({
     title: fields.title ?? undefined, body: fields.body ?? undefined, image_url: fields.image_url ?? undefined, action_url: fields.action_url ?? undefined, custom_data: fields.custom_data ?? undefined,
   });
-  // Email's fields parse as Liquid too (DECISIONS §13).
+  // Email's fields parse as Liquid too (docs/channels.md).
   compileFields(Object.fromEntries(EMAIL_FIELDS.flatMap((k) => (fields[k] === null ? [] : [[k, fields[k]]]))));
   return fields;
 }

@@ -1,4 +1,4 @@
-// One-click unsubscribe (DECISIONS §13, RFC 8058), outside /api/v1, no credential. GET answers a
+// One-click unsubscribe (docs/channels.md, RFC 8058), outside /api/v1, no credential. GET answers a
 // page naming the workspace and the masked address with a button that POSTs, and changes
 // nothing (mail scanners follow links). POST (`List-Unsubscribe=One-Click` from a mail client,
 // or the page's form) unsubscribes the person the token names: 200, never a redirect; repeats

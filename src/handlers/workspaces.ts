@@ -1,4 +1,4 @@
-// Workspaces and membership (DECISIONS §2). Every route here is session-authenticated; the
+// Workspaces and membership (README, Sessions and the Default workspace). Every route here is session-authenticated; the
 // pipeline has already checked that the caller is a member of the workspace in the path.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';

@@ -1,4 +1,4 @@
-// The web dashboard (DECISIONS §14): the files `npm run build` writes to dist/dashboard, read
+// The web dashboard (README, Dashboard): the files `npm run build` writes to dist/dashboard, read
 // into memory once when the front is made (a few hundred kB), served at /dashboard/ by the
 // front before routing. A request can only name a file that was listed at start, so no path
 // reaches outside that directory. Vite names every file under assets/ by its content hash:
@@ -57,7 +57,7 @@ export interface DashboardOidc {
 }
 
 /**
- * The dashboard signs in by OIDC (DECISIONS §14) when sessions are verified by OIDC (a JWKS URL
+ * The dashboard signs in by OIDC (README, Dashboard) when sessions are verified by OIDC (a JWKS URL
  * and no shared secret, as `resolveSessionAuth`) and the issuer and the audience (the
  * dashboard's client id: the ID token's `aud`) are set.
  */

@@ -81,7 +81,7 @@ const CLIENT_GONE: Reply = { status: 499, body: '' };
 export function createFront(deps: FrontDeps) {
   const { cfg } = deps;
   const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
-  /** Unsubscribe links and provider callbacks, at the root (DECISIONS §13). */
+  /** Unsubscribe links and provider callbacks, at the root (docs/channels.md). */
   const outside = new Router(ROUTES.filter(isOutside), '');
   const buckets = new Buckets(deps.limits, deps.sharedBuckets);
   const trusted = cfg.trustedProxies.map(parseRange);

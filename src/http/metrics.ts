@@ -1,4 +1,4 @@
-// GET /metrics (DECISIONS §15): the Prometheus text of the front and every actor, on the main
+// GET /metrics (docs/operations.md): the Prometheus text of the front and every actor, on the main
 // port (HERALD_METRICS=true) or on a listener of its own (HERALD_METRICS_PORT), which need not
 // be exposed where the API is.
 import type { HttpResponse, TemplatedApp } from './uws.js';

@@ -1,4 +1,4 @@
-// What a provider's answer does beyond the message record (DECISIONS §13 table): a dead address
+// What a provider's answer does beyond the message record (docs/channels.md): a dead address
 // suppressed, a hard bounce making the person `bounced`, a complaint making them `unsubscribed`
 // (reason `spam_complaint`). The sandbox's answers go through the same handling: its send
 // answers through the senders' classification, its callbacks through applyProviderEvents.
@@ -36,7 +36,7 @@ export async function applyOutcomes(q: Queryable, outcomes: readonly { record: E
 }
 
 /**
- * The sandbox (DECISIONS §13), in the manner of Amazon SES's mailbox simulator: what the provider
+ * The sandbox (docs/channels.md), in the manner of Amazon SES's mailbox simulator: what the provider
  * would report of a message accepted for `address`. The sender records the message `sent` and
  * plays this through the callback handling (provider-events.ts applyProviderEvents), so the
  * message, the address suppressions and the person change as a real provider's callback changes them.

@@ -1,4 +1,4 @@
-// A provider's delivery event applied to the message it names (DECISIONS §13 table), once: the
+// A provider's delivery event applied to the message it names (docs/channels.md), once: the
 // provider's own event id is recorded in provider_events (migration 202) in the transaction that
 // applies it, so a retried callback changes nothing the second time.
 import type { ProviderEventKind } from '../domain/messages.js';

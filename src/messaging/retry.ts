@@ -1,4 +1,4 @@
-// One email or SMS send with bounded retries (DECISIONS §13: answers classified like push): a
+// One email or SMS send with bounded retries (answers classified like push: docs/channels.md): a
 // retryable outcome (SMTP 4xx, Twilio 429 or 5xx, a network error) is sent again after the
 // provider's Retry-After (capped) or a jittered exponential back-off, within the push retry
 // policy's attempts and time budget (domain/push-outcome.ts), and never past `deadline` (a test

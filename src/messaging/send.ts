@@ -1,4 +1,4 @@
-// Email and SMS sends of a campaign node (DECISIONS §13), for many recipients at once, each in
+// Email and SMS sends of a campaign node (docs/channels.md), for many recipients at once, each in
 // four steps: the skip decisions in §13's order (the first that applies wins, recorded as
 // `skipped` / `policy_suppressed` with its reason) → render (Liquid, `unsubscribe_url` in scope)
 // → send (the workspace's SMTP relay or Twilio; the sandbox without a channel while the server
@@ -44,7 +44,7 @@ export interface ChannelSend {
   withRecords: (q: Queryable) => Promise<void>;
   /** Recorded on every message (a dashboard test send: `["test"]`). */
   tags?: string[];
-  /** A dashboard test send (DECISIONS §14): quiet hours do not apply (the person's and address checks still do). */
+  /** A dashboard test send (README, Dashboard): quiet hours do not apply (the person's and address checks still do). */
   outsidePolicy?: boolean;
   /** When an email still with the SMTP relay is given up, recorded `failed` (`smtp_timeout`): a test send's answer is due. */
   deadline?: AbortSignal;
@@ -67,7 +67,7 @@ function personDecision(p: PersonRow, email: boolean): Decision | undefined {
 }
 
 /**
- * What an email or SMS template sees (DECISIONS §6, §13): the variables and `unsubscribe_url`,
+ * What an email or SMS template sees (docs/campaigns-runtime.md; docs/channels.md): the variables and `unsubscribe_url`,
  * the person (none in a preview without one), and a campaign send's event and trigger.
  */
 export function channelScope(person: PersonRow | null, variables: Record<string, unknown>, unsubscribeUrl: string, event?: Record<string, unknown>, trigger?: Record<string, unknown>): TemplateScope {
@@ -154,7 +154,7 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
   await db.tx(async (q) => {
     await saveChannelMessages(q, records.map((x) => x.record));
     for (const { record, effect } of records) if (effect) await applyOutcome(q, record, effect);
-    // The sandbox's provider reports, through the callback handling (DECISIONS §13).
+    // The sandbox's provider reports, through the callback handling (docs/channels.md).
     const reported = records.filter((x) => x.sandboxEvent !== undefined);
     const fates = await applyProviderEvents(q, workspaceId, reported.map(({ record, sandboxEvent }) => ({ provider: 'sandbox', eventId: `${record.id}:${sandboxEvent}`, messageId: record.id, kind: sandboxEvent!, details: {} })));
     // The records answered are as stored: a delivered, bounced or complained sandbox send says so.

@@ -1,4 +1,4 @@
-// What the email and SMS channels need from the server's settings (DECISIONS §13, §15), one per
+// What the email and SMS channels need from the server's settings (docs/channels.md; docs/isolation.md), one per
 // actor: where links and callback URLs point, where a tenant's SMTP host may be, Twilio's host,
 // what a workspace without a channel sends through, and how long a test send may wait for a relay.
 import { OutboundPolicy, type AllowList } from '../net/destinations.js';

@@ -1,4 +1,4 @@
-// Herald's metrics (DECISIONS §15), every one defined here. prom-client registries are per
+// Herald's metrics (docs/operations.md), every one defined here. prom-client registries are per
 // thread: the front and each actor count into their own `registry`, and a scrape at the front
 // gathers the actors' as JSON over the actor protocol and adds them up (scrape.ts).
 //

@@ -1,4 +1,4 @@
-// Outbound destinations a tenant sets (DECISIONS §15): an FCM `token_uri`, an SMTP host. Herald
+// Outbound destinations a tenant sets (docs/isolation.md): an FCM `token_uri`, an SMTP host. Herald
 // connects to them from inside the operator's network, so they must not reach loopback, private,
 // link-local (cloud metadata at 169.254.169.254), unspecified, multicast or other non-global
 // addresses, in any spelling (IPv4-mapped IPv6 included), nor (SMTP) a port other than the

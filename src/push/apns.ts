@@ -1,4 +1,4 @@
-// APNs with token auth through @parse/node-apn (DECISIONS §9): a .p8 key, key id, team id and
+// APNs with token auth through @parse/node-apn (docs/channels.md): a .p8 key, key id, team id and
 // bundle id (the topic); `production` picks Apple's host, and an endpoint (config
 // `HERALD_APNS_ENDPOINT`, a base URL) replaces both hosts. One node-apn Provider (one HTTP/2
 // session) per credential, long-lived. node-apn's own retries are off (connectionRetryLimit 0):

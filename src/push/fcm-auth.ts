@@ -3,7 +3,7 @@
 // a test's fake works; google-auth-library always posts to Google). The token is cached until
 // shortly before it expires; concurrent callers share one fetch.
 //
-// The token_uri is the tenant's, so it is a tenant-set destination (DECISIONS §15): on Google's
+// The token_uri is the tenant's, so it is a tenant-set destination (docs/isolation.md): on Google's
 // host unless the operator changed HERALD_FCM_ENDPOINT, never a private address unless allowed,
 // and fetched with a capped answer and a total deadline (net/bounded-request.ts).
 import { importPKCS8, SignJWT } from 'jose';
@@ -36,7 +36,7 @@ const RENEW_MARGIN_MS = 5 * 60_000;
 /** Google's token endpoint answers a few hundred bytes; an answer past this is refused unread. */
 const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 
-/** Where a service account's token_uri may point (DECISIONS §15). */
+/** Where a service account's token_uri may point (docs/isolation.md). */
 export interface TokenUriRule {
   /** HERALD_FCM_ENDPOINT is Google's: the token_uri must be on Google's token host too. */
   googleOnly: boolean;

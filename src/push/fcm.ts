@@ -1,4 +1,4 @@
-// FCM HTTP v1 (DECISIONS §9): `POST {endpoint}/v1/projects/<project_id>/messages:send`, one
+// FCM HTTP v1 (docs/channels.md): `POST {endpoint}/v1/projects/<project_id>/messages:send`, one
 // request per device, over this credential's own long-lived HTTP/2 session pool, with the
 // service account's OAuth access token. firebase-admin is not used: it hard-codes its host and
 // opens a session per call.
@@ -12,7 +12,7 @@ import type { PushDevice, PushMessage, PushProvider } from './types.js';
 export interface FcmProviderOptions {
   /** Base URL (config `HERALD_FCM_ENDPOINT`), e.g. `https://fcm.googleapis.com`. */
   endpoint: string;
-  /** Where the service account's token_uri may point (DECISIONS §15). */
+  /** Where the service account's token_uri may point (docs/isolation.md). */
   tokenUriRule: TokenUriRule;
   /** Trusted CAs instead of the system's, for the FCM endpoint and the token endpoint (tests). */
   ca?: string | Buffer;

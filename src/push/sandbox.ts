@@ -1,4 +1,4 @@
-// The sandbox provider (DECISIONS §9): accepts every send, with test tokens in the manner of card
+// The sandbox provider (docs/channels.md): accepts every send, with test tokens in the manner of card
 // test numbers: `fail-…` is refused by the "provider", `unregistered-…` is a dead token.
 import { randomUUID } from 'node:crypto';
 import type { PushOutcome } from '../domain/push-outcome.js';

@@ -1,4 +1,4 @@
-// A platform with no usable credentials in its workspace (DECISIONS §11): none configured while
+// A platform with no usable credentials in its workspace (docs/channels.md): none configured while
 // the sandbox is not in use, or stored ones that cannot be opened. Every device is a
 // configuration error naming the channel; nothing is sent.
 import type { PushOutcome } from '../domain/push-outcome.js';

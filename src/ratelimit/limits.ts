@@ -1,4 +1,4 @@
-// The rate-limit scopes of INTERFACE 8.1 (names from DECISIONS §7) and their overrides.
+// The rate-limit scopes and their overrides (README, Rate limits).
 import { ConfigError } from '../config.js';
 
 export const SCOPES = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'] as const;

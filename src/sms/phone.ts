@@ -1,4 +1,4 @@
-// Phone numbers (DECISIONS §13): a person's `phone` normalised to E.164 with libphonenumber-js,
+// Phone numbers (docs/channels.md): a person's `phone` normalised to E.164 with libphonenumber-js,
 // a number stored without `+` read in the SMS channel's `default_country`.
 import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 

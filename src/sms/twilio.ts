@@ -1,4 +1,4 @@
-// Twilio's Messages API (DECISIONS §13): `POST {endpoint}/2010-04-01/Accounts/{sid}/Messages.json`,
+// Twilio's Messages API (docs/channels.md): `POST {endpoint}/2010-04-01/Accounts/{sid}/Messages.json`,
 // form-encoded, basic auth with the account sid and auth token, `StatusCallback` set so status
 // callbacks come back. HERALD_TWILIO_ENDPOINT replaces the host for tests and private gateways.
 import http from 'node:http';

@@ -1,4 +1,4 @@
-// Address suppressions (DECISIONS §13, migration 200): an email address (lower case) or an E.164
+// Address suppressions (docs/channels.md, migration 200): an email address (lower case) or an E.164
 // number a workspace sends nothing to on that channel, once per type.
 import { startsWith, type Queryable } from './db.js';
 import { newId } from '../ids.js';

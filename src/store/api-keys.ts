@@ -1,4 +1,4 @@
-// API keys (INTERFACE 2.6): only the prefix is stored readable, the secret as its SHA-256.
+// API keys (README, Request bodies): only the prefix is stored readable, the secret as its SHA-256.
 // A revoked key keeps its row (usage history) with `revoked_at` set.
 import { isUniqueViolation, type Queryable } from './db.js';
 import { newId } from '../ids.js';

@@ -1,4 +1,4 @@
-// Campaign audiences (DECISIONS §6): audience_config `{filters, match}` compiled to one
+// Campaign audiences (docs/campaigns-runtime.md): audience_config `{filters, match}` compiled to one
 // parameterised SQL condition over people (traits through jsonb paths, person fields, and
 // performed_count_* through person_event_counts), read in keyset pages of person ids so that
 // no audience is ever held in memory whole. The rules are domain/conditions.ts's, which the

@@ -83,7 +83,7 @@ export async function finishRun(
   );
 }
 
-/** A status the system sets (INTERFACE 3.1: `completed`, `failed`), only from one of `from` (a user's pause meanwhile stays). */
+/** A status the system sets (`completed`, `failed`), only from one of `from` (a user's pause meanwhile stays). */
 export async function setSystemStatus(q: Queryable, campaignId: string, from: readonly CampaignStatus[], to: Extract<CampaignStatus, 'completed' | 'failed'>): Promise<void> {
   await q.query('UPDATE campaigns SET status = $3, updated_at = now() WHERE id = $1 AND status = ANY ($2::text[])', [campaignId, from, to]);
 }

@@ -1,4 +1,4 @@
-// Campaigns (INTERFACE 2.7) and what their stats read: enrolments (campaign_enrolments) and the
+// Campaigns (README, Request bodies) and what their stats read: enrolments (campaign_enrolments) and the
 // push records attributed to them (push_messages.campaign_id).
 import { prepared, type Queryable } from './db.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
@@ -104,7 +104,7 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
 }
 
 /**
- * DECISIONS §3, in one statement so the numbers agree: enrolments (rows; `triggered` counts
+ * A campaign's stats (README, Routes), in one statement so the numbers agree: enrolments (rows; `triggered` counts
  * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
  * campaign's push records of the workspace by status. Records not settled yet (a workflow's
  * send claimed and with the provider, 'sending') are not counted until they are: each

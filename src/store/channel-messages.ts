@@ -1,4 +1,4 @@
-// Email and SMS message records (DECISIONS §13): rows of push_messages with their `channel`
+// Email and SMS message records (docs/channels.md): rows of push_messages with their `channel`
 // (migration 201), the address sent to, and the provider events applied to them.
 import type { Queryable } from './db.js';
 import type { AddressChannel } from '../domain/messages.js';

@@ -1,4 +1,4 @@
-// A campaign's message counters per channel (DECISIONS §13): `sent` counts every message that
+// A campaign's message counters per channel (docs/channels.md): `sent` counts every message that
 // went to a provider (delivered, bounced and complained ones too), `delivered` those the
 // provider reported delivered (a complaint came from a delivered message), `opened` and
 // `clicked` the messages with such an event. The dashboard's test sends (tagged `test`) are not counted.

@@ -84,7 +84,7 @@ export interface SendableDevice {
   platform: DevicePlatform;
 }
 
-/** A provider said these tokens are gone (DECISIONS §9): later sends leave them out. */
+/** A provider said these tokens are gone (docs/channels.md): later sends leave them out. */
 export async function invalidateDevices(q: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await q.query('UPDATE devices SET is_valid = false, is_active = false, updated_at = now() WHERE id = ANY ($1::uuid[])', [ids]);

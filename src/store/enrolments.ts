@@ -24,7 +24,7 @@ export interface EnrolContext {
   variables?: Record<string, unknown>;
 }
 
-/** Limits on entering a campaign (INTERFACE 2.7). */
+/** Limits on entering a campaign (README, Request bodies). */
 export interface EnrolRules {
   /** entry <= maxPerUser (first_occurrence callers pass 1 and check first-seen themselves). */
   maxPerUser?: number;

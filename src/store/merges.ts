@@ -1,4 +1,4 @@
-// Anonymous merge (DECISIONS §8): the person whose external_id equals the anonymousId is
+// Anonymous merge (README, Request bodies): the person whose external_id equals the anonymousId is
 // folded into the identified person after the response: devices (and, with event storage,
 // events) move over, traits merge with the identified person's values winning, the anonymous
 // person is deleted. Pending merges are stored rows, so a restart resumes them.

@@ -1,4 +1,4 @@
-// Email and SMS channel settings per workspace (DECISIONS §13): one `message_channels` row
+// Email and SMS channel settings per workspace (docs/channels.md): one `message_channels` row
 // (migration 200), one column per channel holding its settings as JSON sealed with AES-256-GCM
 // (util/sealing.ts) under HERALD_SECRETS_KEY, bound to its workspace and column, as push
 // credentials are (store/push-channels.ts). A column is null when the channel is not configured.

@@ -95,7 +95,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         UNIQUE (workspace_id, device_token)
       );
       CREATE INDEX devices_by_person ON devices (person_id, last_used_at DESC, created_at DESC);
-      -- Anonymous merges still to run (DECISIONS §8): written with the identify that asks for
+      -- Anonymous merges still to run (README, Request bodies): written with the identify that asks for
       -- one, removed when done, so a merge survives a restart.
       CREATE TABLE pending_merges (
         id uuid PRIMARY KEY,
@@ -183,7 +183,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 5,
     name: 'device tokens unique by their md5',
     sql: `
-      -- A device token may be 4,096 characters (INTERFACE 4.4), more than a btree index entry
+      -- A device token may be 4,096 characters (README, Routes), more than a btree index entry
       -- holds (2,704 bytes) when it does not compress: tokens are unique in a workspace by
       -- their md5 instead. Only a workspace's own tokens could collide, never another's.
       ALTER TABLE devices DROP CONSTRAINT devices_workspace_id_device_token_key;
@@ -194,8 +194,8 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 6,
     name: 'push records, deliveries, token suppressions, channel credentials',
     sql: `
-      -- One row per send request that reached a decision worth keeping (INTERFACE 2.8, 3.3):
-      -- sent, failed, policy_suppressed, and scheduled sends (DECISIONS §11) from their 202 on.
+      -- One row per send request that reached a decision worth keeping (README, Request bodies and Routes):
+      -- sent, failed, policy_suppressed, and scheduled sends (docs/channels.md) from their 202 on.
       -- A scheduled row keeps the unrendered content and variables: it is rendered at send time.
       -- 'sending' marks a scheduled send claimed by one actor, so that it is sent once.
       CREATE TABLE push_messages (
@@ -224,7 +224,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         sent_at timestamptz
       );
       CREATE INDEX push_messages_by_person ON push_messages (person_id, created_at DESC);
-      -- The send counters are rebuilt from these (DECISIONS §5: caps count 'sent').
+      -- The send counters are rebuilt from these (the send policy's caps count 'sent').
       CREATE INDEX push_messages_sent ON push_messages (person_id, sent_at) WHERE status = 'sent';
       CREATE INDEX push_messages_due ON push_messages (scheduled_at) WHERE status IN ('scheduled', 'sending');
       CREATE TABLE push_deliveries (
@@ -237,7 +237,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         error text,
         PRIMARY KEY (message_id, device_id)
       );
-      -- INTERFACE 2.9, 3.5: a token is suppressed once per type; tokens are matched by md5
+      -- A token is suppressed once per type; tokens are matched by md5
       -- for the same reason as devices (migration 5).
       CREATE TABLE token_suppressions (
         id uuid PRIMARY KEY,
@@ -251,7 +251,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         suppressed_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE UNIQUE INDEX token_suppressions_by_type ON token_suppressions (workspace_id, md5(device_token), suppression_type);
-      -- Provider credentials (DECISIONS §9), each sealed with AES-256-GCM under HERALD_SECRETS_KEY.
+      -- Provider credentials (docs/channels.md), each sealed with AES-256-GCM under HERALD_SECRETS_KEY.
       CREATE TABLE push_channels (
         workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
         fcm bytea,
@@ -264,7 +264,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 7,
     name: 'campaigns, message templates, campaign enrolments',
     sql: `
-      -- DECISIONS §11: push content that campaign nodes name by template_id.
+      -- Message templates: push content that campaign nodes name by template_id.
       CREATE TABLE message_templates (
         id uuid PRIMARY KEY,
         workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -279,7 +279,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
         updated_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX message_templates_by_workspace ON message_templates (workspace_id, created_at DESC, id DESC);
-      -- INTERFACE 2.7, DECISIONS §6. trigger_config, audience_config and workflow_definition are
+      -- Campaigns (docs/campaigns-runtime.md). trigger_config, audience_config and workflow_definition are
       -- kept as written (validated for activation by domain/campaigns.ts). template_id is the
       -- one the campaign was created with, as given: push nodes name theirs in the workflow, and
       -- a template deleted since is reported by activation. No foreign key, so deleting a
@@ -393,7 +393,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 9,
     name: 'webhook trigger idempotency claims',
     sql: `
-      -- INTERFACE 4.6: an Idempotency-Key claimed by a trigger, per workspace and campaign, on the
+      -- An Idempotency-Key claimed by a trigger, per workspace and campaign, on the
       -- embedded default (with NATS_URL the claims live in NATS KV instead). people_queued is
       -- null while the trigger is in progress. A row past expires_at counts as absent (a claim
       -- replaces it) and is purged. campaign_id has no foreign key: the claim is only a memory
@@ -419,7 +419,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 10,
     name: 'first-seen event of a person',
     sql: `
-      -- first_occurrence (INTERFACE 2.7): the event that first made a person's count of a type,
+      -- first_occurrence (README, Request bodies): the event that first made a person's count of a type,
       -- in Log order. Set once, by whichever comes first: the sink creating the row, or an
       -- event trigger claiming it (a row of count 0 the sink then adds to). Rows from before
       -- this migration have none: those people had been seen already.
@@ -541,7 +541,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 200,
     name: 'email and SMS channels, address suppressions',
     sql: `
-      -- DECISIONS §13: each channel's settings as JSON sealed with AES-256-GCM under
+      -- Email and SMS (docs/channels.md): each channel's settings as JSON sealed with AES-256-GCM under
       -- HERALD_SECRETS_KEY (as push_channels), null when the channel is not configured.
       CREATE TABLE message_channels (
         workspace_id uuid PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
@@ -567,7 +567,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 201,
     name: 'messages on every channel: channel, address, delivery statuses, events',
     sql: `
-      -- DECISIONS §13: push records become messages with a channel; email and SMS add the
+      -- Email and SMS: push records become messages with a channel; email and SMS add the
       -- statuses their callbacks report, the address sent to and the provider events applied.
       ALTER TABLE push_messages ADD COLUMN channel text NOT NULL DEFAULT 'push' CHECK (channel IN ('push', 'email', 'sms'));
       ALTER TABLE push_messages ADD COLUMN address text;
@@ -581,7 +581,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 202,
     name: 'provider events applied',
     sql: `
-      -- DECISIONS §13: a provider event seen before (its own id) is applied once.
+      -- Provider callbacks: a provider event seen before (its own id) is applied once.
       CREATE TABLE provider_events (
         workspace_id uuid NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
         provider text NOT NULL,
@@ -595,7 +595,7 @@ const migrations: { id: number; name: string; sql: string }[] = [
     id: 203,
     name: 'email and SMS templates',
     sql: `
-      -- DECISIONS §13: templates per channel; email's fields beside push's (sms uses body).
+      -- Templates per channel; email's fields beside push's (sms uses body).
       ALTER TABLE message_templates DROP CONSTRAINT message_templates_channel_check;
       ALTER TABLE message_templates ADD CONSTRAINT message_templates_channel_check CHECK (channel IN ('push', 'email', 'sms'));
       ALTER TABLE message_templates ADD COLUMN subject text, ADD COLUMN html text, ADD COLUMN text text, ADD COLUMN preheader text;

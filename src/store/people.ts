@@ -95,7 +95,7 @@ export async function updateTraits(q: Queryable, workspaceId: string, externalId
 /**
  * Deletes a person; their events and devices go with them (foreign keys, ON DELETE CASCADE).
  * `archiveEvents` (the store is the analytics store): their events are moved to
- * `analytics_events` first, which keeps the events of deleted people (INTERFACE 4.2). Run in
+ * `analytics_events` first, which keeps the events of deleted people (README, Routes). Run in
  * a transaction: the person's row is locked first, so no event can be added for them (its
  * foreign key check waits on that lock) between the copy and the cascade.
  */
@@ -174,7 +174,7 @@ export async function peopleStats(q: Queryable, workspaceId: string): Promise<Pe
   return r.rows[0]!;
 }
 
-/** Sets consent (DECISIONS §3): `unsubscribed` stamps the time; back to `active` clears both consent fields. */
+/** Sets consent (README, Request bodies): `unsubscribed` stamps the time; back to `active` clears both consent fields. */
 /** The person with the new consent state; null when they were deleted meanwhile. */
 export async function setConsent(q: Queryable, personId: string, status: PersonRow['status'], reason: string | undefined): Promise<PersonRow | null> {
   const r = await q.query<PersonRow>(

@@ -1,4 +1,4 @@
-// Push provider credentials per workspace (DECISIONS §9, §11): one `push_channels` row
+// Push provider credentials per workspace (docs/channels.md): one `push_channels` row
 // (migration 6), one column per channel, each holding that channel's credentials as JSON sealed
 // with AES-256-GCM (util/sealing.ts) under HERALD_SECRETS_KEY, bound to its workspace and column.
 // A column is null when the channel is not configured. `updated_at` changes with every write:

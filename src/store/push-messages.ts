@@ -1,4 +1,4 @@
-// Push records and their per-device deliveries (INTERFACE 2.8, 3.3; DECISIONS §3, §5, §11), and
+// Push records and their per-device deliveries (docs/channels.md; README, Request bodies and Routes), and
 // the scheduled sends waiting in the same table. Records are written many at a time (a batch
 // send's are one statement each for messages and deliveries).
 import { prepared, type Queryable } from './db.js';
@@ -88,7 +88,7 @@ export async function sentTimes(q: Queryable, personIds: readonly string[], sinc
 }
 
 export interface StoredMessage extends Omit<PushRecord, 'status'> {
-  /** Email and SMS records add the statuses their callbacks report (DECISIONS §13). */
+  /** Email and SMS records add the statuses their callbacks report (docs/channels.md). */
   status: PushRecord['status'] | 'delivered' | 'bounced' | 'complained';
   channel: Channel;
   /** Email and SMS: the address or number sent to (null on push, whose tokens are its deliveries'). */
@@ -162,7 +162,7 @@ export interface CampaignSendRecord {
   external_id: string;
   campaign_id: string;
   event_id: string | null;
-  /** The node's channel: push, email or sms (DECISIONS §13). */
+  /** The node's channel: push, email or sms (docs/channels.md). */
   channel: Channel;
 }
 

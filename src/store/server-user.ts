@@ -4,7 +4,7 @@
 // pg_read_binary_file). That user must reach the cluster and the server binaries: a clone
 // under /root (mode 0700) is out of its reach, so the binaries are copied once to a root-owned
 // directory it can reach, and a data dir it cannot reach is refused before initdb with one line
-// (DECISIONS §12).
+// (README, Running it).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, parse, sep } from 'node:path';

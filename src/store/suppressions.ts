@@ -1,4 +1,4 @@
-// Token suppressions (INTERFACE 2.9, 3.5): one row per token and type in a workspace, matched
+// Token suppressions (README, Request bodies and Routes): one row per token and type in a workspace, matched
 // by the token's md5 (migration 6). Written by the suppress route and by dead-token feedback;
 // read by every send.
 import { startsWith, type Queryable } from './db.js';

@@ -1,4 +1,4 @@
-// Message templates (DECISIONS §11): push content that campaign push nodes name by id.
+// Message templates (docs/campaigns-runtime.md): push content that campaign push nodes name by id.
 import { prepared, type Queryable } from './db.js';
 import type { TemplateContent } from '../domain/campaigns.js';
 import type { Channel } from '../domain/messages.js';
@@ -13,7 +13,7 @@ export interface TemplateRow {
   image_url: string | null;
   action_url: string | null;
   custom_data: Record<string, unknown> | null;
-  /** Email (DECISIONS §13). */
+  /** Email (docs/channels.md). */
   subject: string | null;
   html: string | null;
   text: string | null;

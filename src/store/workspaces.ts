@@ -1,4 +1,4 @@
-// Workspaces and their members (DECISIONS §2).
+// Workspaces and their members (README, Sessions and the Default workspace).
 import type { Queryable } from './db.js';
 import { newWorkspaceId } from '../ids.js';
 import type { Role } from '../domain/roles.js';

@@ -1,4 +1,4 @@
-// Sealing secrets at rest (push provider credentials, DECISIONS §9, §11): AES-256-GCM with a
+// Sealing secrets at rest (push provider credentials, docs/channels.md): AES-256-GCM with a
 // random 12-byte nonce per seal. A sealed value is
 //   version (1 byte, 0x01) · key id (4 bytes) · nonce (12 bytes) · ciphertext · tag (16 bytes)
 // The key id (the first 4 bytes of SHA-256 over a label and the key) names the key that sealed

@@ -1,4 +1,4 @@
-// API key management (session routes): INTERFACE 2.6, 4.8, 5.1, 5.2, 7; DECISIONS §3, §4, §8, §10.
+// API key management (session routes) (README, Routes, Permissions and Errors).
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { newWorkspace, newKey, eventually, uniqueUser, type Res } from '../helpers/server.js';
@@ -19,7 +19,7 @@ function create(ws: Ws, body: unknown, token = ws.token): Promise<Res> {
   return s.req('POST', keysPath(ws), { token, body });
 }
 
-/** The session-route error body of DECISIONS §4. */
+/** The session-route error body (README, Errors). */
 function isSessionError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text}`);
   t.equal(r.body?.success, false, 'success:false');

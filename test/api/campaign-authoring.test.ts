@@ -1,4 +1,4 @@
-// The dashboard's campaign authoring support routes (DECISIONS §14) through the real HTTP
+// The dashboard's campaign authoring support routes (README, Dashboard) through the real HTTP
 // server: the audience preview (count and sample, bounded, one workspace only, refusals naming
 // the field), the template preview (each channel rendered as its send renders it, a Liquid error
 // naming the field and its line), and a node's test send (outside quiet hours and caps, the

@@ -1,4 +1,4 @@
-// Event-triggered campaigns through the real HTTP server (INTERFACE 2.7, 4.1; DECISIONS §6):
+// Event-triggered campaigns through the real HTTP server (docs/campaigns-runtime.md; README, Request bodies and Routes):
 // a tracked event enrols its person in the active event campaigns listening to it, and their
 // push goes out with the event in the template scope; filters on parameters, traits and person
 // fields, and `properties`; max_per_user and first_occurrence held by storage under 20

@@ -1,4 +1,4 @@
-// What the dashboard's campaign list, builder and live progress read (DECISIONS §14): the
+// What the dashboard's campaign list, builder and live progress read (README, Dashboard): the
 // campaign list filtered by status, trigger type and a name search, each with its stats at a
 // glance; a campaign's messages newest first, paging back with `before` and `before_id`; the event names the
 // workspace has seen, with when each was last seen.

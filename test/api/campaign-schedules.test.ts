@@ -1,4 +1,4 @@
-// Schedule campaigns run through the real HTTP server (INTERFACE 3.1; DECISIONS §3, §6): a
+// Schedule campaigns run through the real HTTP server (docs/campaigns-runtime.md; README, Routes and Request bodies): a
 // send_at campaign is `scheduled`, runs once at send_at and is `completed`, its stats counting
 // the enrolments and push records; Liquid with person and traits; audience filters and the
 // schedule ceiling (this server's HERALD_SCHEDULE_AUDIENCE_CEILING is 5) with the truncated

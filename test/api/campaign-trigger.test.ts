@@ -1,5 +1,5 @@
-// The webhook trigger through the real HTTP server (INTERFACE 3.4, 4.6, 7, 8.3; DECISIONS §4,
-// §6, §10): every error code in the flat `{error}` body, the Idempotency-Key rules (claimed
+// The webhook trigger through the real HTTP server (docs/ingest.md;
+// README, Errors): every error code in the flat `{error}` body, the Idempotency-Key rules (claimed
 // only after the checks, replay, 409 while in progress, 422 with other data, an abandoned
 // claim taken over, 503 with the claim store down), the audience and its ceiling. The claim
 // store is the one the server runs with: PostgreSQL on the embedded default, NATS KV with
@@ -80,7 +80,7 @@ function fire(w: Setup, id: string, o: Fire = {}, srv = s): Promise<Res> {
   });
 }
 
-/** DECISIONS §4: the trigger's errors are `{error}` and nothing else. */
+/** README, Errors: the trigger's errors are `{error}` and nothing else. */
 function flat(t: Test, r: Res, status: number, message?: RegExp): void {
   t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
   t.same(Object.keys(r.body ?? {}), ['error'], 'flat {error}');

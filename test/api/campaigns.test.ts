@@ -1,5 +1,5 @@
-// Campaign authoring through the real HTTP server (INTERFACE 2.7, 3.1, 4.7, 5.3, 7; DECISIONS
-// §3, §4, §6, §10, §11): create, list, get with stats, update and status moves, each activation
+// Campaign authoring through the real HTTP server (docs/campaigns-runtime.md;
+// README, Routes and Errors): create, list, get with stats, update and status moves, each activation
 // rule, scheduled on activation, delete, node messages, workspace isolation. Stats are also
 // checked against enrolment rows written straight into the store, as the trigger work will.
 import t, { type Test } from 'tap';
@@ -17,7 +17,7 @@ t.teardown(() => sql.end());
 const CAMPAIGN_FIELDS = ['audience_config', 'created_at', 'id', 'name', 'status', 'trigger_config', 'trigger_type', 'updated_at', 'workflow_definition', 'workspace_id'];
 const COUNTERS = { sent: 0, skipped: 0, policy_suppressed: 0, failed: 0, delivered: 0, bounced: 0, complained: 0, opened: 0, clicked: 0 };
 const STATS = ['enrolled', 'triggered', ...Object.keys(COUNTERS), 'by_channel', 'last_triggered_at'];
-/** A campaign's stats when all its messages are pushes with these counters (DECISIONS §13: totals and by_channel). */
+/** A campaign's stats when all its messages are pushes with these counters (totals and by_channel). */
 const pushStats = (runs: { enrolled: number; triggered: number; last_triggered_at: string | null }, push: Partial<typeof COUNTERS>) => ({
   ...runs,
   ...COUNTERS,
@@ -204,7 +204,7 @@ t.test('GET /campaigns: newest first, total, filters by status and trigger_type,
   t.equal(r.body.success, true);
   t.equal(r.body.total, 3);
   t.same(r.body.campaigns.map((x: { id: string }) => x.id), [c.id, b.id, a.id]);
-  // Listed with their stats at a glance (DECISIONS §14; test/api/campaign-progress.test.ts).
+  // Listed with their stats at a glance (README, Dashboard; test/api/campaign-progress.test.ts).
   for (const x of r.body.campaigns) t.same(Object.keys(x).sort(), [...CAMPAIGN_FIELDS, 'stats'].sort());
   const ids = async (q: string) => {
     const res = await list(ws, q);

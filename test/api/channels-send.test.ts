@@ -1,4 +1,4 @@
-// Sends through the credentials a workspace stored (DECISIONS §9, §11), end to end: a server
+// Sends through the credentials a workspace stored (docs/channels.md), end to end: a server
 // with HERALD_PUSH_PROVIDER=live, HERALD_FCM_ENDPOINT / HERALD_APNS_ENDPOINT at the fake FCM and
 // APNs, their certificates trusted through NODE_EXTRA_CA_CERTS (as a deployment trusts a private
 // CA). POST /push/send reaches the fakes with the stored credentials; a platform without

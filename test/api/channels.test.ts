@@ -1,4 +1,4 @@
-// Push provider credentials (DECISIONS §9, §11): PUT/GET /workspaces/{id}/channels/push.
+// Push provider credentials (docs/channels.md): PUT/GET /workspaces/{id}/channels/push.
 // Never echoed (no response carries any part of a private key), partial updates, removal,
 // validation naming the field (keys that do not import, fields of the wrong form, unknown
 // fields), roles, keys and other workspaces refused; stored sealed (the table holds no
@@ -195,7 +195,7 @@ t.test('bad input: 400 VALIDATION_ERROR naming the field, nothing stored', async
     ['FCM client_email not an email', withSa({ client_email: 'herald' }), 'fcm.service_account.client_email'],
     ['FCM token_uri over http', withSa({ token_uri: 'http://oauth2.googleapis.com/token' }), 'fcm.service_account.token_uri'],
     ['FCM token_uri not a URL', withSa({ token_uri: 'https://' }), 'fcm.service_account.token_uri'],
-    // HERALD_FCM_ENDPOINT is Google's here, so the token endpoint must be too (DECISIONS §15).
+    // HERALD_FCM_ENDPOINT is Google's here, so the token endpoint must be too (docs/isolation.md).
     ['FCM token_uri on another host', withSa({ token_uri: 'https://oauth2.example.com/token' }), 'fcm.service_account.token_uri'],
     ['FCM token_uri on another port of Google\'s host', withSa({ token_uri: 'https://oauth2.googleapis.com:8443/token' }), 'fcm.service_account.token_uri'],
     ['FCM without service_account', { fcm: {} }, 'fcm.service_account'],

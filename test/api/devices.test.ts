@@ -1,4 +1,4 @@
-// Device tokens through the real HTTP server: INTERFACE 2.5, 4.4, 5.2, 8.3; DECISIONS §3, §4, §10.
+// Device tokens through the real HTTP server (README, Routes, Request bodies and Errors).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
@@ -61,7 +61,7 @@ t.test('register for an unknown person: 201, person_created, the person exists a
   t.equal(l.body.count, 1);
   t.equal(l.body.devices.length, 1);
   const d = l.body.devices[0];
-  t.same(sorted(Object.keys(d)), DEVICE_FIELDS, 'the Device fields of INTERFACE 2.5');
+  t.same(sorted(Object.keys(d)), DEVICE_FIELDS, 'the documented Device fields');
   t.equal(d.id, r.body.device_id);
   t.equal(d.workspace_id, k.ws.id);
   t.equal(d.person_id, p.body.person.id, 'person_id is the person UUID');
@@ -212,7 +212,7 @@ t.test('the external id in the path is a userId: at most 255 characters', async 
   t.equal(r.body.person_created, true);
   const long = 'e'.repeat(256);
   const bad = await register(k.write, long, { token: tok('len'), platform: 'ios' });
-  t.equal(bad.status, 400, `a 256-character userId is refused (INTERFACE 2.1, 8.3): ${bad.text.slice(0, 200)}`);
+  t.equal(bad.status, 400, `a 256-character userId is refused (README, Request bodies): ${bad.text.slice(0, 200)}`);
   t.equal((await personOf(k, long)).status, 404, 'no person with a 256-character userId is created');
 });
 

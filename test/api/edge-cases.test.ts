@@ -16,7 +16,7 @@ const s = await sharedServer();
 const enc = encodeURIComponent;
 const setup = () => workspaceWithKeys(s, { all: ['*'] }, 'Edges');
 
-/** The session-route error body of DECISIONS §4 with VALIDATION_ERROR naming `field`. */
+/** The session-route error body (README, Errors) with VALIDATION_ERROR naming `field`. */
 function sessionInvalid(t: Test, r: Res, field?: string): void {
   t.equal(r.status, 400, `status 400: ${r.text.slice(0, 300)}`);
   t.equal(r.body?.success, false);

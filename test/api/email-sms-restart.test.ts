@@ -1,4 +1,4 @@
-// Email and SMS sends interrupted by a kill -9 (DECISIONS §13, README "Campaign runtime"): a send
+// Email and SMS sends interrupted by a kill -9 (docs/channels.md, docs/campaigns-runtime.md): a send
 // that was with the SMTP relay or Twilio at the kill is not made again after the restart (the
 // provider may have it); it is recorded `failed` as interrupted, on its own channel. The relay
 // and Twilio here take the message and never answer, so the kill finds both sends in flight.

@@ -1,4 +1,4 @@
-// Email and SMS campaign nodes (DECISIONS §13) sent for real: email to an SMTP server in the
+// Email and SMS campaign nodes (docs/channels.md) sent for real: email to an SMTP server in the
 // test (smtp-server, AUTH required, STARTTLS), SMS to a fake Twilio speaking its REST shapes and
 // error codes. Checks the skip decisions in §13's order, the Message-ID and RFC 8058 headers,
 // the text part derived from html, unsubscribe_url in scope, dead numbers suppressed.

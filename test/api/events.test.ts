@@ -1,6 +1,6 @@
-// Events through the real HTTP server: INTERFACE 2.4, 4.1 (track, track/batch), 4.3, the events
-// row of 4.7, 6.1, 7, 8.3; DECISIONS §3 (events/search shape), §8 (anonymous merge), §10 (a deleted
-// person's events, `since`). Reads lag writes slightly (the Log sink), hence `eventually`.
+// Events through the real HTTP server: track, track/batch, the event reads and the dashboard's
+// events route, errors and limits, the events/search shape, the anonymous merge, a deleted
+// person's events, `since` (docs/ingest.md; README, Routes). Reads lag writes slightly (the Log sink), hence `eventually`.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { newKey, eventually, uniqueUser, workspaceWithKeys, serversOnOneDir, type Herald, type Res } from '../helpers/server.js';
@@ -70,7 +70,7 @@ async function searchUntil(token: string, query: string, want: string[]): Promis
   return last;
 }
 
-/** The session-route error body of DECISIONS §4. */
+/** The session-route error body (README, Errors). */
 function sessionError(t: Test, r: Res, status: number, code?: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
   t.equal(r.body?.success, false);

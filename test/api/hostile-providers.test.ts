@@ -1,4 +1,4 @@
-// A tenant pointing Herald at hostile destinations (issue 22, findings 1, 3 and 4; DECISIONS §15):
+// A tenant pointing Herald at hostile destinations (issue 22, findings 1, 3 and 4; docs/isolation.md):
 // an FCM token_uri that streams a huge answer or drips one a byte at a time, or that names a
 // loopback or private address. The worst such a workspace can do is fail its own sends, with a
 // classified error ("FCM token endpoint answer too large", "… timed out", "… refused: private

@@ -1,5 +1,5 @@
 // HTTP edges through a real server: routing errors, malformed bodies, size limits, the
-// OpenAPI document, and clean shutdown (DECISIONS §1, §4, INTERFACE 8.3, 9.5).
+// OpenAPI document, and clean shutdown (README, Running it, Errors, Request bodies and Routes).
 import t, { type Test } from 'tap';
 import http from 'node:http';
 import net from 'node:net';
@@ -178,7 +178,7 @@ t.test('unknown route: 404 NOT_FOUND', async (t) => {
   const outside = await s.req('GET', `${s.base}/api/v2/people`);
   t.equal(outside.status, 404, 'another API version');
   t.equal(outside.body?.code, 'NOT_FOUND');
-  // `/` redirects to the dashboard (DECISIONS §14): test/dashboard/serving.test.ts.
+  // `/` redirects to the dashboard (README, Dashboard): test/dashboard/serving.test.ts.
 });
 
 t.test('wrong method: 405 with Allow', async (t) => {

@@ -1,4 +1,4 @@
-// Authentication and permissions on key routes: INTERFACE 5.1-5.3, 7; DECISIONS §4, §8, §10.
+// Authentication and permissions on key routes (README, Permissions and Errors).
 // Key routes not served yet answer 501 after authentication, the permission check and the workspace
 // budget, so "got through auth" is observable as any status other than 401/403.
 import t, { type Test } from 'tap';

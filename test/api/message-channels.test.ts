@@ -1,4 +1,4 @@
-// Email and SMS channels (DECISIONS §13): PUT /workspaces/{id}/channels/email|sms and GET
+// Email and SMS channels (docs/channels.md): PUT /workspaces/{id}/channels/email|sms and GET
 // /workspaces/{id}/channels. Secrets never echoed (nor stored in plain text), partial updates
 // keep what is omitted, null removes, the merged settings must be complete, the SMTP host
 // passes the destination guard, the callback URLs are built on HERALD_PUBLIC_URL, members only

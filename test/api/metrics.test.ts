@@ -1,4 +1,4 @@
-// GET /metrics (DECISIONS §15): off by default; HERALD_METRICS=true serves it on the main port,
+// GET /metrics (docs/operations.md): off by default; HERALD_METRICS=true serves it on the main port,
 // HERALD_METRICS_PORT on a listener of its own only. A scrape adds up the front's and every
 // actor's registries; the counts move with the requests, pushes and refusals made here, and
 // no label carries a tenant's id or a raw path.

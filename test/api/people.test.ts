@@ -1,5 +1,5 @@
-// People through the real HTTP server: INTERFACE 2.1-2.3, 4.1 (identify), 4.2, the people rows
-// of 4.7, 7, 8.3; DECISIONS §3, §4, §8, §10.
+// People through the real HTTP server: identify, the people routes on both surfaces, errors,
+// limits and the anonymous merge (README, Routes, Request bodies and Errors).
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { newKey, eventually, workspaceWithKeys, uniqueUser, type Res } from '../helpers/server.js';
@@ -28,7 +28,7 @@ function getPerson(token: string, userId: string): Promise<Res> {
   return s.req('GET', `/people/${enc(userId)}`, { token });
 }
 
-/** The session-route error body of DECISIONS §4. */
+/** The session-route error body (README, Errors). */
 function sessionError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
   t.equal(r.body?.success, false);
@@ -723,7 +723,7 @@ t.test('POST /people/batch: per-entry results, failures only fail themselves', a
 t.test('POST /people/batch: an entry that is not an object fails only itself', async (t) => {
   const k = await setup();
   const r = await s.req('POST', '/people/batch', { token: k.write, body: { identify: [null, { userId: 'nonobj-ok' }, 'x', 5, []] } });
-  t.equal(r.status, 200, `per-item failures arrive inside a 200 (INTERFACE 4.2 rule 4, 7): ${r.text.slice(0, 300)}`);
+  t.equal(r.status, 200, `per-item failures arrive inside a 200 (README, Routes): ${r.text.slice(0, 300)}`);
   t.equal(r.body?.total, 5);
   t.same(r.body?.results?.map((x: { index: number; success: boolean }) => [x.index, x.success]), [[0, false], [1, true], [2, false], [3, false], [4, false]]);
   t.equal((await getPerson(k.read, 'nonobj-ok')).status, 200, 'the good entry is stored');

@@ -1,4 +1,4 @@
-// Batch push sends through the real HTTP server (INTERFACE 4.5, DECISIONS §10): results in
+// Batch push sends through the real HTTP server (docs/channels.md; README, Routes): results in
 // request order, the summary, per-recipient variables, the device_token and platform selectors,
 // the send policy per recipient, per-recipient failures inside a 200, and whole-request refusals.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The workspace send policy through HTTP (INTERFACE 2.10, DECISIONS §5): quiet hours across
+// The workspace send policy through HTTP (docs/channels.md; README, Request bodies): quiet hours across
 // midnight in a non-UTC zone, the person's own timezone, the daily and rolling caps, the order of
 // the checks, and policy_suppressed records. Windows are built from the current local time of the
 // zone, with an hour of margin, so every test is deterministic whatever the time of day.

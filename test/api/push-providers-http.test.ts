@@ -1,5 +1,5 @@
 // Sends through the fake FCM and APNs (test/fakes) on a Herald with HERALD_PUSH_PROVIDER=live, so
-// a platform without credentials fails instead of going to the sandbox (DECISIONS §9, §11): what
+// a platform without credentials fails instead of going to the sandbox (docs/channels.md): what
 // the providers receive (rendered content, reserved custom_data keys stripped), dead-token
 // feedback, retries on 429/503 with Retry-After, configuration errors, missing credentials.
 import t, { type Test } from 'tap';

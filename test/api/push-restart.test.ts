@@ -1,4 +1,4 @@
-// Push state across a restart on the same data dir (DECISIONS §5, §11): the send-policy counters
+// Push state across a restart on the same data dir (docs/channels.md): the send-policy counters
 // are rebuilt from the stored push records (not reset to zero), the daily cap counts from the
 // recipient's local midnight and the rolling cap over its window in absolute time (records
 // planted in the store at chosen past times), and a scheduled send survives the restart and is

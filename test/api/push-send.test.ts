@@ -1,7 +1,7 @@
-// Single push sends through the real HTTP server, on the sandbox provider (DECISIONS §9) unless a
-// test configures the fakes: the result of INTERFACE 2.8, every skip reason and its order
-// (DECISIONS §5), dead-token feedback, templates, bad input, scheduled sends (DECISIONS §11), the
-// status object and the message history (DECISIONS §3, §10), and permissions (INTERFACE 5.2).
+// Single push sends through the real HTTP server, on the sandbox provider (docs/channels.md) unless a
+// test configures the fakes: the documented send result, every skip reason and its order
+// (docs/channels.md), dead-token feedback, templates, bad input, scheduled sends (docs/channels.md), the
+// status object and the message history (docs/channels.md; README, Request bodies), and permissions (README, Permissions).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { FORBIDDEN, ISO_MS, UUID, badRequest, keyError, sessionError } from '../helpers/assert.js';
@@ -36,7 +36,7 @@ t.test('a send reaches every active device: 200 sent; the status object; the his
     custom_data: { k: 'v' }, campaign_id: 'camp-1', event_id: 'evt-1', tags: ['welcome'],
   });
   isSent(t, r);
-  for (const k of Object.keys(r.body)) t.ok(SEND_RESULT_FIELDS.includes(k), `result field ${k} is one of INTERFACE 2.8`);
+  for (const k of Object.keys(r.body)) t.ok(SEND_RESULT_FIELDS.includes(k), `result field ${k} is a documented one`);
   t.ok(Math.abs(Date.parse(r.body.sent_at) - Date.now()) < 60_000, 'sent_at is now');
 
   const st = await w.status(r.body.message_id);

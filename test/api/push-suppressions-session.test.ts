@@ -1,5 +1,5 @@
 // The dashboard's token suppressions (session): GET/POST /workspaces/{id}/push/suppressions and
-// DELETE .../{id}, the same suppress and lift as the key routes (INTERFACE 2.9, 3.5), listed
+// DELETE .../{id}, the same suppress and lift as the key routes (README, Request bodies and Routes), listed
 // newest first with tokens masked and paged; members only.
 import t from 'tap';
 import { newWorkspace, uniqueUser, workspaceWithKeys } from '../helpers/server.js';

@@ -1,5 +1,5 @@
-// Token suppression and validation through the real HTTP server: INTERFACE 2.9, 3.5, 4.5, 5.2, 7;
-// DECISIONS §3, §4, §10.
+// Token suppression and validation through the real HTTP server
+// (README, Routes, Request bodies and Errors).
 import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newKey, workspaceWithKeys, type Res } from '../helpers/server.js';
@@ -34,7 +34,7 @@ function validate(key: string, ws: string, tokens: unknown): Promise<Res> {
 function register(k: Setup, externalId: string, token: string, platform: string): Promise<Res> {
   return s.req('POST', `/people/${externalId}/devices`, { token: k.devices, body: { token, platform } });
 }
-/** The reason DECISIONS §3 gives for one token in the key's workspace (undefined when valid). */
+/** The documented reason (README, Request bodies) for one token in the key's workspace (undefined when valid). */
 async function reasonOf(k: Setup, token: string, platform: string): Promise<string | undefined> {
   const r = await validate(k.push, k.ws.id, [{ token, platform }]);
   if (r.status !== 200) throw new Error(`validate: ${r.status} ${r.text}`);
@@ -48,7 +48,7 @@ t.test('suppress: 201 new, 200 already_suppressed under the same type, 201 under
   t.equal(first.status, 201, first.text);
   t.equal(first.body.success, true);
   const sup = first.body;
-  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'success', 'suppressed_at', 'suppression_type'], 'the record at the top level, no wrapper (DECISIONS §12)');
+  t.same(sorted(Object.keys(sup)), ['already_suppressed', 'device_token', 'id', 'platform', 'success', 'suppressed_at', 'suppression_type'], 'the record at the top level, no wrapper (README, Routes)');
   t.match(sup.id, UUID);
   t.equal(sup.device_token, masked(token), 'first 4 + *** + last 4');
   t.equal(sup.platform, 'ios');

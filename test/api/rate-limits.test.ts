@@ -1,4 +1,4 @@
-// Rate limits (INTERFACE 8.1, 8.2; DECISIONS §4, §7). Buckets start full and refill slowly
+// Rate limits (README, Rate limits and Errors). Buckets start full and refill slowly
 // (a few tokens a minute), so exhausting one takes exactly `burst` requests however long the
 // test takes between them. Key routes are used to observe the workspace scopes whether they
 // are served yet or still answer 501 after auth, permission and workspace budget.
@@ -20,7 +20,7 @@ const SPEC = Object.entries(LIMITS).map(([k, [m, b]]) => `${k}=${m}:${b}`).join(
 const s: TestServer = await startServer({ HERALD_RATE_LIMITS: SPEC, HERALD_KEY_CACHE_TTL_MS: '600000' });
 t.teardown(() => s.stop());
 
-/** A 429 exactly as INTERFACE 8.2 / DECISIONS §4 describe it. */
+/** A 429 exactly as README, Rate limits and Errors describe it. */
 function limited(t: T, r: Res, scope: keyof typeof LIMITS, what: string): void {
   t.equal(r.status, 429, `${what}: 429 (got ${r.status}: ${r.text})`);
   t.strictSame(Object.keys(r.body ?? {}).sort(), ['error', 'gate', 'message', 'scope'], `${what}: body fields`);
@@ -274,7 +274,7 @@ t.test('malformed HERALD_RATE_LIMITS: the server exits non-zero at start', async
 });
 
 // Two replicas of one deployment (one Postgres, one NATS prefix): each has its own local
-// buckets, and the cross-replica bucket in NATS KV bounds their total (DECISIONS §7).
+// buckets, and the cross-replica bucket in NATS KV bounds their total (README, Rate limits).
 t.test('shared gate: a workspace budget spent on one replica is refused on another (gate shared)', { skip: !(process.env.NATS_URL && process.env.DATABASE_URL) && 'needs DATABASE_URL and NATS_URL (two replicas sharing a store and NATS)' }, async (t) => {
   const env = { HERALD_RATE_LIMITS: 'ws-ingest=1:5', HERALD_NATS_PREFIX: `t-shared-${process.pid}-${Date.now().toString(36)}` };
   const [a, b] = await Promise.all([startServer(env), startServer(env)]);

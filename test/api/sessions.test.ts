@@ -1,4 +1,4 @@
-// Dashboard session authentication (DECISIONS §2, §4, §10; INTERFACE 5.4): HS256 tokens,
+// Dashboard session authentication (README, Sessions and the Default workspace, Errors and Permissions): HS256 tokens,
 // OIDC through a JWKS, API keys refused on session routes, the first-start bootstrap and the
 // `herald token` command.
 import t, { type Test } from 'tap';

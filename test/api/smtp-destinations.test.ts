@@ -1,4 +1,4 @@
-// A tenant's SMTP host is a destination inside the operator's network (DECISIONS §15): what a
+// A tenant's SMTP host is a destination inside the operator's network (docs/isolation.md): what a
 // test send and the message history tell of a failure is a classified reason, never the peer's
 // own text unless it is an SMTP reply to a command Herald sent (a NATS INFO line, a banner, a
 // closed port's ECONNREFUSED are not shown); a slow relay is answered `smtp_timeout` within the

@@ -1,4 +1,4 @@
-// Message templates through the real HTTP server (DECISIONS §11, INTERFACE 5.3): create, list,
+// Message templates through the real HTTP server (docs/channels.md; README, Permissions): create, list,
 // get, partial update, delete; Liquid that does not parse is a 400 naming the field; a template
 // a live campaign uses cannot be deleted; campaigns created from a template; isolation.
 import t, { type Test } from 'tap';

@@ -1,4 +1,4 @@
-// The unsubscribe pages at /u/{token} (DECISIONS §13): a token has exactly one spelling, and
+// The unsubscribe pages at /u/{token} (docs/channels.md): a token has exactly one spelling, and
 // the pages carry the dashboard's kind of security headers (no framing, no script, nothing
 // loaded from elsewhere). In Chromium at phone width: no console error (not even a favicon's
 // 404) and a button a thumb can hit. Each answer is held to the OpenAPI document (text/html).

@@ -1,4 +1,4 @@
-// GET /workspaces/{id}/events, the dashboard's event debugger (DECISIONS §14): the workspace's
+// GET /workspaces/{id}/events, the dashboard's event debugger (README, Dashboard): the workspace's
 // latest events, newest first, with both of the person's ids; `limit`, `before` paging back;
 // this workspace's events only; session auth, members only. Reads lag writes slightly with the
 // Log's sink (DATABASE_URL + NATS_URL), hence `eventually`.

@@ -1,5 +1,5 @@
-// Workspaces, settings, send policy validation and membership (DECISIONS §2, §4, §5;
-// INTERFACE 2.10, 7). Every user here is fresh, so a shared database does not matter.
+// Workspaces, settings, send policy validation and membership (README,
+// Sessions and the Default workspace, Request bodies and Errors). Every user here is fresh, so a shared database does not matter.
 import t, { type Test } from 'tap';
 import { newWorkspace, newKey, uniqueUser, type Res } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
@@ -12,7 +12,7 @@ const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 
 type T = Test;
 
-/** The session-route error shape of DECISIONS §4 with `code`. */
+/** The session-route error shape (README, Errors) with `code`. */
 function sessionError(t: T, r: Res, status: number, code: string): void {
   t.equal(r.status, status, `status ${status} (got ${r.status}: ${r.text})`);
   t.equal(r.body?.success, false, 'success:false');
@@ -207,7 +207,7 @@ t.test('send policy that is not an object is a malformed policy: 400 INVALID_SEN
 t.test('send policy validation: valid policies are stored as sent', async (t) => {
   const ws = await newWorkspace(s, 'Valid policy');
   const good: [string, unknown][] = [
-    ['DECISIONS §5 example', { timezone: 'Europe/Paris', quiet_hours: { start: '22:00', end: '08:00' }, max_pushes_per_day: 5, max_pushes_per_window: 3, window_hours: 6 }],
+    ['the documented example', { timezone: 'Europe/Paris', quiet_hours: { start: '22:00', end: '08:00' }, max_pushes_per_day: 5, max_pushes_per_window: 3, window_hours: 6 }],
     ['quiet_hours null', { timezone: 'Europe/Paris', quiet_hours: null, max_pushes_per_day: 5 }],
     ['both window fields 0', { max_pushes_per_window: 0, window_hours: 0 }],
     ['window_hours 168', { max_pushes_per_window: 10, window_hours: 168 }],

@@ -1,4 +1,4 @@
-// How Herald serves the dashboard (DECISIONS §14): the redirect from `/`, index.html and the
+// How Herald serves the dashboard (README, Dashboard): the redirect from `/`, index.html and the
 // hashed assets with their caching and security headers, the email preview's frame with its
 // own, client routes answered with index.html, no path outside dist/dashboard, config.json,
 // and the sign-in link `npm start` prints.

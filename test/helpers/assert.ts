@@ -1,4 +1,4 @@
-// Shared expectations of the HTTP tests: the DECISIONS §4 error shapes and common formats.
+// Shared expectations of the HTTP tests: the error shapes of README, Errors, and common formats.
 import type { Test } from 'tap';
 import type { Res } from './server.js';
 
@@ -13,7 +13,7 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions' };
 
-/** The key-route error body of DECISIONS §4. */
+/** The key-route error body (README, Errors). */
 export function keyError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 300)}`);
   t.equal(r.body?.success, false, 'success:false');
@@ -21,7 +21,7 @@ export function keyError(t: Test, r: Res, status: number, code: string): void {
   t.equal(r.body?.code, code, `code ${code}`);
 }
 
-/** The session-route error body of DECISIONS §4 with `code`; `field`, if given, must be among the details. */
+/** The session-route error body (README, Errors) with `code`; `field`, if given, must be among the details. */
 export function sessionError(t: Test, r: Res, status: number, code: string, field?: string): void {
   t.equal(r.status, status, `status ${status}: ${r.text.slice(0, 400)}`);
   t.equal(r.body?.success, false, 'success:false');
@@ -31,7 +31,7 @@ export function sessionError(t: Test, r: Res, status: number, code: string, fiel
   if (field) t.ok((r.body?.error?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.error?.details)}`);
 }
 
-/** The schema-failure body of DECISIONS §4 on key routes; `field` must be among the details. */
+/** The schema-failure body (README, Errors) on key routes; `field` must be among the details. */
 export function badRequest(t: Test, r: Res, field?: string): void {
   t.equal(r.status, 400, `status 400: ${r.text.slice(0, 300)}`);
   t.equal(r.body?.error, 'Bad Request');
@@ -45,7 +45,7 @@ export function badRequest(t: Test, r: Res, field?: string): void {
   if (field) t.ok((r.body?.details ?? []).some((d: { field: string }) => d.field === field), `details name ${field}: ${JSON.stringify(r.body?.details)}`);
 }
 
-// INTERFACE 5.2, written out here rather than imported from src/, so the tests check the server's lists.
+// The permission names (README, Permissions), written out here rather than imported from src/, so the tests check the server's lists.
 export const ROUTE_PERMISSIONS = [
   'events:read', 'events:write', 'people:read', 'people:write', 'people:identify', 'people:delete',
   'campaigns:trigger', 'devices:register', 'devices:read', 'devices:write', 'push:send', 'push:read',

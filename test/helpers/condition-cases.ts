@@ -1,4 +1,4 @@
-// Condition cases (DECISIONS §6) read two ways that must agree: in memory by
+// Condition cases (docs/campaigns-runtime.md) read two ways that must agree: in memory by
 // domain/conditions.ts (test/unit/conditions.test.ts) and in SQL by store/audience.ts
 // (test/integration/audience.test.ts). Each case names the people it matches.
 import type { Condition } from '../../src/domain/conditions.js';

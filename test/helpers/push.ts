@@ -1,5 +1,5 @@
-// Shared setup and expectations of the push HTTP tests (INTERFACE 2.8, 3.3, 4.5; DECISIONS §5,
-// §9-§11): a server with the fake APNs and FCM wired in, a workspace with its push keys, and the
+// Shared setup and expectations of the push HTTP tests (docs/channels.md; README,
+// Routes): a server with the fake APNs and FCM wired in, a workspace with its push keys, and the
 // requests and result checks every push test file makes.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -225,7 +225,7 @@ export function isProviderError(t: Test, r: Res): string {
 
 /**
  * A 400 naming `field`: the schema-failure shape (`Bad Request`, code 400) or the key-route
- * VALIDATION_ERROR carrying the same `details` (DECISIONS §4).
+ * VALIDATION_ERROR carrying the same `details` (README, Errors).
  */
 export function invalidField(t: Test, r: Res, field: string): void {
   t.equal(r.status, 400, `400: ${r.text.slice(0, 300)}`);

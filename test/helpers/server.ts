@@ -76,7 +76,7 @@ export function heraldEnv(dataDir: string, natsPrefix: string | undefined, env: 
     HERALD_AUTH_SECRET: TEST_SECRET,
     HERALD_ACTORS: '2',
     HERALD_LOG_LEVEL: 'warn',
-    // The fakes a tenant's settings point at (an FCM token_uri) listen here (DECISIONS §15).
+    // The fakes a tenant's settings point at (an FCM token_uri) listen here (docs/isolation.md).
     HERALD_ALLOWED_PRIVATE_HOSTS: '127.0.0.1',
     ...(natsPrefix ? { HERALD_NATS_PREFIX: natsPrefix } : {}),
     ...env,

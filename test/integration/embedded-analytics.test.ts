@@ -1,4 +1,4 @@
-// Without ClickHouse the store is the analytics store (INTERFACE 4.2: a person's delete removes
+// Without ClickHouse the store is the analytics store (README, Routes: a person's delete removes
 // their events, but not their analytics copies), each event written once:
 //  - a living person's events are in `events` only, not copied to `analytics_events`;
 //  - a delete moves the person's events to `analytics_events` (with their person and

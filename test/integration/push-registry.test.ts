@@ -47,7 +47,7 @@ async function startFakes(t: Test): Promise<Fakes> {
 const shared = await startFakes(t);
 const { fcm, apns } = shared;
 
-// The server stores the credentials; its FCM endpoint is a fake's, so a token_uri off Google's host is taken (DECISIONS §15).
+// The server stores the credentials; its FCM endpoint is a fake's, so a token_uri off Google's host is taken (docs/isolation.md).
 const srv: TestServer = await startServer({ HERALD_SECRETS_KEY: KEY.toString('hex'), HERALD_FCM_ENDPOINT: fcm.url });
 t.teardown(() => srv.stop());
 const db = openPostgres(storeUrl(srv), 4);

@@ -1,7 +1,7 @@
 // Started as root (containers, CI, a root shell): the embedded PostgreSQL runs as Herald's own
 // system user `herald-pg`, never as the `postgres` account a system PostgreSQL runs as (issue 22,
 // finding 9), and a clone under a 0700 directory such as /root either serves (the server
-// binaries copied where herald-pg reaches them) or exits 2 with one line (DECISIONS §12).
+// binaries copied where herald-pg reaches them) or exits 2 with one line (README, Running it).
 import t, { type Test } from 'tap';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Campaign rules (INTERFACE 2.7, 3.1; DECISIONS §6, §10, §11): known-bad keys, workflow shape,
+// Campaign rules (docs/campaigns-runtime.md; README, Request bodies and Routes): known-bad keys, workflow shape,
 // where a push node's content comes from, node messages, the activation rules one by one and
 // together, status moves and deletion.
 import t, { type Test } from 'tap';

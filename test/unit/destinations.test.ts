@@ -1,4 +1,4 @@
-// Outbound destinations a tenant sets (DECISIONS §15, src/net/destinations.ts): which addresses
+// Outbound destinations a tenant sets (docs/isolation.md, src/net/destinations.ts): which addresses
 // are refused (IPv4, IPv6, IPv4-mapped and other embedded forms), the operator's allow-list (IPs,
 // CIDR blocks, host names, each with or without a port), the ports a public host may be reached
 // on, IP literals judged before connecting, the connect-time lookup that judges what a host name

@@ -1,4 +1,4 @@
-// Pure rules of the email and SMS channels (DECISIONS §13): unsubscribe tokens, phone
+// Pure rules of the email and SMS channels (docs/channels.md): unsubscribe tokens, phone
 // normalisation, the simulator addresses and numbers, the unsubscribe_url warning.
 import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Key allowlists and the client IP: INTERFACE 5.1.5, DECISIONS §8.
+// Key allowlists and the client IP (README, Permissions).
 import t from 'tap';
 import { clientIp, inRanges, malformedEntries, parseHop, parseRange } from '../../src/auth/ip-allowlist.js';
 

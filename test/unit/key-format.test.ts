@@ -1,4 +1,4 @@
-// API key credentials: INTERFACE 5.1, DECISIONS §8.
+// API key credentials (README, Permissions).
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { hashSecret, looksLikeApiKey, newPrefix, newSecret, parseKey, secretMatches } from '../../src/auth/key-format.js';

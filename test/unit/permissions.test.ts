@@ -1,4 +1,4 @@
-// Permission rules of INTERFACE 5.1–5.2 and DECISIONS §10.
+// Permission rules (README, Permissions).
 import t from 'tap';
 import {
   checkKeyPermissions,
@@ -18,7 +18,7 @@ const INERT_NAMES = [
   'segments:read', 'segments:write', 'webhooks:read', 'webhooks:write', 'workspace:read', 'workspace:write', 'admin',
 ];
 
-t.test('the permission lists match INTERFACE 5.2', async (t) => {
+t.test('the permission lists match the documented ones', async (t) => {
   t.same([...ROUTE_PERMISSIONS].sort(), [...ROUTE_NAMES].sort(), 'twelve route permissions');
   t.equal(ROUTE_PERMISSIONS.length, 12);
   t.same([...INERT_PERMISSIONS].sort(), [...INERT_NAMES].sort(), 'thirteen inert names');

@@ -1,4 +1,4 @@
-// Push provider answers classified (DECISIONS §9, §11): the pure rules in src/domain/push-outcome.ts,
+// Push provider answers classified (docs/channels.md): the pure rules in src/domain/push-outcome.ts,
 // with the error bodies FCM HTTP v1 and APNs send.
 import t from 'tap';
 import {

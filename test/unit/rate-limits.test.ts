@@ -1,4 +1,4 @@
-// Rate-limit scopes and token buckets: INTERFACE 8.1–8.2, DECISIONS §7. Time is passed
+// Rate-limit scopes and token buckets (README, Rate limits). Time is passed
 // explicitly, so nothing here waits on a clock.
 import t from 'tap';
 import { DEFAULT_LIMITS, parseRateLimits, SCOPES, type Limits } from '../../src/ratelimit/limits.js';
@@ -15,7 +15,7 @@ const EXPECTED_DEFAULTS = {
   edge: { perMinute: 6_000, burst: 600 },
 };
 
-t.test('parseRateLimits: defaults of INTERFACE 8.1', async (t) => {
+t.test('parseRateLimits: the documented defaults', async (t) => {
   t.same([...SCOPES].sort(), Object.keys(EXPECTED_DEFAULTS).sort());
   t.same(parseRateLimits(undefined), EXPECTED_DEFAULTS);
   t.same(parseRateLimits(''), EXPECTED_DEFAULTS);

@@ -1,4 +1,4 @@
-// The send policy: INTERFACE 2.10, DECISIONS §5. Validation: the policy's shape is the JSON
+// The send policy (docs/channels.md). Validation: the policy's shape is the JSON
 // Schema `sendPolicy` (checked with the server's own ajv setup), what relates two fields is
 // sendPolicyConflicts(); together they are every rule a PUT /workspaces/{id} applies. At send
 // time: recipientZone() and policyBlock(), with instants written in UTC and the local time
@@ -25,7 +25,7 @@ const EXAMPLE = {
   window_hours: 6,
 };
 
-t.test('the DECISIONS §5 example is valid', async (t) => {
+t.test('the documented example is valid', async (t) => {
   t.same(sendPolicyProblems(EXAMPLE), []);
 });
 

@@ -1,4 +1,4 @@
-// Push tokens as the push routes show and validate them (DECISIONS §3, §10): src/domain/tokens.ts.
+// Push tokens as the push routes show and validate them (docs/channels.md; README, Request bodies): src/domain/tokens.ts.
 import t from 'tap';
 import { maskToken, tokenFormatValid, tokenProblem, type KnownTokens } from '../../src/domain/tokens.js';
 

@@ -1,4 +1,4 @@
-// Trait rules of INTERFACE 2.2 and DECISIONS §8, §10: traitProblems() and dedicatedFields().
+// Trait rules (README, Request bodies): traitProblems() and dedicatedFields().
 import t from 'tap';
 import { dedicatedFields, traitProblems } from '../../src/domain/traits.js';
 

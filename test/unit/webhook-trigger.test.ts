@@ -1,4 +1,4 @@
-// The webhook trigger's pure rules (INTERFACE 4.6, 7, 8.3): src/domain/webhook-trigger.ts.
+// The webhook trigger's pure rules (docs/ingest.md; README, Errors and Request bodies): src/domain/webhook-trigger.ts.
 import t from 'tap';
 import { DomainError } from '../../src/domain/errors.js';
 import { canonicalJson, checkTriggerable, idempotencyKeyOf, replayOf, triggerFingerprint } from '../../src/domain/webhook-trigger.js';

@@ -1,5 +1,5 @@
 // The campaign builder, new and edit (loaded on demand: it is the dashboard's biggest page).
-// The trigger of each type (DECISIONS §6): event (names, filters, debounce, delay,
+// The trigger of each type (docs/campaigns-runtime.md): event (names, filters, debounce, delay,
 // max_per_user, first_occurrence, count conditions), webhook (the curl that triggers it with an
 // Idempotency-Key, for a chosen key), schedule (send_at in a chosen zone, or cron with its next
 // five runs), dynamic schedule (trait and offset); the audience; the workflow; save and

@@ -1,4 +1,4 @@
-// The live event debugger (DECISIONS §14): the workspace's latest events, newest first, asked
+// The live event debugger (README, Dashboard): the workspace's latest events, newest first, asked
 // again every few seconds while live; pausing keeps what is shown still to read it. "Older"
 // pages back by `before` and `before_id` (the last event shown, kept in the address), which
 // shows a fixed page, not a live one. The search by event name asks Herald (`name`, kept in the

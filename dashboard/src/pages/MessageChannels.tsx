@@ -1,5 +1,5 @@
 // The email channel (an SMTP relay, the sender, how delivery callbacks are verified) and the SMS
-// channel (Twilio), DECISIONS §13: set, replace, remove; passwords, keys and the auth token are
+// channel (Twilio; docs/channels.md): set, replace, remove; passwords, keys and the auth token are
 // never shown back (left empty, the stored one is kept); the callback URLs to paste.
 import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';

@@ -1,5 +1,5 @@
 // Suppressions: what Herald must not send to. One tab a kind: push tokens (masked) and email
-// addresses and phone numbers (DECISIONS §13, one channel at a time): list newest first, paged,
+// addresses and phone numbers (one channel at a time; docs/channels.md): list newest first, paged,
 // searched by the start of the token or address (kept in the address); add; lift.
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, call, type Schemas } from '../api';

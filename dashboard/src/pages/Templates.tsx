@@ -1,5 +1,5 @@
 // Message templates: the list (by channel) and the editor of one, new or existing, with the
-// fields of its channel (DECISIONS §11, §13); Liquid errors at the field (and line) Herald names.
+// fields of its channel (docs/channels.md); Liquid errors at the field (and line) Herald names.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';

@@ -1,4 +1,4 @@
-// Conditions (DECISIONS §6) as rows of field, operator and value: an event trigger's filters
+// Conditions (docs/campaigns-runtime.md) as rows of field, operator and value: an event trigger's filters
 // and an audience. Values are typed as text and read as the API compares them (numbers and
 // true/false as such, a quoted value as text); the count operators take an event name and
 // counts. Each row shows the API's error for its field, operator or value.

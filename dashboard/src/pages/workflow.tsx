@@ -1,4 +1,4 @@
-// The workflow editor (DECISIONS §6, §13): an ordered list of push, email, SMS and delay nodes,
+// The workflow editor (docs/campaigns-runtime.md; docs/channels.md): an ordered list of push, email, SMS and delay nodes,
 // added, moved up and down (buttons, so the keyboard can), removed; each message node's content
 // written here or taken from a template of its channel; bypass_frequency_cap on push nodes.
 // Each field shows the API's error for it (`workflow_definition.nodes.<i>.<field>`).
