@@ -1,5 +1,5 @@
-// What a failed SMTP send tells the tenant: a reason code, then prose (README "Email and SMS
-// channels"). The host is the tenant's, reached from inside the operator's network, so the
+// What a failed SMTP send tells the tenant: a reason code, then prose (docs/channels.md, "Email
+// and SMS channels"). The host is the tenant's, reached from inside the operator's network, so the
 // peer's own words are repeated only when they are an SMTP reply to a command that carries the
 // message (AUTH, MAIL FROM, RCPT TO, DATA): a relay that got that far speaks SMTP. Before that
 // (the greeting, EHLO, HELO, STARTTLS) whatever answered may be any service (NATS greets with its
@@ -7,7 +7,7 @@
 // ECONNREFUSED 10.0.0.5:25`, `getaddrinfo ENOTFOUND db.corp`) maps the network: those say their
 // class only.
 
-/** The reason codes (README "Email and SMS channels"). */
+/** The reason codes (docs/channels.md, "Email and SMS channels"). */
 type SmtpFailureReason = 'smtp_unreachable' | 'smtp_timeout' | 'smtp_tls_failed' | 'smtp_protocol_error' | 'smtp_auth_failed' | 'smtp_rejected';
 
 /** A failed send: what the record's `error` says, whether sending again may help, whether the mailbox is unknown (5.1.x). */

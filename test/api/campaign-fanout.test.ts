@@ -3,7 +3,7 @@
 // the measure. A send_at run fires once with two Herald processes on one database (both poll
 // the campaign and claim enrolments); a fan-out killed with -9 mid-way resumes after the restart
 // with no token reached twice and everyone enrolled accounted for: sent, or `failed` as
-// interrupted when their send was in flight at the kill (README "Campaign runtime"). The same
+// interrupted when their send was in flight at the kill (docs/campaigns-runtime.md). The same
 // for an email fan-out to a real SMTP server (smtp-server), which records every RCPT and
 // Message-ID it gets: no message delivered twice (issue 25).
 import t, { type Test } from 'tap';

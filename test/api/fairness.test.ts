@@ -1,4 +1,4 @@
-// Workspaces are served fairly (README "Campaign runtime", "Scheduled sends"): with both
+// Workspaces are served fairly (docs/isolation.md, "Fairness between workspaces"; docs/channels.md, scheduled sends): with both
 // workspaces on one actor (HERALD_ACTORS=1), one whose provider holds every answer (the fake
 // FCM's `slow-` tokens, held past Herald's stream timeout, so each send takes its three
 // attempts) and which has a large campaign and a backlog of scheduled sends in flight, does

@@ -511,7 +511,7 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
   t.equal(anon.status, 200, 'public: no credential needed, a bad one ignored');
 });
 
-// Framing (README "HTTP framing"): uWS frames a body by the first Content-Length it finds, so
+// Framing (docs/architecture.md, "HTTP framing"): uWS frames a body by the first Content-Length it finds, so
 // Herald refuses anything a proxy could frame differently, and closes the connection. Nothing
 // past the refused request's headers is ever served: when the bytes after them hold a request
 // (here one for the OpenAPI document), the connection closes without an answer.
@@ -589,7 +589,7 @@ t.test('framing: conflicting or malformed Content-Length / Transfer-Encoding', a
 // gets no answer, and the connection is closed by uWS's idle timeout (10 s, swept every 4 s),
 // or at once when the unfinished head passes uWS's 4 KB buffer. Herald has no hook there to
 // answer 431. Later uWebSockets releases answer 431 themselves: with one, this test fails and
-// should expect the 431. README "HTTP framing".
+// should expect the 431. docs/architecture.md, "HTTP framing".
 t.test('a header flood (49 header lines or more): closed unanswered; nothing else waits for it', async (t) => {
   const lines = (n: number) => Array.from({ length: n - 1 }, (_, i) => `X-Flood-${i}: ${i}`); // plus Host
   const ok = await wire(s.port, [wireRequest('GET', '/healthz', lines(48))], [['GET', '/healthz']], 300);
@@ -613,7 +613,7 @@ t.test('a header flood (49 header lines or more): closed unanswered; nothing els
   t.ok(big.closedByServer, '49 header lines over 4 KB: closed at once');
 });
 
-// Pipelining (README "HTTP framing"): uWS closes a connection on which a request arrives
+// Pipelining (docs/architecture.md, "HTTP framing"): uWS closes a connection on which a request arrives
 // while the previous one is still unanswered. Herald stops reading a connection while it
 // works on a request, so a request sent meanwhile is read, and answered, after it.
 t.test('pipelining', async (t) => {

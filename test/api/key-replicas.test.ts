@@ -1,4 +1,4 @@
-// API key changes across replicas (README "API keys across replicas"): two servers on one
+// API key changes across replicas (docs/isolation.md, "API keys across replicas"): two servers on one
 // PostgreSQL. A key revoked, refreshed or downgraded through one is refused by the other
 // within a second, announced over PostgreSQL NOTIFY (no NATS_URL) or NATS core pub/sub
 // (NATS_URL). The caches' TTL is set to 10 minutes here, so only the announcement can explain
