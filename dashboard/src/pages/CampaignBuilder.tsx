@@ -12,17 +12,16 @@ import { api, ApiError, call, type Schemas } from '../api';
 import { Link, navigate } from '../router';
 import { Actions, describe, Field, Loaded, TableBox, useLoad, usePageBack, useSubmit, when } from '../ui';
 import { refusal } from '../field-errors';
-import { inWorkspace, TRIGGER_LABEL, TRIGGER_TYPES } from './Campaigns';
+import { inWorkspace, LIVE } from './Campaigns';
+import { CHANNEL_COUNTERS, CHANNELS, NODE_LABEL, TRIGGER_LABEL, TRIGGER_TYPES, type Trigger } from '../enums';
 import { Conditions, fromCondition, toCondition, type Cond } from './conditions';
-import { cleanNode, NODE_LABEL, stepName, Workflow, type WorkflowNode } from './workflow';
+import { cleanNode, stepName, Workflow, type WorkflowNode } from './workflow';
 import { personDataUsed, PersonPicker, useDebounced } from './authoring-parts';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
 type Campaign = Schemas['Campaign'];
-type Trigger = Campaign['trigger_type'];
 type Template = Schemas['MessageTemplate'];
-const LIVE = ['active', 'scheduled'];
 
 export function CampaignBuilder({ workspaceId, campaignId }: { workspaceId: string; campaignId?: string }) {
   // A campaign created here keeps its editor (and what it shows) when the address takes its id.
@@ -491,7 +490,6 @@ const lastShown = (ms: { message_id: string; created_at: string }[]) => {
   const m = ms.at(-1);
   return m && { id: m.message_id, created_at: m.created_at };
 };
-const COUNTERS = ['sent', 'delivered', 'failed', 'skipped', 'policy_suppressed', 'bounced', 'complained', 'opened', 'clicked'] as const;
 
 /** The campaign's counters, by channel, asked again every 2 s while it can still send. */
 function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; campaign: Campaign; onStatus: (c: Campaign) => void }) {
@@ -540,14 +538,14 @@ function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; ca
                 <thead>
                   <tr>
                     <th scope="col">Channel</th>
-                    {COUNTERS.map((c) => <th key={c} scope="col">{c.replace('_', ' ')}</th>)}
+                    {CHANNEL_COUNTERS.map((c) => <th key={c} scope="col">{c.replace('_', ' ')}</th>)}
                   </tr>
                 </thead>
                 <tbody>
-                  {(['push', 'email', 'sms'] as const).map((ch) => (
+                  {CHANNELS.map((ch) => (
                     <tr key={ch}>
                       <th scope="row">{NODE_LABEL[ch]}</th>
-                      {COUNTERS.map((c) => <td key={c}>{stats.by_channel[ch][c]}</td>)}
+                      {CHANNEL_COUNTERS.map((c) => <td key={c}>{stats.by_channel[ch][c]}</td>)}
                     </tr>
                   ))}
                 </tbody>

@@ -5,11 +5,11 @@ import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
 import { Actions, Empty, Field, Loaded, Pager, SearchForm, useLoad, usePageBack, useSubmit, when } from '../ui';
+import { PERSON_STATUSES } from '../enums';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
 type Person = Schemas['DashboardPerson'];
-const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
 const EVENTS = 50;
 
@@ -125,7 +125,7 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
         <div className="field">
           <label htmlFor="consent-status">Status</label>
           <select id="consent-status" value={status} onChange={(e) => setStatus(e.target.value as Person['status'])} aria-describedby={fields.status ? 'consent-status-error' : undefined}>
-            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {PERSON_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
           {fields.status && <small id="consent-status-error" className="error">{fields.status}</small>}
         </div>
