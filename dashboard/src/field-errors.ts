@@ -118,14 +118,14 @@ function say(field: string, message: string, step?: StepName): [string, string] 
     if (!node[2]) return [name, what];
     return what === 'needed' ? [name, f?.needed ?? `${plain(node[2])} is needed`] : [`${name}: ${f?.label ?? plain(node[2])}`, what];
   }
-  const cond = /^((?:audience|trigger)_config\.filters)\.(\d+)(?:\.(\w+))?$/.exec(field);
-  if (cond) return [`${CONDITIONS[cond[1]!]} ${Number(cond[2]) + 1}${cond[3] ? `: ${cond[3]}` : ''}`, what];
-  const line = /^(.+)\.(\d+)$/.exec(field);
-  if (line && !LABELS[field]) return [`${label(line[1]!)}, line ${Number(line[2]) + 1}`, what];
+  const [, conditions, index, key] = /^((?:audience|trigger)_config\.filters)\.(\d+)(?:\.(\w+))?$/.exec(field) ?? [];
+  if (conditions) return [`${CONDITIONS[conditions]} ${Number(index) + 1}${key ? `: ${key}` : ''}`, what];
+  const [, lined, line] = /^(.+)\.(\d+)$/.exec(field) ?? [];
+  if (lined && !LABELS[field]) return [`${label(lined)}, line ${Number(line) + 1}`, what];
   return [label(field), what];
 }
 
-const label = (field: string) => LABELS[field] ?? plain(field.split('.').at(-1)!);
+const label = (field: string) => LABELS[field] ?? plain(field.slice(field.lastIndexOf('.') + 1));
 
 /**
  * A refusal in the form's words: `steps` names workflow steps (the campaign builder). A refusal

@@ -130,19 +130,18 @@ function triggerConfig(type: Trigger, d: TriggerDraft, original: Record<string, 
 
 /** The wall-clock offset of `zone` at `instant`, in ms. */
 function zoneOffset(instant: number, zone: string): number {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
-      .formatToParts(new Date(instant))
-      .map((p) => [p.type, p.value]),
-  );
-  return Date.UTC(+parts.year!, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!) - Math.floor(instant / 1000) * 1000;
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    .formatToParts(new Date(instant));
+  const n = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((p) => p.type === type)?.value);
+  return Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - Math.floor(instant / 1000) * 1000;
 }
 
 /** `YYYY-MM-DDTHH:mm[:ss]` on the clocks of `zone`, as an instant. */
 function localToInstant(local: string, zone: string): Date | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(local);
   if (!m) return null;
-  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
+  const [, year, month, day, hour, minute, second = 0] = m;
+  const wall = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
   try {
     let t = wall - zoneOffset(wall, zone);
     t = wall - zoneOffset(t, zone);
@@ -187,11 +186,12 @@ function warningsOf(nodes: WorkflowNode[], templates: Template[]): string[] {
  */
 function heraldWarnings(warned: string[], nodes: WorkflowNode[], known: string[]): string[] {
   return warned.flatMap((w) => {
-    const m = /^\w+ node (\S+): (.*)$/.exec(w);
-    const i = m ? nodes.findIndex((n) => n.id === m[1]) : -1;
-    if (i < 0) return [w];
-    const name = stepName(nodes[i]!, i);
-    return known.some((k) => k.startsWith(`${name}:`)) ? [] : [`${name}: ${m![2]}`];
+    const [, id, said] = /^\w+ node (\S+): (.*)$/.exec(w) ?? [];
+    const i = nodes.findIndex((n) => n.id === id);
+    const node = nodes[i];
+    if (!id || !node) return [w];
+    const name = stepName(node, i);
+    return known.some((k) => k.startsWith(`${name}:`)) ? [] : [`${name}: ${said}`];
   });
 }
 

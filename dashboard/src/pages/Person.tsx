@@ -20,8 +20,8 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
   );
   /** The person as the consent change answered. */
   const [changed, setChanged] = useState<Person | null>(null);
-  const data = load.state === 'done' ? load.data.data : null;
-  const person = data && (changed?.id === data.person.id ? changed : data.person);
+  const current = (p: Person) => (changed?.id === p.id ? changed : p);
+  const person = load.state === 'done' ? current(load.data.data.person) : null;
   return (
     <>
       <p><Link to={`/w/${workspaceId}/people`}>← People</Link></p>
@@ -29,9 +29,9 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
       <Loaded load={load} retry={retry} what="this person">
         {({ data }) => (
           <div className="columns">
-            <Traits person={person!} />
+            <Traits person={current(data.person)} />
             <div>
-              <Consent workspaceId={workspaceId} person={person!} onChange={setChanged} />
+              <Consent workspaceId={workspaceId} person={current(data.person)} onChange={setChanged} />
               <Devices devices={data.devices} />
             </div>
           </div>

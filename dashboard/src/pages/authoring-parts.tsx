@@ -87,7 +87,10 @@ export function PersonPicker({ workspaceId, label, value, onChange, auto = false
       </div>
       <div className="field">
         <label htmlFor={id}>{label}</label>
-        <select id={id} value={value} onChange={(e) => choose(people.find((p) => p.id === e.target.value)!, true)}>
+        <select id={id} value={value} onChange={(e) => {
+          const p = people.find((x) => x.id === e.target.value);
+          if (p) choose(p, true);
+        }}>
           {people.length === 0 && <option value="">{load.state === 'loading' ? 'Loading…' : 'No one found'}</option>}
           {people.map((p) => <option key={p.id} value={p.id}>{displayName(p)}{p.email ? ` <${p.email}>` : ''}</option>)}
         </select>

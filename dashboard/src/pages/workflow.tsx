@@ -42,7 +42,8 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
   const move = (i: number, by: number) => {
     const next = nodes.slice();
     const [n] = next.splice(i, 1);
-    next.splice(i + by, 0, n!);
+    if (!n) return;
+    next.splice(i + by, 0, n);
     set(next);
   };
   const add = (type: NodeType) => set([...nodes, type === 'delay' ? { id: newNodeId(nodes, type), type, minutes: 60 } : { id: newNodeId(nodes, type), type }]);
