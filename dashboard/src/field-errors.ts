@@ -98,14 +98,14 @@ function plainMessage(message: string): string {
     [/^must be string$/, () => 'must be text'],
     [/^must be equal to one of the allowed values: (.*)$/, (m) => `must be one of ${m[1]}`],
     [/^is required(?: on \w+ node \S+)?(.*)$/, (m) => `needed${m[1]}`],
-    [/^(?:push|email|sms) node \S+ has neither title nor body\b.*$/, () => 'needs a title or a body (or a template)'],
-    [/^(?:push|email|sms) node \S+ has neither html nor text$/, () => 'needs an HTML or a text part'],
+    [/^\w+ node \S+ has neither title nor body\b.*$/, () => 'needs a title or a body (or a template)'],
+    [/^\w+ node \S+ has neither html nor text$/, () => 'needs an HTML or a text part'],
   ];
   for (const [rule, say] of rules) {
     const m = rule.exec(message);
     if (m) return say(m);
   }
-  return message.replace(/ (?:on|of) (?:push|email|sms|delay) node \S+/, '');
+  return message.replace(/ (?:on|of) \w+ node \S+/, '');
 }
 
 /** Where a detail is, as the form labels it, and what it says: `[label, message]`. */
