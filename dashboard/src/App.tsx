@@ -1,6 +1,6 @@
 // The shell: sign-in when there is no session, else the header (workspace switcher, the
 // workspace's pages, sign out) and the page the address names.
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useSession, signOut } from './session';
 import { Link, Redirect, useRoute } from './router';
 import { SignIn } from './pages/SignIn';
@@ -88,23 +88,14 @@ export function App() {
 }
 
 function Page({ path }: { path: string }) {
-  let m: RegExpExecArray | null;
   if (path === '/') return <Home />;
   if (path === '/workspaces') return <Workspaces />;
-  if ((m = /^\/w\/([^/]+)\/campaigns$/.exec(path))) return <Campaigns workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/campaigns\/new$/.exec(path))) return <CampaignBuilder workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/campaigns\/([^/]+)$/.exec(path))) return <CampaignBuilder workspaceId={m[1]!} campaignId={m[2]!} />;
-  if ((m = /^\/w\/([^/]+)\/templates$/.exec(path))) return <Templates workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/templates\/([^/]+)$/.exec(path))) return <Templates workspaceId={m[1]!} templateId={m[2]!} />;
-  if ((m = /^\/w\/([^/]+)\/people$/.exec(path))) return <People workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/people\/([^/]+)$/.exec(path))) return <Person workspaceId={m[1]!} personId={m[2]!} />;
-  if ((m = /^\/w\/([^/]+)\/keys$/.exec(path))) return <ApiKeys workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/channels$/.exec(path))) return <Channels workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/settings$/.exec(path))) return <Settings workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/members$/.exec(path))) return <Members workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/events$/.exec(path))) return <Events workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)\/suppressions$/.exec(path))) return <Suppressions workspaceId={m[1]!} />;
-  if ((m = /^\/w\/([^/]+)$/.exec(path))) return <Redirect to={`/w/${m[1]}/people`} />;
+  // A workspace's page: /w/<workspace>[/<page>[/<id>]].
+  const [, workspaceId, page, id] = /^\/w\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(path) ?? [];
+  if (workspaceId) {
+    const shown = workspacePage(workspaceId, page, id);
+    if (shown) return shown;
+  }
   return (
     <>
       <h1 tabIndex={-1}>Page not found</h1>
@@ -113,4 +104,27 @@ function Page({ path }: { path: string }) {
       </p>
     </>
   );
+}
+
+/** The page at /w/<workspaceId>[/<page>[/<id>]], or null where there is none. */
+function workspacePage(workspaceId: string, page: string | undefined, id: string | undefined): ReactNode {
+  if (page === undefined) return <Redirect to={`/w/${workspaceId}/people`} />;
+  if (id !== undefined) {
+    if (page === 'campaigns') return id === 'new' ? <CampaignBuilder workspaceId={workspaceId} /> : <CampaignBuilder workspaceId={workspaceId} campaignId={id} />;
+    if (page === 'templates') return <Templates workspaceId={workspaceId} templateId={id} />;
+    if (page === 'people') return <Person workspaceId={workspaceId} personId={id} />;
+    return null;
+  }
+  switch (page) {
+    case 'campaigns': return <Campaigns workspaceId={workspaceId} />;
+    case 'templates': return <Templates workspaceId={workspaceId} />;
+    case 'people': return <People workspaceId={workspaceId} />;
+    case 'keys': return <ApiKeys workspaceId={workspaceId} />;
+    case 'channels': return <Channels workspaceId={workspaceId} />;
+    case 'settings': return <Settings workspaceId={workspaceId} />;
+    case 'members': return <Members workspaceId={workspaceId} />;
+    case 'events': return <Events workspaceId={workspaceId} />;
+    case 'suppressions': return <Suppressions workspaceId={workspaceId} />;
+    default: return null;
+  }
 }

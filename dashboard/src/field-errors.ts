@@ -98,14 +98,14 @@ function plainMessage(message: string): string {
     [/^must be string$/, () => 'must be text'],
     [/^must be equal to one of the allowed values: (.*)$/, (m) => `must be one of ${m[1]}`],
     [/^is required(?: on \w+ node \S+)?(.*)$/, (m) => `needed${m[1]}`],
-    [/^(?:push|email|sms) node \S+ has neither title nor body\b.*$/, () => 'needs a title or a body (or a template)'],
-    [/^(?:push|email|sms) node \S+ has neither html nor text$/, () => 'needs an HTML or a text part'],
+    [/^\w+ node \S+ has neither title nor body\b.*$/, () => 'needs a title or a body (or a template)'],
+    [/^\w+ node \S+ has neither html nor text$/, () => 'needs an HTML or a text part'],
   ];
   for (const [rule, say] of rules) {
     const m = rule.exec(message);
     if (m) return say(m);
   }
-  return message.replace(/ (?:on|of) (?:push|email|sms|delay) node \S+/, '');
+  return message.replace(/ (?:on|of) \w+ node \S+/, '');
 }
 
 /** Where a detail is, as the form labels it, and what it says: `[label, message]`. */
@@ -118,14 +118,14 @@ function say(field: string, message: string, step?: StepName): [string, string] 
     if (!node[2]) return [name, what];
     return what === 'needed' ? [name, f?.needed ?? `${plain(node[2])} is needed`] : [`${name}: ${f?.label ?? plain(node[2])}`, what];
   }
-  const cond = /^((?:audience|trigger)_config\.filters)\.(\d+)(?:\.(\w+))?$/.exec(field);
-  if (cond) return [`${CONDITIONS[cond[1]!]} ${Number(cond[2]) + 1}${cond[3] ? `: ${cond[3]}` : ''}`, what];
-  const line = /^(.+)\.(\d+)$/.exec(field);
-  if (line && !LABELS[field]) return [`${label(line[1]!)}, line ${Number(line[2]) + 1}`, what];
+  const [, conditions, index, key] = /^((?:audience|trigger)_config\.filters)\.(\d+)(?:\.(\w+))?$/.exec(field) ?? [];
+  if (conditions) return [`${CONDITIONS[conditions]} ${Number(index) + 1}${key ? `: ${key}` : ''}`, what];
+  const [, lined, line] = /^(.+)\.(\d+)$/.exec(field) ?? [];
+  if (lined && !LABELS[field]) return [`${label(lined)}, line ${Number(line) + 1}`, what];
   return [label(field), what];
 }
 
-const label = (field: string) => LABELS[field] ?? plain(field.split('.').at(-1)!);
+const label = (field: string) => LABELS[field] ?? plain(field.slice(field.lastIndexOf('.') + 1));
 
 /**
  * A refusal in the form's words: `steps` names workflow steps (the campaign builder). A refusal

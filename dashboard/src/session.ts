@@ -20,9 +20,9 @@ export function token(): string | null {
 
 /** Moves a `#token=` of the address into sessionStorage; the link's token leaves no trace in history. */
 export function takeTokenFromLink(): void {
-  const m = /^#token=([^&]+)/.exec(location.hash);
-  if (!m) return;
-  signIn(decodeURIComponent(m[1]!));
+  const [, linked] = /^#token=([^&]+)/.exec(location.hash) ?? [];
+  if (!linked) return;
+  signIn(decodeURIComponent(linked));
   history.replaceState(history.state, '', location.pathname + location.search);
 }
 

@@ -23,6 +23,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const [rowError, setRowError] = useState('');
   /** Herald's warning on the last save (allowlist entries that can never match). */
   const [warning, setWarning] = useState('');
+  const edited = editing && load.state === 'done' ? load.data.api_keys.find((k) => k.id === editing) : undefined;
 
   const refresh = async (k: Key) => {
     if (!confirm(`Replace the secret of “${k.name}”? The current secret stops working at once.`)) return;
@@ -93,11 +94,11 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
           )
         }
       </Loaded>
-      {editing && load.state === 'done' && (
+      {edited && (
         <EditKey
-          key={editing}
+          key={edited.id}
           workspaceId={workspaceId}
-          apiKey={load.data.api_keys.find((k) => k.id === editing)!}
+          apiKey={edited}
           onSaved={(w) => {
             setWarning(w ?? '');
             setEditing(null);

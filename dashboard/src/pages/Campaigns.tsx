@@ -5,20 +5,12 @@ import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { Actions, describe, Empty, Loaded, Pager, TableBox, useLoad, when } from '../ui';
+import { CAMPAIGN_STATUSES, TRIGGER_LABEL, TRIGGER_TYPES, type CampaignStatus } from '../enums';
 
 const LIMIT = 25;
-const STATUSES = ['draft', 'scheduled', 'active', 'paused', 'completed', 'archived', 'failed'] as const;
-export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
-export const TRIGGER_LABEL: Record<(typeof TRIGGER_TYPES)[number], string> = {
-  event: 'Event',
-  webhook: 'Webhook',
-  schedule: 'Schedule',
-  dynamic_schedule: 'Dynamic schedule',
-};
 type Campaign = Schemas['Campaign'];
-type Status = Campaign['status'];
-type Trigger = Campaign['trigger_type'];
-const LIVE: readonly Status[] = ['active', 'scheduled'];
+/** The statuses of a campaign that can send (pause stops them). */
+export const LIVE: readonly CampaignStatus[] = ['active', 'scheduled'];
 
 /** The session routes of campaigns name the workspace in a header. */
 export const inWorkspace = (workspaceId: string) => ({ header: { 'X-Workspace-ID': workspaceId } });
@@ -26,8 +18,8 @@ export const inWorkspace = (workspaceId: string) => ({ header: { 'X-Workspace-ID
 export function Campaigns({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
   const q = query.get('q') ?? '';
-  const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? (query.get('status') as Status) : undefined;
-  const trigger = (TRIGGER_TYPES as readonly string[]).includes(query.get('trigger_type') ?? '') ? (query.get('trigger_type') as Trigger) : undefined;
+  const status = CAMPAIGN_STATUSES.find((s) => s === query.get('status'));
+  const trigger = TRIGGER_TYPES.find((t) => t === query.get('trigger_type'));
   const offset = Math.max(0, Number(query.get('offset')) || 0);
   const [text, setText] = useState(q);
   const [done, setDone] = useState('');
@@ -96,7 +88,7 @@ export function Campaigns({ workspaceId }: { workspaceId: string }) {
           <label htmlFor="campaigns-status">Status</label>
           <select id="campaigns-status" value={status ?? ''} onChange={(e) => go({ status: e.target.value, offset: undefined })}>
             <option value="">Any status</option>
-            {STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
+            {CAMPAIGN_STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
           </select>
         </div>
         <div className="field">

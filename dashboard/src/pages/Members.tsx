@@ -4,10 +4,9 @@
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Actions, Empty, Field, Loaded, TableBox, describe, useLoad, useSubmit, when } from '../ui';
+import { ROLES, type Role } from '../enums';
 
 type Member = Schemas['Member'];
-type Role = Exclude<Member['role'], 'owner'>;
-const ROLES: Role[] = ['admin', 'member'];
 
 export function Members({ workspaceId }: { workspaceId: string }) {
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/members', { params: { path: { workspaceId } } })), [workspaceId]);

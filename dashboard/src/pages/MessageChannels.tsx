@@ -5,11 +5,11 @@ import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import type { paths } from '../generated/openapi';
 import { Actions, Field, TextField, useSubmit } from '../ui';
+import { EMAIL_PROVIDER_LABEL, EMAIL_PROVIDERS, SMTP_SECURITIES, SMTP_SECURITY_LABEL, type EmailProvider } from '../enums';
 import { CallbackUrl, Remove, Status, type AllChannels } from './channel-parts';
 
 type EmailBody = paths['/workspaces/{workspaceId}/channels/email']['put']['requestBody']['content']['application/json'];
 type SmsBody = paths['/workspaces/{workspaceId}/channels/sms']['put']['requestBody']['content']['application/json'];
-type Provider = 'sendgrid' | 'mailgun' | 'postmark';
 interface Props<S> {
   workspaceId: string;
   state: S;
@@ -17,12 +17,7 @@ interface Props<S> {
   saved: () => void;
 }
 
-const SECURITY = [
-  ['starttls', 'STARTTLS (port 587: upgrade required)'],
-  ['tls', 'TLS from the start (port 465)'],
-  ['none', 'None (plain text; only inside a private network)'],
-] as const;
-const WHERE: Record<Provider, string> = {
+const WHERE: Record<EmailProvider, string> = {
   sendgrid: 'Paste it into SendGrid: Settings → Mail Settings → Event Webhook, as the HTTP Post URL, with the Signed Event Webhook on.',
   mailgun: 'Paste it into Mailgun: Sending → Webhooks, for delivered, permanent and temporary failure, spam complaints, opens and clicks.',
   postmark: "Paste it into Postmark: your server's Webhooks, with the basic auth user and password set above.",
@@ -45,7 +40,7 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
     fromEmail: s?.from.email ?? '',
     fromName: s?.from.name ?? '',
     replyTo: s?.reply_to ?? '',
-    provider: (s?.webhooks?.provider ?? '') as Provider | '',
+    provider: (s?.webhooks?.provider ?? '') as EmailProvider | '',
     verificationKey: '',
     signingKey: '',
     hookUser: '',
@@ -99,7 +94,7 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
         <div className="field">
           <label htmlFor="smtp-security">Security</label>
           <select id="smtp-security" value={f.security} onChange={set('security')}>
-            {SECURITY.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
+            {SMTP_SECURITIES.map((v) => <option key={v} value={v}>{SMTP_SECURITY_LABEL[v]}</option>)}
           </select>
         </div>
         <Field label="SMTP username (optional)" value={f.username} onChange={set('username')} autoComplete="off" error={fields['smtp.username']} />
@@ -113,9 +108,7 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
           <label htmlFor="email-provider">Delivery callbacks from</label>
           <select id="email-provider" value={f.provider} onChange={set('provider')} aria-invalid={fields['webhooks.provider'] ? true : undefined}>
             <option value="">None (no delivery, bounce or complaint events)</option>
-            <option value="sendgrid">SendGrid</option>
-            <option value="mailgun">Mailgun</option>
-            <option value="postmark">Postmark</option>
+            {EMAIL_PROVIDERS.map((p) => <option key={p} value={p}>{EMAIL_PROVIDER_LABEL[p]}</option>)}
           </select>
         </div>
         {f.provider === 'sendgrid' && (

@@ -3,10 +3,9 @@
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { Empty, Loaded, Pager, SearchForm, TableBox, useLoad, when } from '../ui';
+import { PERSON_STATUSES } from '../enums';
 
 const LIMIT = 25;
-const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
-type Status = (typeof STATUSES)[number];
 type Person = Schemas['DashboardPerson'];
 
 export const displayName = (p: Person) => [p.first_name, p.last_name].filter(Boolean).join(' ') || p.email || p.external_id;
@@ -14,7 +13,7 @@ export const displayName = (p: Person) => [p.first_name, p.last_name].filter(Boo
 export function People({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
   const search = query.get('search') ?? '';
-  const status = (STATUSES as readonly string[]).includes(query.get('status') ?? '') ? (query.get('status') as Status) : undefined;
+  const status = PERSON_STATUSES.find((s) => s === query.get('status'));
   const offset = Math.max(0, Number(query.get('offset')) || 0);
 
   const [stats, retryStats] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/people/stats', { params: { path: { workspaceId } } })), [workspaceId]);
@@ -32,7 +31,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
         {(s) => (
           <ul className="stats" aria-label="People by status">
             <li><strong>{s.total}</strong> in all</li>
-            {STATUSES.map((k) => <li key={k}><strong>{s[k]}</strong> {k}</li>)}
+            {PERSON_STATUSES.map((k) => <li key={k}><strong>{s[k]}</strong> {k}</li>)}
             <li><strong>{s.recent}</strong> new in 7 days</li>
           </ul>
         )}
@@ -42,7 +41,7 @@ export function People({ workspaceId }: { workspaceId: string }) {
           <label htmlFor="people-status">Status</label>
           <select id="people-status" value={status ?? ''} onChange={(e) => go({ status: e.target.value, offset: undefined })}>
             <option value="">Any status</option>
-            {STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
+            {PERSON_STATUSES.map((k) => <option key={k} value={k}>{k}</option>)}
           </select>
         </div>
       </SearchForm>

@@ -5,11 +5,11 @@ import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
 import { Actions, Empty, Field, Loaded, Pager, SearchForm, useLoad, usePageBack, useSubmit, when } from '../ui';
+import { PERSON_STATUSES } from '../enums';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
 
 type Person = Schemas['DashboardPerson'];
-const STATUSES = ['active', 'unsubscribed', 'bounced', 'suppressed'] as const;
 const MESSAGES = 20;
 const EVENTS = 50;
 
@@ -20,8 +20,8 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
   );
   /** The person as the consent change answered. */
   const [changed, setChanged] = useState<Person | null>(null);
-  const data = load.state === 'done' ? load.data.data : null;
-  const person = data && (changed?.id === data.person.id ? changed : data.person);
+  const current = (p: Person) => (changed?.id === p.id ? changed : p);
+  const person = load.state === 'done' ? current(load.data.data.person) : null;
   return (
     <>
       <p><Link to={`/w/${workspaceId}/people`}>← People</Link></p>
@@ -29,9 +29,9 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
       <Loaded load={load} retry={retry} what="this person">
         {({ data }) => (
           <div className="columns">
-            <Traits person={person!} />
+            <Traits person={current(data.person)} />
             <div>
-              <Consent workspaceId={workspaceId} person={person!} onChange={setChanged} />
+              <Consent workspaceId={workspaceId} person={current(data.person)} onChange={setChanged} />
               <Devices devices={data.devices} />
             </div>
           </div>
@@ -125,7 +125,7 @@ function Consent({ workspaceId, person, onChange }: { workspaceId: string; perso
         <div className="field">
           <label htmlFor="consent-status">Status</label>
           <select id="consent-status" value={status} onChange={(e) => setStatus(e.target.value as Person['status'])} aria-describedby={fields.status ? 'consent-status-error' : undefined}>
-            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {PERSON_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
           {fields.status && <small id="consent-status-error" className="error">{fields.status}</small>}
         </div>

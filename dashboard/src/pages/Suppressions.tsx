@@ -5,8 +5,7 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { api, call, type Schemas } from '../api';
 import type { paths } from '../generated/openapi';
 import { Link, navigate, useRoute, withQuery } from '../router';
-import { PUSH_PLATFORMS, SUPPRESSION_TYPES } from '../../../src/domain/tokens.js';
-import { ADDRESS_CHANNELS, type AddressChannel } from '../../../src/domain/messages.js';
+import { ADDRESS_CHANNELS, PUSH_PLATFORMS, TOKEN_SUPPRESSION_TYPES, type AddressChannel, type PushPlatform, type TokenSuppressionType } from '../enums';
 import { Actions, Empty, Field, Loaded, Pager, SearchForm, TableBox, describe, useLoad, useSubmit, when } from '../ui';
 
 const KINDS = [
@@ -19,8 +18,8 @@ type Suppression = Schemas['ListedSuppression'];
 type Address = paths['/workspaces/{workspaceId}/suppressions']['get']['responses'][200]['content']['application/json']['suppressions'][number];
 interface Body {
   device_token: string;
-  platform: (typeof PUSH_PLATFORMS)[number];
-  suppression_type: (typeof SUPPRESSION_TYPES)[number];
+  platform: PushPlatform;
+  suppression_type: TokenSuppressionType;
 }
 
 export function Suppressions({ workspaceId }: { workspaceId: string }) {
@@ -206,7 +205,7 @@ function SuppressToken({ workspaceId, onAdded }: { workspaceId: string; onAdded:
         <div className="field">
           <label htmlFor="suppress-type">Why</label>
           <select id="suppress-type" value={form.suppression_type} onChange={(e) => setForm({ ...form, suppression_type: e.target.value as Body['suppression_type'] })} aria-invalid={fields.suppression_type ? true : undefined}>
-            {SUPPRESSION_TYPES.map((t) => <option key={t} value={t}>{t.replace('_', ' ')}</option>)}
+            {TOKEN_SUPPRESSION_TYPES.map((t) => <option key={t} value={t}>{t.replace('_', ' ')}</option>)}
           </select>
         </div>
         <Field label="Reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} error={fields.reason} />

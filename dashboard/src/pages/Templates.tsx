@@ -4,12 +4,10 @@ import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate, useRoute, withQuery } from '../router';
 import { Actions, describe, Empty, Field, Loaded, TableBox, TextField, useLoad, useSubmit, when } from '../ui';
+import { CHANNEL_LABEL, CHANNELS, type Channel } from '../enums';
 import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
 
 type Template = Schemas['MessageTemplate'];
-type Channel = Template['channel'];
-const CHANNELS = ['push', 'email', 'sms'] as const;
-const CHANNEL_LABEL: Record<Channel, string> = { push: 'Push', email: 'Email', sms: 'SMS' };
 
 export function Templates({ workspaceId, templateId }: { workspaceId: string; templateId?: string }) {
   if (templateId === 'new') return <TemplateEditor workspaceId={workspaceId} template={null} />;
@@ -19,7 +17,7 @@ export function Templates({ workspaceId, templateId }: { workspaceId: string; te
 
 function TemplateList({ workspaceId }: { workspaceId: string }) {
   const { query } = useRoute();
-  const channel = (CHANNELS as readonly string[]).includes(query.get('channel') ?? '') ? (query.get('channel') as Channel) : undefined;
+  const channel = CHANNELS.find((c) => c === query.get('channel'));
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/templates', { params: { path: { workspaceId } } })), [workspaceId]);
   const [done, setDone] = useState('');
   const [failed, setFailed] = useState('');
@@ -102,7 +100,7 @@ type Content = Partial<Record<(typeof TEMPLATE_FIELDS)['push'][number]['key'] | 
 
 function TemplateEditor({ workspaceId, template }: { workspaceId: string; template: Template | null }) {
   const { query } = useRoute();
-  const initialChannel = template?.channel ?? ((CHANNELS as readonly string[]).includes(query.get('channel') ?? '') ? (query.get('channel') as Channel) : 'push');
+  const initialChannel = template?.channel ?? CHANNELS.find((c) => c === query.get('channel')) ?? 'push';
   const [name, setName] = useState(template?.name ?? '');
   const [channel, setChannel] = useState<Channel>(initialChannel);
   const [content, setContent] = useState<Content>(() =>

@@ -5,6 +5,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { api, ApiError, call, type Schemas } from '../api';
 import { refusal } from '../field-errors';
 import { describe, useLoad } from '../ui';
+import type { Channel } from '../enums';
 import { displayName } from './People';
 
 type Person = Schemas['DashboardPerson'];
@@ -86,7 +87,10 @@ export function PersonPicker({ workspaceId, label, value, onChange, auto = false
       </div>
       <div className="field">
         <label htmlFor={id}>{label}</label>
-        <select id={id} value={value} onChange={(e) => choose(people.find((p) => p.id === e.target.value)!, true)}>
+        <select id={id} value={value} onChange={(e) => {
+          const p = people.find((x) => x.id === e.target.value);
+          if (p) choose(p, true);
+        }}>
           {people.length === 0 && <option value="">{load.state === 'loading' ? 'Loading…' : 'No one found'}</option>}
           {people.map((p) => <option key={p.id} value={p.id}>{displayName(p)}{p.email ? ` <${p.email}>` : ''}</option>)}
         </select>
@@ -114,7 +118,7 @@ function EmailFrame({ html }: { html: string }) {
 }
 
 /** What Herald rendered, as the recipient would see it. */
-export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'email' | 'sms'; rendered: Rendered }) {
+export function RenderedMessage({ channel, rendered }: { channel: Channel; rendered: Rendered }) {
   if (channel === 'email') {
     return (
       <div className="rendered">
@@ -154,7 +158,7 @@ export function RenderedMessage({ channel, rendered }: { channel: 'push' | 'emai
  * Herald's rendering of `content` (POST …/templates/preview) for the picked person, asked again
  * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
  */
-export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms', content: Record<string, unknown>) {
+export function usePreview(workspaceId: string, channel: Channel, content: Record<string, unknown>) {
   // The person picked last in this workspace, else one the picker chooses for the data the content uses.
   const [choice, setChoice] = useState(() => ({ id: lastPicked.get(workspaceId)?.id ?? '', byUser: lastPicked.has(workspaceId) }));
   const personId = choice.id;
@@ -164,7 +168,7 @@ export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms
   const [fields, setFields] = useState<Record<string, string>>({});
   useEffect(() => {
     let live = true;
-    const ask = JSON.parse(settled) as { channel: 'push' | 'email' | 'sms'; content: Record<string, unknown>; personId: string };
+    const ask = JSON.parse(settled) as { channel: Channel; content: Record<string, unknown>; personId: string };
     const body = Object.fromEntries(Object.entries(ask.content).filter(([, v]) => v !== '' && v !== undefined && v !== null));
     call(api.POST('/workspaces/{workspaceId}/templates/preview', { params: { path: { workspaceId } }, body: { channel: ask.channel, content: body as never, ...(ask.personId ? { person_id: ask.personId } : {}) } })).then(
       (r) => {
@@ -191,7 +195,7 @@ export function usePreview(workspaceId: string, channel: 'push' | 'email' | 'sms
 }
 
 /** The content fields of each channel: a template's and a workflow node's. */
-export const TEMPLATE_FIELDS: Record<'push' | 'email' | 'sms', { key: 'title' | 'body' | 'image_url' | 'action_url' | 'subject' | 'preheader' | 'html' | 'text'; label: string; area?: boolean; hint?: string }[]> = {
+export const TEMPLATE_FIELDS: Record<Channel, { key: 'title' | 'body' | 'image_url' | 'action_url' | 'subject' | 'preheader' | 'html' | 'text'; label: string; area?: boolean; hint?: string }[]> = {
   push: [
     { key: 'title', label: 'Title' },
     { key: 'body', label: 'Body', area: true },

@@ -28,7 +28,7 @@ export function Remove({ what, configured, consequence, remove }: { what: string
     if (!busy && confirm(`Remove the ${what} settings? ${consequence}`)) {
       void submit(async () => {
         await remove();
-        return `${what[0]!.toUpperCase()}${what.slice(1)} removed.`;
+        return `${what.charAt(0).toUpperCase()}${what.slice(1)} removed.`;
       });
     }
   };

@@ -5,14 +5,13 @@
 import { useState } from 'react';
 import type { Schemas } from '../api';
 import { Field, TextField } from '../ui';
+import { NODE_LABEL, NODE_TYPES, type Channel, type NodeType } from '../enums';
 import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
 
-export type NodeType = 'push' | 'email' | 'sms' | 'delay';
 /** A node as the API stores it; content fields not set are absent. */
 export type WorkflowNode = { id: string; type: NodeType; template_id?: string; [k: string]: unknown };
 type Template = Schemas['MessageTemplate'];
 
-export const NODE_LABEL: Record<NodeType, string> = { push: 'Push', email: 'Email', sms: 'SMS', delay: 'Delay' };
 /** How the builder names a step (its list item, its controls, its warnings and errors): "Step 1 (Email)". */
 export const stepName = (node: { type: NodeType }, i: number) => `Step ${i + 1} (${NODE_LABEL[node.type]})`;
 const LIQUID_HINT = 'Liquid: {{ person.first_name }}, {{ traits.plan }}, {{ event.<parameter> }}, {{ trigger.<field> }}';
@@ -43,7 +42,8 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
   const move = (i: number, by: number) => {
     const next = nodes.slice();
     const [n] = next.splice(i, 1);
-    next.splice(i + by, 0, n!);
+    if (!n) return;
+    next.splice(i + by, 0, n);
     set(next);
   };
   const add = (type: NodeType) => set([...nodes, type === 'delay' ? { id: newNodeId(nodes, type), type, minutes: 60 } : { id: newNodeId(nodes, type), type }]);
@@ -82,7 +82,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
                     </label>
                     <label className="check">
                       <input type="radio" name={`${node.id}-source`} checked={fromTemplate}
-                        onChange={() => change(i, { template_id: own[0]?.id ?? '', ...Object.fromEntries(TEMPLATE_FIELDS[node.type as Exclude<NodeType, 'delay'>].map((c) => [c.key, undefined])) })} /> From a template
+                        onChange={() => change(i, { template_id: own[0]?.id ?? '', ...Object.fromEntries(TEMPLATE_FIELDS[node.type as Channel].map((c) => [c.key, undefined])) })} /> From a template
                     </label>
                   </fieldset>
                   {fromTemplate ? (
@@ -118,7 +118,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
                       frequency caps (the daily and rolling caps of the send policy; quiet hours still apply)
                     </label>
                   )}
-                  <StepPreview workspaceId={workspaceId} node={node as WorkflowNode & { type: Exclude<NodeType, 'delay'> }} templates={templates} name={name} />
+                  <StepPreview workspaceId={workspaceId} node={node as WorkflowNode & { type: Channel }} templates={templates} name={name} />
                 </>
               )}
             </li>
@@ -126,7 +126,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
         })}
       </ol>
       <div className="inline">
-        {(['push', 'email', 'sms', 'delay'] as const).map((t) => (
+        {NODE_TYPES.map((t) => (
           <button key={t} type="button" onClick={() => add(t)}>Add {t === 'delay' ? 'a delay' : `${NODE_LABEL[t]}`}</button>
         ))}
       </div>
@@ -135,7 +135,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
 }
 
 /** A message step rendered by Herald for a picked person, as written now (its template's fields under its own); shown on demand. */
-function StepPreview({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+function StepPreview({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Channel }; templates: Template[]; name: string }) {
   const [open, setOpen] = useState(false);
   return (
     <div>
@@ -145,7 +145,7 @@ function StepPreview({ workspaceId, node, templates, name }: { workspaceId: stri
   );
 }
 
-function StepRender({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Exclude<NodeType, 'delay'> }; templates: Template[]; name: string }) {
+function StepRender({ workspaceId, node, templates, name }: { workspaceId: string; node: WorkflowNode & { type: Channel }; templates: Template[]; name: string }) {
   const template = node.template_id ? templates.find((t) => t.id === node.template_id) : undefined;
   const content: Record<string, unknown> = {};
   for (const { key } of TEMPLATE_FIELDS[node.type]) {

@@ -1,0 +1,88 @@
+// The builder's audience section: all or any of the conditions, and how many people (and who)
+// they match now.
+import type { ReactNode } from 'react';
+import { api, ApiError, call } from '../../api';
+import { Link } from '../../router';
+import { describe, useLoad } from '../../ui';
+import { refusal } from '../../field-errors';
+import { Conditions, toCondition, type Cond } from '../conditions';
+import { useDebounced } from '../authoring-parts';
+import { displayName } from '../People';
+
+export function AudienceSection({ workspaceId, eventTriggered, match, setMatch, conds, setConds, fields }: {
+  workspaceId: string;
+  /** The campaign starts on an event: the audience says who of those performing it may enter. */
+  eventTriggered: boolean;
+  match: 'all' | 'any';
+  setMatch: (m: 'all' | 'any') => void;
+  conds: Cond[];
+  setConds: (c: Cond[]) => void;
+  fields: Record<string, string>;
+}) {
+  return (
+    <section aria-labelledby="audience">
+      <h2 id="audience">Audience</h2>
+      <p className="muted">
+        {eventTriggered ? 'Who of the people performing the event may enter. ' : ''}No condition: everyone in the workspace.
+      </p>
+      <div className="field">
+        <label htmlFor="audience-match">People must match</label>
+        <select id="audience-match" value={match} onChange={(e) => setMatch(e.target.value as 'all' | 'any')}>
+          <option value="all">all of the conditions</option>
+          <option value="any">any of the conditions</option>
+        </select>
+        {fields['audience_config.match'] && <small className="error">{fields['audience_config.match']}</small>}
+      </div>
+      <AudiencePreview workspaceId={workspaceId} config={conds.length > 0 ? { match, filters: conds.map(toCondition) } : {}} fields={fields}>
+        {(previewFields) => <Conditions conds={conds} set={setConds} at="audience_config.filters" fields={{ ...previewFields, ...fields }} eventFields={false} label="Audience condition" />}
+      </AudiencePreview>
+    </section>
+  );
+}
+
+/**
+ * How many people the audience matches and who (POST …/audiences/preview), asked again 500 ms
+ * after the conditions last changed; its refusals go to the conditions they name.
+ */
+function AudiencePreview({ workspaceId, config, fields, children }: {
+  workspaceId: string;
+  config: Record<string, unknown>;
+  fields: Record<string, string>;
+  children: (previewFields: Record<string, string>) => ReactNode;
+}) {
+  const settled = useDebounced(JSON.stringify(config), 500);
+  // A condition without a field is still being written: nothing to count yet.
+  const incomplete = ((JSON.parse(settled) as { filters?: { field: string }[] }).filters ?? []).some((c) => !c.field);
+  const [load] = useLoad(
+    () =>
+      incomplete
+        ? Promise.resolve(null)
+        : call(api.POST('/workspaces/{workspaceId}/audiences/preview', { params: { path: { workspaceId } }, body: { audience_config: JSON.parse(settled) as never } })),
+    [workspaceId, settled],
+  );
+  const previewFields = load.state === 'failed' && load.error instanceof ApiError ? refusal(load.error).fields : {};
+  const shownElsewhere = Object.keys(fields).length > 0;
+  return (
+    <>
+      {children(previewFields)}
+      <div className="summary" aria-live="polite" aria-label="Audience preview">
+        {load.state === 'loading' && <p className="muted">Counting…</p>}
+        {load.state === 'failed' && !shownElsewhere && <p className="error">Cannot count this audience yet: {describe(load.error)}</p>}
+        {load.state === 'done' && load.data === null && <p className="muted">Give each condition a field to count who matches.</p>}
+        {load.state === 'done' && load.data !== null && (
+          <>
+            <p><strong>{load.data.count_capped ? `More than ${load.data.count.toLocaleString()}` : load.data.count.toLocaleString()}</strong> {load.data.count === 1 ? 'person matches' : 'people match'} now.</p>
+            {load.data.sample.length > 0 && (
+              <p>
+                For example:{' '}
+                {load.data.sample.map((p, i) => (
+                  <span key={p.id}>{i > 0 && ', '}<Link to={`/w/${workspaceId}/people/${p.id}`}>{displayName(p)}</Link></span>
+                ))}
+              </p>
+            )}
+          </>
+        )}
+      </div>
+    </>
+  );
+}
