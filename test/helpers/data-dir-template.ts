@@ -33,11 +33,11 @@ async function build(dir: string, secret: string): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', r));
   await new Promise<void>((resolve, reject) => {
-    proc.stdout!.on('data', () => /listening on/.test(out) && resolve());
+    proc.stdout.on('data', () => /listening on/.test(out) && resolve());
     void exited.then((code) => reject(new Error(`template Herald exited with ${code}:\n${out}`)));
   });
   proc.kill('SIGTERM');
