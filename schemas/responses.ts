@@ -13,7 +13,7 @@
 // every route shares and the document's own. The named objects of COMPONENTS are published once
 // in the document (`#/components/schemas/<Name>`); everything else is inline.
 import type { ErrorCode } from '../src/domain/errors.js';
-import type { Scope } from '../src/ratelimit/limits.js';
+import type { Scope } from '../src/domain/rate-limit-scopes.js';
 import type { Schema } from './common.js';
 import { closed, emptyObject, enumOf, failure, freeObject, str, strings, uuidText, type ResponseDoc, type Responses, type RouteResponses, type SessionDetails } from './response-parts.js';
 import { dashboardPerson, keyPerson, peopleResponses, trimmedPerson } from './people.js';

@@ -2,7 +2,7 @@
 // limits from this table, the actors validate against its schemas and find the handler by its
 // typed id (a served route without a handler does not compile), and the OpenAPI document is
 // built from it.
-import type { Scope } from './ratelimit/limits.js';
+import type { Scope } from './domain/rate-limit-scopes.js';
 import type { FromSchema, Schema, SchemaRefusal } from '../schemas/common.js';
 import * as ws from '../schemas/workspaces.js';
 import * as keys from '../schemas/api-keys.js';

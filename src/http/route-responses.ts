@@ -5,7 +5,7 @@
 // in schemas/, because it reads the route table, which imports the schemas.
 import { ROUTES, errorShapeOf, type Route } from '../routes.js';
 import type { ErrorCode } from '../domain/errors.js';
-import type { Scope } from '../ratelimit/limits.js';
+import type { Scope } from '../domain/rate-limit-scopes.js';
 import type { Schema } from '../../schemas/common.js';
 import { str, type SessionDetails } from '../../schemas/response-parts.js';
 import {
