@@ -2,7 +2,7 @@
 // limits from this table, the actors validate against its schemas and find the handler by its
 // typed id (a served route without a handler does not compile), and the OpenAPI document is
 // built from it.
-import type { Scope } from './ratelimit/limits.js';
+import type { Scope } from './domain/rate-limit-scopes.js';
 import type { FromSchema, Schema, SchemaRefusal } from '../schemas/common.js';
 import * as ws from '../schemas/workspaces.js';
 import * as keys from '../schemas/api-keys.js';
@@ -205,6 +205,11 @@ type DefOf<Id extends RouteId, D = Def> = D extends unknown ? (IdOf<D> extends I
 export type BodyOf<Id extends RouteId> = DefOf<Id> extends { body: infer S } ? FromSchema<S> : undefined;
 /** The query a route's handler gets, validated against its schema. */
 export type QueryOf<Id extends RouteId> = DefOf<Id> extends { query: infer S } ? FromSchema<S> : Record<string, unknown>;
+
+/** The names of a path template's `{…}` segments. */
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
+/** A route's path parameters by the names its path template gives them: the router fills every one. */
+export type ParamsOf<Id extends RouteId> = { readonly [N in ParamNames<Id>]: string };
 
 export type Route = RouteDef & { id: RouteId };
 

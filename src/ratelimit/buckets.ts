@@ -3,7 +3,8 @@
 // actor for workspace scopes), so no locking is needed. With NATS, a request the local
 // bucket lets through must also find a token in the cross-replica bucket (shared.ts).
 import { LRUCache } from 'lru-cache';
-import type { Limits, Scope } from './limits.js';
+import type { Limits } from './limits.js';
+import type { Scope } from '../domain/rate-limit-scopes.js';
 import { refill, type SharedBuckets } from './shared.js';
 import { countRefusal } from '../metrics/index.js';
 

@@ -1,8 +1,6 @@
-// The rate-limit scopes and their overrides (README, Rate limits).
+// The rate-limit budgets of each scope (domain/rate-limit-scopes.ts) and their overrides (README, Rate limits).
 import { ConfigError } from '../config.js';
-
-export const SCOPES = ['ws-ingest', 'ws-devices', 'ws-reads', 'user-dashboard', 'ip-public', 'ip-webhooks', 'edge'] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES, type Scope } from '../domain/rate-limit-scopes.js';
 
 interface Limit {
   perMinute: number;

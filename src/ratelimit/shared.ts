@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Limits, Scope } from './limits.js';
+import type { Limits } from './limits.js';
+import type { Scope } from '../domain/rate-limit-scopes.js';
 import { retry } from '../util/backoff.js';
 import { logger } from '../logger.js';
 

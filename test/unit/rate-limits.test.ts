@@ -1,7 +1,8 @@
 // Rate-limit scopes and token buckets (README, Rate limits). Time is passed
 // explicitly, so nothing here waits on a clock.
 import t from 'tap';
-import { DEFAULT_LIMITS, parseRateLimits, SCOPES, type Limits } from '../../src/ratelimit/limits.js';
+import { DEFAULT_LIMITS, parseRateLimits, type Limits } from '../../src/ratelimit/limits.js';
+import { SCOPES } from '../../src/domain/rate-limit-scopes.js';
 import { Buckets } from '../../src/ratelimit/buckets.js';
 import { ConfigError } from '../../src/config.js';
 
