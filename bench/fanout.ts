@@ -441,14 +441,14 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const perWorkspace = await Promise.all(campaigns.map(async (c, i) => {
       const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [c.id])).rows[0] ?? null;
       const failures = (await db.query<{ error: string; n: number }>(
-        `SELECT error, count(*)::int AS n FROM push_messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
+        `SELECT error, count(*)::int AS n FROM messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
         [c.id],
       )).rows;
       // When each send was recorded, after send_at: the two-workspace fairness figure.
       const sentAfter = (await db.query<{ p: number[] | null; last: number | null }>(
         `SELECT percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM sent_at - $2::timestamptz)) AS p,
                 max(extract(epoch FROM sent_at - $2::timestamptz))::float AS last
-         FROM push_messages WHERE campaign_id = $1 AND status = 'sent'`,
+         FROM messages WHERE campaign_id = $1 AND status = 'sent'`,
         [c.id, new Date(sendAt)],
       )).rows[0];
       return {

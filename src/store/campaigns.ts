@@ -1,5 +1,5 @@
 // Campaigns (README, Request bodies) and what their stats read: enrolments (campaign_enrolments) and the
-// push records attributed to them (push_messages.campaign_id).
+// push records attributed to them (messages.campaign_id).
 import { prepared, type Queryable } from './db.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
 
@@ -120,7 +120,7 @@ export async function campaignStats(q: Queryable, workspaceId: string, id: strin
                   count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
                   count(*) FILTER (WHERE status = 'policy_suppressed')::int AS policy_suppressed,
                   count(*) FILTER (WHERE status = 'failed')::int AS failed
-           FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text) m`,
+           FROM messages WHERE workspace_id = $1 AND campaign_id = $2::text) m`,
     [workspaceId, id],
   );
   return r.rows[0]!;

@@ -5,7 +5,7 @@
 import type { Queryable } from './db.js';
 import type { Channel } from '../domain/messages.js';
 
-/** Each counter as an aggregate over push_messages: the one definition of each. */
+/** Each counter as an aggregate over messages: the one definition of each. */
 const COUNTER_SQL = {
   sent: `count(*) FILTER (WHERE status IN ('sent', 'delivered', 'bounced', 'complained'))::int`,
   skipped: `count(*) FILTER (WHERE status = 'skipped')::int`,
@@ -30,7 +30,7 @@ const zero = (): Counters => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as 
 export async function channelStats(q: Queryable, workspaceId: string, campaignId: string): Promise<ChannelStats> {
   const r = await q.query<Counters & { channel: Channel }>(
     `SELECT channel, ${select(COUNTERS)}
-     FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text AND ${COUNTED} GROUP BY channel`,
+     FROM messages WHERE workspace_id = $1 AND campaign_id = $2::text AND ${COUNTED} GROUP BY channel`,
     [workspaceId, campaignId],
   );
   const total = zero();
@@ -57,7 +57,7 @@ export async function glanceStats(q: Queryable, workspaceId: string, campaignIds
     `SELECT c.id::text AS id, e.enrolled, e.last_triggered_at, m.sent, m.delivered, m.failed
      FROM unnest($2::uuid[]) AS c(id)
      CROSS JOIN LATERAL (SELECT count(*)::int AS enrolled, max(enrolled_at) AS last_triggered_at FROM campaign_enrolments WHERE campaign_id = c.id) e
-     CROSS JOIN LATERAL (SELECT ${select(['sent', 'delivered', 'failed'])} FROM push_messages
+     CROSS JOIN LATERAL (SELECT ${select(['sent', 'delivered', 'failed'])} FROM messages
                          WHERE workspace_id = $1 AND campaign_id = c.id::text AND ${COUNTED}) m`,
     [workspaceId, campaignIds],
   );

@@ -67,19 +67,19 @@ t.test("an inbound SMS's person lookup (store/people.ts personByPhone) reads peo
 
 t.test("a Twilio status callback's message (messaging/provider-events.ts, by provider id) is found through messages_by_provider_id (migration 205)", async (t) => {
   // The predicate of the select that locks the batch's messages.
-  const plan = await planOf(`SELECT m.id FROM push_messages m WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND m.provider_id = ANY($2::text[])`, ['00000000-0000-4000-8000-000000000000', ['SM123', 'SM456']], {
+  const plan = await planOf(`SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND m.provider_id = ANY($2::text[])`, ['00000000-0000-4000-8000-000000000000', ['SM123', 'SM456']], {
     noScans: true,
   });
   t.match(plan, /messages_by_provider_id/, plan);
 });
 
-t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk push_messages_by_campaign_time (migration 410), no sort", async (t) => {
+t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk messages_by_campaign_time (migration 410), no sort", async (t) => {
   const p = await planOf(
-    `SELECT m.id FROM push_messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
+    `SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
     [WS, WS, null, 50],
     { noScans: true },
   );
-  t.match(p, /push_messages_by_campaign_time/, p);
+  t.match(p, /messages_by_campaign_time/, p);
   t.notMatch(p, /Sort/, 'read in index order');
 });
 
