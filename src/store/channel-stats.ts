@@ -31,19 +31,43 @@ const select = (names: readonly (keyof typeof COUNTER_SQL)[]) => names.map((c) =
 const zero = (): Counters => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Counters;
 
 export async function channelStats(q: Queryable, workspaceId: string, campaignId: string): Promise<ChannelStats> {
-  const r = await q.query<Counters & { channel: Channel }>(
-    `SELECT channel, ${select(COUNTERS)}
+  const r = await q.query<Counters & { channel: Channel; slots: number }>(
+    `SELECT channel, ${select(COUNTERS)}, count(*)::int AS slots
      FROM message_counters WHERE workspace_id = $1 AND campaign_id = $2::text GROUP BY channel`,
     [workspaceId, campaignId],
   );
   const total = zero();
   const by_channel = { push: zero(), email: zero(), sms: zero() };
-  for (const { channel, ...counts } of r.rows) {
+  let slots = 0;
+  for (const { channel, slots: n, ...counts } of r.rows) {
     by_channel[channel] = counts;
     for (const c of COUNTERS) total[c] += counts[c];
+    slots += n;
   }
+  if (slots > FOLD_AT) await q.query(FOLD, [workspaceId, campaignId]);
   return { ...total, by_channel };
 }
+
+/**
+ * A campaign's counter rows past which its stats read folds them. Each database session that
+ * wrote its messages has rows of its own, and the pool's sessions come and go (idle ones close),
+ * so a campaign whose callbacks arrive over days gathers rows.
+ */
+const FOLD_AT = 64;
+/**
+ * Moves the campaign's counters into slot 0, but for the rows a writer holds now (SKIP LOCKED:
+ * the fold never waits on a page, and a writer waits at most on this one statement).
+ */
+const FOLD = `WITH folded AS (
+    DELETE FROM message_counters WHERE (workspace_id, campaign_id, channel, status, slot) IN (
+      SELECT workspace_id, campaign_id, channel, status, slot FROM message_counters
+      WHERE workspace_id = $1 AND campaign_id = $2::text AND slot <> 0 FOR UPDATE SKIP LOCKED)
+    RETURNING *)
+  INSERT INTO message_counters AS c (workspace_id, campaign_id, channel, status, slot, messages, opened, clicked)
+  SELECT workspace_id, campaign_id, channel, status, 0, sum(messages), sum(opened), sum(clicked) FROM folded
+  GROUP BY workspace_id, campaign_id, channel, status ORDER BY channel, status
+  ON CONFLICT (workspace_id, campaign_id, channel, status, slot) DO UPDATE
+    SET messages = c.messages + excluded.messages, opened = c.opened + excluded.opened, clicked = c.clicked + excluded.clicked`;
 
 /** The campaign list's stats at a glance (all channels together), for each of `campaignIds`. */
 export interface GlanceStats {
