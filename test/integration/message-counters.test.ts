@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { storeUrl, newWorkspace } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { channelStats } from '../../src/store/channel-stats.js';
+import type { Prepared, Queryable } from '../../src/store/db.js';
 
 const s = await sharedServer();
 const sessions = await Promise.all(
@@ -18,11 +19,17 @@ const sessions = await Promise.all(
 );
 t.teardown(() => Promise.all(sessions.map((c) => c.end())));
 const [sql] = sessions as [pg.Client];
-const queryable = { query: (text: string, params?: unknown[]) => sql.query(text, params), exec: async (text: string) => void (await sql.query(text)) };
+const queryable: Queryable = {
+  async query<T>(text: string | Prepared, params?: unknown[]) {
+    const r = await sql.query(typeof text === 'string' ? text : text.text, params);
+    return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+  },
+  exec: async (text) => void (await sql.query(text)),
+};
 
 /** The counters as the stats read them (without by_channel), and as a count over the messages. */
 async function both(ws: string, campaign: string) {
-  const { by_channel: _, ...counted } = await channelStats(queryable as never, ws, campaign);
+  const { by_channel: _, ...counted } = await channelStats(queryable, ws, campaign);
   const r = await sql.query(
     `SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'bounced', 'complained'))::int AS sent,
             count(*) FILTER (WHERE status = 'skipped')::int AS skipped, count(*) FILTER (WHERE status = 'policy_suppressed')::int AS policy_suppressed,
