@@ -207,10 +207,10 @@ export async function callbacks(argv: string[]): Promise<number> {
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     const stored = (await db.query<{ events: number; messages: number }>(
-      `SELECT coalesce(sum(jsonb_array_length(events)), 0)::int AS events, count(*) FILTER (WHERE jsonb_array_length(events) > 0)::int AS messages FROM push_messages WHERE workspace_id = $1`,
+      `SELECT coalesce(sum(jsonb_array_length(events)), 0)::int AS events, count(*) FILTER (WHERE jsonb_array_length(events) > 0)::int AS messages FROM messages WHERE workspace_id = $1`,
       [ws!.id],
     )).rows[0]!;
-    const statuses = (await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM push_messages WHERE workspace_id = $1 GROUP BY status ORDER BY status`, [ws!.id])).rows;
+    const statuses = (await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM messages WHERE workspace_id = $1 GROUP BY status ORDER BY status`, [ws!.id])).rows;
     await db.end();
     const again = await post(route, signed[0]!);
     const checks = {

@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario fanout [--people 250000] [--workspaces 1] [--ceiling N] [--send-in 10s] [--provider fakes|sandbox]`:
+// `npm run bench -- --scenario fanout [--people 250000] [--workspaces 1] [--ceiling N] [--send-in 10s] [--provider fakes|sandbox] [--seed sql|api]`:
 // in each workspace, a `schedule` campaign with the same send_at to N people, each with one android device, against the
 // fake FCM in a process of its own (bench/fake-providers.ts), or Herald's sandbox provider (the
 // issue 24 figures; then the sends are Herald's own count of campaign sends recorded `sent`,
@@ -16,10 +16,13 @@
 // against the fakes has its floor too (issue 24's target: ≥ 0.7): bench/push-floor.ts, a bare
 // node:http2 client on as many sessions as Herald opened, its pool's streams each, for FLOOR_MS.
 //
-// Setup is not timed. The people and their devices are inserted straight into PostgreSQL in
-// bulk (generate_series): through the API, 250,000 device registrations take minutes on this
-// machine, and the scenario measures the fan-out, not ingestion. Everything else (workspace,
-// key, channel settings, campaign, activation) goes through Herald's HTTP interface.
+// Setup is not timed. By default (--seed sql) the people and their devices are inserted straight
+// into PostgreSQL in bulk (generate_series) and analysed: through the API, 250,000 device
+// registrations take minutes on this machine. --seed api creates them as a user does, people
+// through POST /people/batch and devices through POST /people/{userId}/devices, and analyses
+// nothing: the fan-out then runs on tables as a new workspace has them, which is what users get
+// (issue 35 measured 1.7–1.9× the SQL-seeded time that way). Everything else (workspace, key,
+// channel settings, campaign, activation) goes through Herald's HTTP interface.
 import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -29,7 +32,7 @@ import pg from 'pg';
 import { formatSummary, parseMetrics, scrapeMetrics, summarize } from './metrics.js';
 import { call, databaseUrl, FakeProviders, guardRun, MessagingFakes, pushFakesEnv, pushFloorConfig, runChannelFloor, runPushFloor, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import type { ChannelFloorConfig, ChannelFloorResult } from './channel-floor.js';
-import { setupPushChannels } from './push.js';
+import { createPeople, registerDevices, setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { optionChecks } from './cli.js';
 import { shardOf } from '../src/util/shard.js';
@@ -47,6 +50,10 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fan
                       same send_at; with 2 or more, each campaign's p50 send time after send_at
                       is reported and the largest over the smallest (issue 24's target: ≤ 1.5)
   --send-in 10s       send_at this long after the campaigns are activated
+  --seed sql          how the audience is created (not timed): sql, in bulk straight into
+                      PostgreSQL and analysed; api, as a user does: POST /people/batch (1,000 a
+                      request), then each device through POST /people/{userId}/devices (16 in
+                      flight), nothing analysed
   --provider fakes    fanout: fakes: the fake FCM over HTTP/2 TLS in a process of its own, sends
                       counted as the requests it received, then the push floor (20 s, Herald
                       stopped); sandbox: Herald's sandbox provider,
@@ -88,6 +95,7 @@ interface FanoutOptions {
   killAt: number | null;
   sendInMs: number;
   provider: 'fakes' | 'sandbox';
+  seed: 'sql' | 'api';
   connections: number;
   timeoutMs: number;
   cpuProf?: string;
@@ -105,6 +113,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
       ceiling: { type: 'string', default: '250000' },
       'send-in': { type: 'string', default: '10s' },
       provider: { type: 'string', default: 'fakes' },
+      seed: { type: 'string', default: 'sql' },
       connections: { type: 'string', default: '5' },
       timeout: { type: 'string', default: '600s' },
       'cpu-prof': { type: 'string' },
@@ -119,12 +128,14 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
   const { int, dur, fail } = optionChecks(FANOUT_USAGE);
   const provider = values.provider === 'fakes' || values.provider === 'sandbox' ? values.provider : fail('--provider must be fakes or sandbox');
   if (provider === 'sandbox' && channel !== 'push') fail('--provider sandbox is for the push fanout only');
+  const seed = values.seed === 'sql' || values.seed === 'api' ? values.seed : fail('--seed must be sql or api');
   const killAt = values['kill-at'] === undefined ? null : Number(values['kill-at']);
   if (killAt !== null && !(killAt > 0 && killAt < 1)) fail('--kill-at must be a share between 0 and 1, e.g. 0.25');
   if (killAt !== null && (channel !== 'push' || provider !== 'fakes')) fail('--kill-at is for the push fanout against the fakes (they count the tokens reached twice)');
   return {
     channel,
     provider,
+    seed,
     people: int('people', values.people, 1, channel === 'sms' ? 1_000_000 : 5_000_000),
     workspaces: int('workspaces', values.workspaces, 1, 8),
     killAt,
@@ -170,6 +181,13 @@ export async function insertAudience(url: string, workspaceId: string, n: number
   } finally {
     await db.end();
   }
+}
+
+/** The audience of insertAudience as a user creates it (--seed api): over Herald's HTTP interface, nothing analysed. */
+async function seedAudience(base: string, ws: BenchWorkspace, n: number, channel: FanoutChannel): Promise<void> {
+  const address = (i: number) => (channel === 'email' ? { email: `p-${i}@bench.example.com` } : channel === 'sms' ? { phone: `+447400${String(i).padStart(6, '0')}` } : {});
+  const ids = await createPeople(base, ws, n, address);
+  if (channel === 'push') await registerDevices(base, ws, ids.map((_, i) => ({ who: `p-${i}`, platform: 'android' as const })));
 }
 
 /**
@@ -344,10 +362,11 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     let t = Date.now();
     for (const ws of workspaces) {
       await rig.setup(base, secret, ws);
-      await insertAudience(url, ws.id, opt.people, channel);
+      if (opt.seed === 'api') await seedAudience(base, ws, opt.people, channel);
+      else await insertAudience(url, ws.id, opt.people, channel);
     }
     const setupS = round((Date.now() - t) / 1000, 1);
-    log(`inserted ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each in SQL, in ${workspaces.length} workspace(s) (${setupS} s)`);
+    log(`created ${fmt(opt.people)} people with ${channel === 'push' ? 'an android device' : channel === 'email' ? 'an email address' : 'a mobile number'} each ${opt.seed === 'api' ? 'through the API' : 'in SQL'}, in ${workspaces.length} workspace(s) (${setupS} s)`);
 
     const token = await sessionToken(secret, 'herald-bench');
     const sendAt = Date.now() + opt.sendInMs;
@@ -441,14 +460,14 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const perWorkspace = await Promise.all(campaigns.map(async (c, i) => {
       const run = (await db.query('SELECT enrolled, truncated, started_at, finished_at FROM campaign_runs WHERE campaign_id = $1', [c.id])).rows[0] ?? null;
       const failures = (await db.query<{ error: string; n: number }>(
-        `SELECT error, count(*)::int AS n FROM push_messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
+        `SELECT error, count(*)::int AS n FROM messages WHERE campaign_id = $1 AND status = 'failed' GROUP BY error ORDER BY n DESC LIMIT 5`,
         [c.id],
       )).rows;
       // When each send was recorded, after send_at: the two-workspace fairness figure.
       const sentAfter = (await db.query<{ p: number[] | null; last: number | null }>(
         `SELECT percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY extract(epoch FROM sent_at - $2::timestamptz)) AS p,
                 max(extract(epoch FROM sent_at - $2::timestamptz))::float AS last
-         FROM push_messages WHERE campaign_id = $1 AND status = 'sent'`,
+         FROM messages WHERE campaign_id = $1 AND status = 'sent'`,
         [c.id, new Date(sendAt)],
       )).rows[0];
       return {
@@ -503,7 +522,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const result = {
       scenario,
       started_at: startedAt.toISOString(),
-      options: { people: opt.people, workspaces: opt.workspaces, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, ...(channel === 'push' ? { provider: opt.provider } : {}), ...(channel === 'email' ? { connections: opt.connections } : {}) },
+      options: { people: opt.people, workspaces: opt.workspaces, ceiling: opt.ceiling, send_in_s: opt.sendInMs / 1000, seed: opt.seed, ...(channel === 'push' ? { provider: opt.provider } : {}), ...(channel === 'email' ? { connections: opt.connections } : {}) },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, loadavg: { start: loadStart, end: loadEnd } },
       setup_s: setupS,
       expected,
@@ -546,7 +565,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     process.stdout.write(
       [
         '',
-        `scenario ${scenario}: ${fmt(opt.people)} people${opt.workspaces > 1 ? ` in each of ${opt.workspaces} workspaces` : ''}, ceiling ${fmt(opt.ceiling)}, one ${NODES[channel].type} node; ${rig.describe}; ${availableParallelism()} CPUs`,
+        `scenario ${scenario}: ${fmt(opt.people)} people${opt.workspaces > 1 ? ` in each of ${opt.workspaces} workspaces` : ''} seeded ${opt.seed === 'api' ? 'through the API' : 'in SQL'} (${fmt(setupS, 1)} s), ceiling ${fmt(opt.ceiling)}, one ${NODES[channel].type} node; ${rig.describe}; ${availableParallelism()} CPUs`,
         `${opt.provider === 'sandbox' ? 'sends recorded sent' : channel === 'email' ? 'messages the SMTP server accepted' : 'provider requests'}: ${fmt(received)} of ${fmt(expected)}${result.complete ? '' : ' (INCOMPLETE)'}; first ${fmt(result.first_request_after_send_at_s, 2)} s and last ${fmt(toLast, 2)} s after send_at`,
         `sends/s: ${fmt(result.sends_per_s)} from send_at to the last request (${fmt(result.sends_per_s_from_first)} from the first)`,
         floor ? `the floor (${floor.describe}): ${fmt(floor.per_s)} messages/s; Herald ${fmt(ratio, 3)} of it from send_at (${fmt(result.ratio_to_floor_from_first, 3)} from the first send); target ≥ ${FLOOR_TARGET[channel]}: ${ratio !== null && ratio >= FLOOR_TARGET[channel] ? 'met' : 'NOT met'}` : '',

@@ -36,27 +36,38 @@ export async function setupPushChannels(base: string, secret: string, workspaces
 }
 
 /**
- * `people` people in each workspace (external ids `p-0` …, created with POST /people/batch), each
- * with one android and one ios device; fills `ws.people` with their UUIDs.
+ * `people` people in the workspace as a user creates them (external ids `p-0` …, POST
+ * /people/batch, 1,000 a request), each with a first name, the trait `plan` and `fields(i)`:
+ * their UUIDs in order.
+ */
+export async function createPeople(base: string, ws: BenchWorkspace, people: number, fields: (i: number) => Record<string, unknown> = () => ({})): Promise<string[]> {
+  const ids: string[] = [];
+  for (let from = 0; from < people; from += 1000) {
+    const identify = Array.from({ length: Math.min(1000, people - from) }, (_, k) => ({ userId: `p-${from + k}`, traits: { first_name: `First${from + k}`, plan: 'pro' }, ...fields(from + k) }));
+    const r = await call(base, 'POST', '/api/v1/people/batch', ws.key, { identify });
+    const results = r.body?.results as { success: boolean; data?: { id: string }; error?: string }[] | undefined;
+    if (r.status !== 200 || !results || results.some((x) => !x.success)) throw new Error(`creating people answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+    ids.push(...results.map((x) => x.data!.id));
+  }
+  return ids;
+}
+
+/** Devices registered as an app does (POST /people/{userId}/devices), SETUP_CONCURRENCY in flight. */
+export async function registerDevices(base: string, ws: BenchWorkspace, devices: readonly { who: string; platform: 'android' | 'ios' }[]): Promise<void> {
+  await inParallel(devices, SETUP_CONCURRENCY, async (d) => {
+    const r = await call(base, 'POST', `/api/v1/people/${d.who}/devices`, ws.key, { token: d.platform === 'ios' ? iosToken() : androidToken(), platform: d.platform, app_version: '1.0.0' });
+    if (r.status !== 201) throw new Error(`registering a device answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  });
+}
+
+/**
+ * `people` people in each workspace (createPeople), each with one android and one ios device;
+ * fills `ws.people` with their UUIDs.
  */
 export async function setupPushPeople(base: string, workspaces: BenchWorkspace[], people: number): Promise<void> {
   for (const ws of workspaces) {
-    const ids: string[] = [];
-    for (let from = 0; from < people; from += 1000) {
-      const identify = Array.from({ length: Math.min(1000, people - from) }, (_, k) => ({ userId: `p-${from + k}`, traits: { first_name: `First${from + k}`, plan: 'pro' } }));
-      const r = await call(base, 'POST', '/api/v1/people/batch', ws.key, { identify });
-      const results = r.body?.results as { success: boolean; data?: { id: string }; error?: string }[] | undefined;
-      if (r.status !== 200 || !results || results.some((x) => !x.success)) throw new Error(`creating people answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
-      ids.push(...results.map((x) => x.data!.id));
-    }
-    const devices = ids.flatMap((_, i) => [
-      { who: `p-${i}`, token: androidToken(), platform: 'android' },
-      { who: `p-${i}`, token: iosToken(), platform: 'ios' },
-    ]);
-    await inParallel(devices, SETUP_CONCURRENCY, async (d) => {
-      const r = await call(base, 'POST', `/api/v1/people/${d.who}/devices`, ws.key, { token: d.token, platform: d.platform, app_version: '1.0.0' });
-      if (r.status !== 201) throw new Error(`registering a device answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
-    });
+    const ids = await createPeople(base, ws, people);
+    await registerDevices(base, ws, ids.flatMap((_, i) => [{ who: `p-${i}`, platform: 'android' as const }, { who: `p-${i}`, platform: 'ios' as const }]));
     ws.people = ids;
   }
 }

@@ -27,7 +27,7 @@ const isLive = (s: CampaignStatus): boolean => (LIVE_STATUSES as readonly string
 
 /**
  * A durable job's state (store/job-queue.ts): waiting for its due time, or claimed and running.
- * The job tables' own states begin with these two (push_messages names them with its record
+ * The job tables' own states begin with these two (the `messages` table names them with its record
  * statuses, `scheduled` and `sending`); the rest are how a job finished.
  */
 export const JOB_STATES = ['waiting', 'running'] as const;

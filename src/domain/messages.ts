@@ -12,10 +12,10 @@ export const SHOWN_MESSAGE_STATUSES = ['scheduled', ...SEND_STATUSES] as const;
 /** What email and SMS providers report of a message after the send (docs/channels.md). */
 export const PROVIDER_STATUSES = ['delivered', 'bounced', 'complained'] as const;
 
-/** A message record as stored (push_messages.status): `sending` marks a scheduled send one actor claimed. */
+/** A message record as stored (messages.status): `sending` marks a scheduled send one actor claimed. */
 export const MESSAGE_STATUSES = ['scheduled', 'sending', ...SEND_STATUSES, ...PROVIDER_STATUSES] as const;
 
-/** The channels a message goes out on (push_messages.channel), and those with an address of a person's own. */
+/** The channels a message goes out on (messages.channel), and those with an address of a person's own. */
 export const CHANNELS = ['push', 'email', 'sms'] as const;
 export const ADDRESS_CHANNELS = ['email', 'sms'] as const;
 export type Channel = (typeof CHANNELS)[number];

@@ -89,7 +89,7 @@ const list: Handler<'GET /campaigns'> = async (ctx) => {
 
 const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
-  const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
+  const st = await campaignStats(ctx.db, campaign.id);
   // The message counters, all channels together and per channel (docs/channels.md).
   const stats = { enrolled: st.enrolled, triggered: st.triggered, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
   return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });

@@ -121,7 +121,7 @@ export async function applyProviderEvents(q: Queryable, workspaceId: string, eve
     const all = [...changes.values()];
     await q.query(
       // A message whose events are full keeps its stored value as it is, not a rewritten copy.
-      `UPDATE push_messages m SET events = CASE WHEN u.added = '[]' THEN m.events ELSE m.events || u.added::jsonb END, events_not_stored = m.events_not_stored + u.not_stored, status = u.status, error = u.error
+      `UPDATE messages m SET events = CASE WHEN u.added = '[]' THEN m.events ELSE m.events || u.added::jsonb END, events_not_stored = m.events_not_stored + u.not_stored, status = u.status, error = u.error
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[]) AS u(id, status, error, added, not_stored)
        WHERE m.id = u.id`,
       [all.map((c) => c.message.id), all.map((c) => c.status), all.map((c) => c.error), all.map((c) => JSON.stringify(c.added)), all.map((c) => c.notStored)],
@@ -145,7 +145,7 @@ async function namedMessages(q: Queryable, workspaceId: string, events: readonly
       : q
           .query<Named>(
             `SELECT id, workspace_id, person_id, channel, status, address, error, skip_reason, provider_id, jsonb_array_length(events) AS stored
-             FROM push_messages WHERE workspace_id = $1 AND channel IN ('email', 'sms') AND ${key} = ANY($2::${cast}[]) ORDER BY id FOR UPDATE`,
+             FROM messages WHERE workspace_id = $1 AND channel IN ('email', 'sms') AND ${key} = ANY($2::${cast}[]) ORDER BY id FOR UPDATE`,
             [workspaceId, keys],
           )
           .then((r) => r.rows);

@@ -1,5 +1,5 @@
-// Campaigns (README, Request bodies) and what their stats read: enrolments (campaign_enrolments) and the
-// push records attributed to them (push_messages.campaign_id).
+// Campaigns (README, Request bodies) and their enrolments' stats (campaign_enrolments); their
+// messages' counters are store/channel-stats.ts.
 import { prepared, type Queryable } from './db.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
 
@@ -23,10 +23,6 @@ export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_conf
 export interface CampaignStats {
   enrolled: number;
   triggered: number;
-  sent: number;
-  skipped: number;
-  policy_suppressed: number;
-  failed: number;
   last_triggered_at: Date | null;
 }
 
@@ -104,24 +100,14 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
 }
 
 /**
- * A campaign's stats (README, Routes), in one statement so the numbers agree: enrolments (rows; `triggered` counts
- * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment) and the
- * campaign's push records of the workspace by status. Records not settled yet (a workflow's
- * send claimed and with the provider, 'sending') are not counted until they are: each
- * enrolment's push node ends as exactly one record, so once a fan-out is done every enrolled
- * person is in one of sent, skipped, policy_suppressed or failed.
+ * A campaign's enrolment stats (README, Routes): `enrolled` counts its enrolments, `triggered`
+ * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment.
  */
-export async function campaignStats(q: Queryable, workspaceId: string, id: string): Promise<CampaignStats> {
+export async function campaignStats(q: Queryable, id: string): Promise<CampaignStats> {
   const r = await q.query<CampaignStats>(
-    `SELECT e.enrolled, e.triggered, e.last_triggered_at, m.sent, m.skipped, m.policy_suppressed, m.failed
-     FROM (SELECT count(*)::int AS enrolled, count(DISTINCT run_id)::int AS triggered, max(enrolled_at) AS last_triggered_at
-           FROM campaign_enrolments WHERE campaign_id = $2) e,
-          (SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent,
-                  count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
-                  count(*) FILTER (WHERE status = 'policy_suppressed')::int AS policy_suppressed,
-                  count(*) FILTER (WHERE status = 'failed')::int AS failed
-           FROM push_messages WHERE workspace_id = $1 AND campaign_id = $2::text) m`,
-    [workspaceId, id],
+    `SELECT count(*)::int AS enrolled, count(DISTINCT run_id)::int AS triggered, max(enrolled_at) AS last_triggered_at
+     FROM campaign_enrolments WHERE campaign_id = $1`,
+    [id],
   );
   return r.rows[0]!;
 }

@@ -1,4 +1,4 @@
-// Email and SMS message records (docs/channels.md): rows of push_messages with their `channel`
+// Email and SMS message records (docs/channels.md): rows of the `messages` table with their `channel`
 // (migration 201), the address sent to, and the provider events applied to them.
 import type { Queryable } from './db.js';
 import type { AddressChannel } from '../domain/messages.js';
@@ -32,7 +32,7 @@ const COLUMNS = ['id', 'workspace_id', 'person_id', 'external_id', 'channel', 's
 export async function saveChannelMessages(q: Queryable, records: readonly ChannelMessageRecord[]): Promise<void> {
   if (records.length === 0) return;
   await q.query(
-    `INSERT INTO push_messages (${COLUMNS.join(', ')}, sent_at)
+    `INSERT INTO messages (${COLUMNS.join(', ')}, sent_at)
      SELECT r.*, CASE WHEN r.status IN ('sent', 'delivered', 'bounced', 'complained') THEN now() END
      FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, workspace_id uuid, person_id uuid, external_id text, channel text, status text, provider text, provider_id text,
        address text, skip_reason text, error text, title text, body text, campaign_id text, event_id text, events jsonb, tags jsonb)

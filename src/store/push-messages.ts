@@ -67,7 +67,7 @@ export async function saveRecords(q: Queryable, messages: readonly PushRecord[],
 const SAVE_RECORDS = prepared(
   'save-push-records',
   `WITH m AS (
-       INSERT INTO push_messages (${MESSAGE_NAMES.join(', ')})
+       INSERT INTO messages (${MESSAGE_NAMES.join(', ')})
        SELECT ${MESSAGE_NAMES.join(', ')} FROM json_to_recordset($1::json) AS x(${MESSAGE_COLUMNS})
        ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_by = NULL, claimed_at = NULL
      )
@@ -79,7 +79,7 @@ const SAVE_RECORDS = prepared(
 /** The times of the people's `sent` pushes since `sinceMs`, by person. */
 export async function sentTimes(q: Queryable, personIds: readonly string[], sinceMs: number): Promise<Map<string, number[]>> {
   const r = await q.query<{ person_id: string; times: string[] }>(
-    `SELECT person_id, array_agg((extract(epoch FROM sent_at) * 1000)::bigint::text ORDER BY sent_at) AS times FROM push_messages
+    `SELECT person_id, array_agg((extract(epoch FROM sent_at) * 1000)::bigint::text ORDER BY sent_at) AS times FROM messages
      WHERE person_id = ANY ($1::uuid[]) AND status = 'sent' AND sent_at > to_timestamp($2::double precision / 1000)
      GROUP BY person_id`,
     [personIds, sinceMs],
@@ -105,13 +105,13 @@ const READ = `SELECT m.id, m.workspace_id, m.person_id, m.external_id, m.status,
     COALESCE((SELECT jsonb_agg(jsonb_build_object('device_id', d.device_id, 'device_token', d.device_token, 'platform', d.platform,
       'status', d.status, 'provider_id', d.provider_id, 'error', d.error) ORDER BY d.device_id)
       FROM push_deliveries d WHERE d.message_id = m.id), '[]') AS deliveries
-  FROM push_messages m`;
+  FROM messages m`;
 
-/** A campaign's messages with their deliveries, newest first; `before` pages back. Read along push_messages_by_campaign_time. */
+/** A campaign's messages with their deliveries, newest first; `before` pages back. Read along messages_by_campaign_time. */
 export async function campaignMessages(q: Queryable, workspaceId: string, campaignId: string, before: PageBack | null, limit: number): Promise<StoredMessage[]> {
   const params: unknown[] = [workspaceId, campaignId, limit];
   const r = await q.query<StoredMessage>(
-    `${READ} WHERE m.workspace_id = $1 AND m.campaign_id = $2::text${pageBackTerm('m', 'push_messages', 'workspace_id = $1', before, params)} ORDER BY m.created_at DESC, m.id DESC LIMIT $3`,
+    `${READ} WHERE m.workspace_id = $1 AND m.campaign_id = $2::text${pageBackTerm('m', 'messages', 'workspace_id = $1', before, params)} ORDER BY m.created_at DESC, m.id DESC LIMIT $3`,
     params,
   );
   return r.rows;
@@ -125,7 +125,7 @@ export async function loadMessage(q: Queryable, workspaceId: string, id: string)
 
 /** Whether the workspace has a push record with this id (a suppression's source_push_id; the caller has checked `id` is a UUID). */
 export async function pushMessageExists(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const r = await q.query('SELECT 1 FROM push_messages WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  const r = await q.query('SELECT 1 FROM messages WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
   return r.rowCount > 0;
 }
 
@@ -133,7 +133,7 @@ export async function pushMessageExists(q: Queryable, workspaceId: string, id: s
 export async function messagesOf(q: Queryable, workspaceId: string, personId: string, limit: number, offset: number): Promise<{ messages: StoredMessage[]; total: number }> {
   const [page, total] = await Promise.all([
     q.query<StoredMessage>(`${READ} WHERE m.workspace_id = $1 AND m.person_id = $2 ORDER BY m.created_at DESC, m.id DESC LIMIT $3 OFFSET $4`, [workspaceId, personId, limit, offset]),
-    q.query<{ n: string }>('SELECT count(*) AS n FROM push_messages WHERE workspace_id = $1 AND person_id = $2', [workspaceId, personId]),
+    q.query<{ n: string }>('SELECT count(*) AS n FROM messages WHERE workspace_id = $1 AND person_id = $2', [workspaceId, personId]),
   ]);
   return { messages: page.rows, total: Number(total.rows[0]!.n) };
 }
@@ -145,7 +145,7 @@ export async function messagesOf(q: Queryable, workspaceId: string, personId: st
  */
 export const SCHEDULED_SEND_JOBS: JobTable = {
   name: 'scheduled-sends',
-  table: 'push_messages',
+  table: 'messages',
   state: 'status',
   values: { waiting: `'scheduled'`, running: `'sending'` },
   due: 'scheduled_at',
@@ -174,7 +174,7 @@ export interface CampaignSendRecord {
 export async function recordInterrupted(q: Queryable, sends: readonly CampaignSendRecord[]): Promise<void> {
   if (sends.length === 0) return;
   await q.query(
-    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error, channel)
+    `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error, channel)
      SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2, channel
      FROM json_to_recordset($1::json) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text, channel text)
      ON CONFLICT (id) DO NOTHING`,

@@ -167,7 +167,7 @@ t.test('a callback held up past its deadline answers 503 and records nothing; on
   await lock.connect();
   t.teardown(() => lock.end());
   await lock.query('BEGIN');
-  await lock.query('SELECT 1 FROM push_messages WHERE id = $1 FOR UPDATE', [messageId]);
+  await lock.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
   const before = await message();
 
   const held = batch(1);
@@ -186,7 +186,7 @@ t.test('a callback held up past its deadline answers 503 and records nothing; on
   // The workspace's callbacks wait their turn, a bounded number of them: one running (stuck on
   // the row) and four waiting; one more is refused at once, while the others still wait.
   await lock.query('BEGIN');
-  await lock.query('SELECT 1 FROM push_messages WHERE id = $1 FOR UPDATE', [messageId]);
+  await lock.query('SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [messageId]);
   const six = Array.from({ length: 6 }, () => batch(1));
   const answers = six.map(async (b) => ({ b, r: await post(b) }));
   const refused = await Promise.race(answers);

@@ -149,7 +149,7 @@ t.test('test send: each node type on the sandbox, outside quiet hours and caps, 
   const sms = await testSend(w, id, { node_id: 's', person_id: ada });
   t.match(sms.body, { success: true, data: { node_id: 's', channel: 'sms', status: 'delivered', provider: 'sandbox', address: '+14155550100' } }, 'sms: quiet hours do not apply');
 
-  const rows = await sql.query(`SELECT id::text, channel, title, body, tags, campaign_id FROM push_messages WHERE workspace_id = $1 ORDER BY created_at`, [w.id]);
+  const rows = await sql.query(`SELECT id::text, channel, title, body, tags, campaign_id FROM messages WHERE workspace_id = $1 ORDER BY created_at`, [w.id]);
   t.equal(rows.rowCount, 4);
   for (const r of rows.rows) t.match(r, { tags: ['test'], campaign_id: id }, `${r.channel}: recorded with tags ["test"]`);
   t.equal(rows.rows.find((r) => r.channel === 'email')!.title, 'Hello Ada', 'rendered as sent');
@@ -187,7 +187,7 @@ t.test("test send: the person's and address checks still answer their skip", asy
   const listed = await person(w, 'listed', { email: 'listed@example.com' });
   t.equal((await s.req('POST', `/workspaces/${w.id}/suppressions`, { token: w.ws.token, body: { channel: 'email', address: 'listed@example.com', suppression_type: 'manual' } })).status, 201);
   await skip('e', listed, 'address_suppressed');
-  const skips = await sql.query(`SELECT count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND status = 'skipped' AND tags @> '["test"]'`, [w.id]);
+  const skips = await sql.query(`SELECT count(*)::int AS n FROM messages WHERE workspace_id = $1 AND status = 'skipped' AND tags @> '["test"]'`, [w.id]);
   t.equal(skips.rows[0].n, 7, 'skips are recorded too');
 
   sessionError(t, await testSend(w, id, { node_id: 'wait', person_id: bare }), 400, 'VALIDATION_ERROR', 'node_id');

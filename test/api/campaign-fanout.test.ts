@@ -197,7 +197,7 @@ t.test('a fan-out killed with -9 mid-way resumes after the restart without dupli
   // once stale (30 s) and their records settled.
   const settled = await eventually(async () => {
     const r = await sql.query<{ n: number; open: number }>(
-      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM push_messages WHERE campaign_id = $1`,
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM messages WHERE campaign_id = $1`,
       [id],
     );
     return r.rows[0]!.n === N && r.rows[0]!.open === 0;
@@ -211,15 +211,15 @@ t.test('a fan-out killed with -9 mid-way resumes after the restart without dupli
   t.equal(d.campaign.status, 'completed');
   t.equal(d.stats.enrolled, N, 'everyone enrolled once');
   t.equal(d.stats.sent + d.stats.failed, N, `each one record: ${d.stats.sent} sent, ${d.stats.failed} failed as interrupted`);
-  const perPerson = await sql.query('SELECT person_id FROM push_messages WHERE campaign_id = $1 GROUP BY person_id HAVING count(*) > 1', [id]);
+  const perPerson = await sql.query('SELECT person_id FROM messages WHERE campaign_id = $1 GROUP BY person_id HAVING count(*) > 1', [id]);
   t.equal(perPerson.rowCount, 0, 'one record per person');
   const failed = await sql.query<{ error: string; token: string }>(
-    `SELECT m.error, d.device_token AS token FROM push_messages m JOIN devices d ON d.person_id = m.person_id WHERE m.campaign_id = $1 AND m.status = 'failed'`,
+    `SELECT m.error, d.device_token AS token FROM messages m JOIN devices d ON d.person_id = m.person_id WHERE m.campaign_id = $1 AND m.status = 'failed'`,
     [id],
   );
   t.ok(failed.rows.every((r) => /Interrupted while sending/.test(r.error)), 'every failure is the interruption');
   const sent = await sql.query<{ token: string }>(
-    `SELECT d.device_token AS token FROM push_messages m JOIN devices d ON d.person_id = m.person_id WHERE m.campaign_id = $1 AND m.status = 'sent'`,
+    `SELECT d.device_token AS token FROM messages m JOIN devices d ON d.person_id = m.person_id WHERE m.campaign_id = $1 AND m.status = 'sent'`,
     [id],
   );
   t.ok(sent.rows.every((r) => got.has(r.token)), 'every person recorded sent reached the provider');
@@ -253,7 +253,7 @@ t.test('an email fan-out killed with -9 mid-way delivers no message twice, and r
   await sql.connect();
   t.teardown(() => sql.end());
   const settled = await eventually(async () => {
-    const r = await sql.query<{ n: number; open: number }>(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM push_messages WHERE campaign_id = $1`, [id]);
+    const r = await sql.query<{ n: number; open: number }>(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM messages WHERE campaign_id = $1`, [id]);
     return r.rows[0]!.n === N && r.rows[0]!.open === 0;
   }, 90_000);
   t.ok(settled, 'every enrolled person has a settled record');
@@ -262,7 +262,7 @@ t.test('an email fan-out killed with -9 mid-way delivers no message twice, and r
   const rcpt = new Map<string, number>();
   for (const a of smtpGot.rcpt) if (a.startsWith(prefix)) rcpt.set(a, (rcpt.get(a) ?? 0) + 1);
   const records = (await sql.query<{ id: string; status: string; error: string | null; channel: string; person_id: string }>(
-    'SELECT id, status, error, channel, person_id FROM push_messages WHERE campaign_id = $1',
+    'SELECT id, status, error, channel, person_id FROM messages WHERE campaign_id = $1',
     [id],
   )).rows;
   const ids = new Set(records.map((r) => r.id));
@@ -317,7 +317,7 @@ t.test('a kill -9 at a quarter of a fan-out fails at most the provider share, an
   t.teardown(() => sql.end());
   const settled = await eventually(async () => {
     const r = await sql.query<{ n: number; open: number }>(
-      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM push_messages WHERE campaign_id = $1`,
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'sending')::int AS open FROM messages WHERE campaign_id = $1`,
       [id],
     );
     return r.rows[0]!.n === N && r.rows[0]!.open === 0;

@@ -61,7 +61,7 @@ t.test('an email and an SMS with their provider at a kill -9 are recorded failed
   await sql.connect();
   t.teardown(() => sql.end());
   const rows = await eventually(async () => {
-    const r = await sql.query('SELECT campaign_id, channel, status, error FROM push_messages WHERE campaign_id = ANY ($1)', [[mailCampaign, smsCampaign]]);
+    const r = await sql.query('SELECT campaign_id, channel, status, error FROM messages WHERE campaign_id = ANY ($1)', [[mailCampaign, smsCampaign]]);
     return r.rows.length === 2 ? r.rows : null;
   }, 90_000);
   if (!rows) return t.fail('both sends recorded after the restart');

@@ -92,7 +92,7 @@ async function runCampaign(node: object | object[], people: { userId: string; em
   t.equal(r.status, 200, r.text);
   const id = await triggerWebhookCampaign(s, k.ws, k.trigger, nodes, { plan: 'Pro' });
   const rows = await until(async () => {
-    const q = await sql.query('SELECT m.*, p.external_id AS who FROM push_messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
+    const q = await sql.query('SELECT m.*, p.external_id AS who FROM messages m JOIN people p ON p.id = m.person_id WHERE m.campaign_id = $1', [id]);
     return q.rows.length === people.length * nodes.length ? q.rows : undefined;
   });
   return { ws: k.ws, campaignId: id, rows, byPerson: new Map(rows.map((x) => [x.who as string, x])) };
@@ -217,7 +217,7 @@ t.test("SMS quiet hours: the send policy's, in the recipient's zone, suppress an
 
 t.test('unsubscribe: GET changes nothing, one-click POST unsubscribes with no redirect, a bad token is a 404', async (t) => {
   const path = new URL(sentEmail.unsubscribe).pathname;
-  const status = async () => (await sql.query('SELECT p.status, p.unsubscribe_reason FROM people p JOIN push_messages m ON m.person_id = p.id WHERE m.id = $1', [sentEmail.id])).rows[0];
+  const status = async () => (await sql.query('SELECT p.status, p.unsubscribe_reason FROM people p JOIN messages m ON m.person_id = p.id WHERE m.id = $1', [sentEmail.id])).rows[0];
   const page = await outside(path, { method: 'GET' });
   t.equal(page.status, 200);
   t.match(page.headers.get('content-type'), /text\/html/);
@@ -274,11 +274,11 @@ t.test('SendGrid: signed events applied once, verified against the raw bytes', a
   const reformatted = await outside(path, { body: JSON.stringify(events, null, 1), headers });
   t.equal(reformatted.status, 401, 'the same JSON in other bytes is not what was signed');
   t.equal((await outside(path, { body: raw, headers: { 'content-type': 'application/json' } })).status, 401, 'no signature');
-  const row = (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0];
+  const row = (await sql.query('SELECT status, events FROM messages WHERE id = $1', [sentEmail.id])).rows[0];
   t.equal(row.status, 'delivered');
   t.match(row.events, [{ type: 'delivered' }, { type: 'clicked', details: { url: 'https://example.com/x' } }, { type: 'opened' }], 'in the order sent, within a batch and across');
   t.equal(row.events.length, 3);
-  const personId = (await sql.query('SELECT person_id FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
+  const personId = (await sql.query('SELECT person_id FROM messages WHERE id = $1', [sentEmail.id])).rows[0].person_id;
   const history = await s.req('GET', `/workspaces/${sentEmail.ws.id}/people/${personId}/messages`, { token: sentEmail.ws.token });
   t.equal(history.status, 200, history.text);
   t.match(history.body.messages, [{ message_id: sentEmail.id, channel: 'email', to: 'ok@example.com', status: 'delivered', provider: 'smtp', events: [{ type: 'delivered' }, { type: 'clicked' }, { type: 'opened' }] }], 'the message history lists email, with the address');
@@ -295,7 +295,7 @@ t.test('Mailgun and Postmark: a permanent failure bounces and suppresses; a comp
   t.equal((await outside(path, { body: body('0'.repeat(64)), headers: { 'content-type': 'application/json' } })).status, 401, 'a bad Mailgun signature');
   const good = await outside(path, { body: body(createHmac('sha256', signingKey).update(timestamp + token).digest('hex')), headers: { 'content-type': 'application/json' } });
   t.equal(good.status, 200);
-  t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'bounced');
+  t.equal((await sql.query('SELECT status FROM messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'bounced');
   const sup = await sql.query(`SELECT address FROM address_suppressions WHERE workspace_id = $1 AND suppression_type = 'hard_bounce'`, [sentEmail.ws.id]);
   t.same(sup.rows, [{ address: 'ok@example.com' }]);
 
@@ -304,7 +304,7 @@ t.test('Mailgun and Postmark: a permanent failure bounces and suppresses; a comp
   t.equal((await outside(path, { body: complaint, headers: { authorization: `Basic ${Buffer.from('pm:wrong').toString('base64')}` } })).status, 401);
   const pm = await outside(path, { body: complaint, headers: { authorization: `Basic ${Buffer.from('pm:pm-pass').toString('base64')}` } });
   t.equal(pm.status, 200);
-  t.equal((await sql.query('SELECT status FROM push_messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'complained');
+  t.equal((await sql.query('SELECT status FROM messages WHERE id = $1', [sentEmail.id])).rows[0].status, 'complained');
 });
 
 t.test("Postmark: a SoftBounce is an event on the message only, a HardBounce bounces, suppresses and marks the person; each applied once", async (t) => {
@@ -322,7 +322,7 @@ t.test("Postmark: a SoftBounce is an event on the message only, a HardBounce bou
   const bounce = (id: number, type: string, typeCode: number, messageId: string, email: string) =>
     JSON.stringify({ RecordType: 'Bounce', MessageStream: 'outbound', ID: id, Type: type, TypeCode: typeCode, Name: type, MessageID: messageId, ServerID: 23, Description: 'd', Details: 'smtp;452 4.2.2 Mailbox full', Email: email, From: 'news@herald.example', BouncedAt: new Date().toISOString(), Inactive: type === 'HardBounce', CanActivate: true, Subject: 'S' });
   const post = (body: string, password = 'pm-pass') => outside(`/webhooks/email/${ws.id}`, { body, headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`pm:${password}`).toString('base64')}` } });
-  const row = async (id: string) => (await sql.query('SELECT status, events FROM push_messages WHERE id = $1', [id])).rows[0];
+  const row = async (id: string) => (await sql.query('SELECT status, events FROM messages WHERE id = $1', [id])).rows[0];
   const person = async (who: string) => (await sql.query('SELECT status FROM people WHERE workspace_id = $1 AND external_id = $2', [ws.id, who])).rows[0].status;
   const suppressed = async () => (await sql.query('SELECT address, suppression_type FROM address_suppressions WHERE workspace_id = $1 ORDER BY address', [ws.id])).rows;
 
@@ -358,7 +358,7 @@ t.test('Twilio: status callbacks and inbound STOP / START / text, signed as Twil
   t.equal((await post(status, failed, 'wrong-token')).status, 401, 'signed with another token');
   const r = await post(status, failed);
   t.equal(r.status, 200);
-  t.match((await sql.query('SELECT status, error FROM push_messages WHERE provider_id = $1', [sentSms.sid])).rows[0], { status: 'failed', error: /30003/ });
+  t.match((await sql.query('SELECT status, error FROM messages WHERE provider_id = $1', [sentSms.sid])).rows[0], { status: 'failed', error: /30003/ });
   t.match(await (await post(status, failed)).json(), { duplicates: 1 });
 
   const stop = await post(inbound, { MessageSid: 'SMin1', From: '+447400123456', To: '+15005550006', Body: ' stop ' });
@@ -416,7 +416,7 @@ t.test("templates per channel: an email template fills an email node (the node's
   t.same(c.body.data.warnings, [], 'the html linking unsubscribe_url is in the template: no warning is due, none given');
   t.equal((await s.req('PUT', `/campaigns/${c.body.data.campaign.id}`, { ...hdr, body: { status: 'active' } })).status, 200);
   t.equal((await s.req('POST', `/campaigns/${c.body.data.campaign.id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id } })).status, 202);
-  const row = await until(async () => (await sql.query('SELECT status, title, body FROM push_messages WHERE campaign_id = $1', [c.body.data.campaign.id])).rows[0]);
+  const row = await until(async () => (await sql.query('SELECT status, title, body FROM messages WHERE campaign_id = $1', [c.body.data.campaign.id])).rows[0]);
   t.match(row, { status: 'delivered', title: 'From the node', body: /Hello t1@example\.com/ }, 'sent through the sandbox with the template html rendered to text');
 });
 
@@ -458,7 +458,7 @@ t.test("node-messages takes each node type's fields: email subject, html, text, 
   t.equal(on.status, 200, on.text);
   t.equal((await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id, trigger_data: { plan: 'Pro' } } })).status, 202);
   const rows = await until(async () => {
-    const q = await sql.query('SELECT channel, status, title, body FROM push_messages WHERE campaign_id = $1 ORDER BY channel', [id]);
+    const q = await sql.query('SELECT channel, status, title, body FROM messages WHERE campaign_id = $1 ORDER BY channel', [id]);
     return q.rows.length === 2 ? q.rows : undefined;
   });
   t.match(rows, [

@@ -106,7 +106,7 @@ const slowTokensReached = () => new Set(fcm.received.map((r) => r.body.message.t
 /** The workspace's scheduled sends by status. */
 async function scheduledByStatus(w: Tenant): Promise<Record<string, number>> {
   const r = await sql.query<{ status: string; n: number }>(
-    `SELECT status, count(*)::int AS n FROM push_messages WHERE workspace_id = $1 AND scheduled_at IS NOT NULL GROUP BY status`,
+    `SELECT status, count(*)::int AS n FROM messages WHERE workspace_id = $1 AND scheduled_at IS NOT NULL GROUP BY status`,
     [w.ws.id],
   );
   return Object.fromEntries(r.rows.map((x) => [x.status, x.n]));

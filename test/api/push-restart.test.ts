@@ -49,7 +49,7 @@ async function setUp() {
   for (const [w, externalId, at] of plants) {
     const personId = await w.personWith(externalId, [[pushToken(), 'android']]);
     await sql.query(
-      `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, title, created_at, sent_at)
+      `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, title, created_at, sent_at)
        VALUES ($1, $2, $3, $4, 'sent', 'sandbox', 'planted', $5, $5)`,
       [randomUUID(), w.id, personId, externalId, new Date(at)],
     );

@@ -57,7 +57,7 @@ t.test(`SMTP settings changed mid-campaign: each of ${N} people gets one sent re
   t.comment(`settings changed after ${first.got.length} of ${N} messages`);
 
   const rows = await eventually(async () => {
-    const r = await sql.query<{ address: string; status: string; error: string | null }>('SELECT address, status, error FROM push_messages WHERE campaign_id = $1', [campaignId]);
+    const r = await sql.query<{ address: string; status: string; error: string | null }>('SELECT address, status, error FROM messages WHERE campaign_id = $1', [campaignId]);
     return r.rows.length === N ? r.rows : null;
   }, 90_000);
   if (!rows) return t.fail(`${N} records`);

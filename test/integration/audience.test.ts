@@ -133,7 +133,7 @@ t.test("an enrolment's context reaches its templates and records (the server's e
   const eventId = randomUUID();
   const context = { event: { id: eventId, name: 'bought', parameters: { amount: 42 } }, trigger: { coupon: 'SPRING' }, variables: { greeting: 'hi' } };
   t.equal(await enrolPeople(db, c, eventId, [p], { context }), 1);
-  const rec = await eventually(async () => (await db.query("SELECT title, body, event_id, status FROM push_messages WHERE campaign_id = $1 AND status <> 'sending'", [c.id])).rows[0], 10_000);
+  const rec = await eventually(async () => (await db.query("SELECT title, body, event_id, status FROM messages WHERE campaign_id = $1 AND status <> 'sending'", [c.id])).rows[0], 10_000);
   t.same(rec, { title: '42 SPRING hi', body: 'Ann', event_id: eventId, status: 'sent' });
   t.ok(await eventually(async () => (await rows(c.id))[0]?.state === 'done'), 'the workflow ended (just after its record)');
 });
@@ -150,5 +150,5 @@ t.test('enrolments of a paused campaign wait; of an archived one, stop', async (
   await db.query("UPDATE campaigns SET status = 'archived' WHERE id = $1", [c.id]);
   const stopped = await eventually(async () => (await rows(c.id)).every((r) => r.state === 'stopped'), 10_000);
   t.ok(stopped, 'archived: they stop');
-  t.equal((await db.query('SELECT 1 FROM push_messages WHERE campaign_id = $1', [c.id])).rowCount, 0, 'nothing sent');
+  t.equal((await db.query('SELECT 1 FROM messages WHERE campaign_id = $1', [c.id])).rowCount, 0, 'nothing sent');
 });

@@ -104,7 +104,7 @@ t.test('a lapsed claim ends as its kind says: an enrolment waits again, a schedu
   const gone = await enrolments(2, { state: 'running', holder: GONE, claims: 1 });
   const live = await enrolments(1, { state: 'running', holder: LIVE, claims: 1 });
   const sends = await sql.query<{ id: string }>(
-    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, scheduled_at, claimed_by, claimed_at)
+    `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, scheduled_at, claimed_by, claimed_at)
      SELECT gen_random_uuid(), p.workspace_id, p.id, p.external_id, 'sending', 'sandbox', now(), $2, now() FROM people p WHERE p.workspace_id = $1 RETURNING id`,
     [gone.ws, GONE],
   );
@@ -114,7 +114,7 @@ t.test('a lapsed claim ends as its kind says: an enrolment waits again, a schedu
   const state = new Map(e.rows.map((x) => [x.id, `${x.state}/${x.claimed_by ?? '-'}`]));
   t.same(gone.ids.map((id) => state.get(id)), ['waiting/-', 'waiting/-'], "the gone holder's enrolments wait again");
   t.same(live.ids.map((id) => state.get(id)), [`running/${LIVE}`], "the live holder's stays claimed");
-  const m = await sql.query<{ status: string; error: string | null; claimed_by: number | null }>('SELECT status, error, claimed_by FROM push_messages WHERE id = ANY ($1::uuid[])', [sends.rows.map((x) => x.id)]);
+  const m = await sql.query<{ status: string; error: string | null; claimed_by: number | null }>('SELECT status, error, claimed_by FROM messages WHERE id = ANY ($1::uuid[])', [sends.rows.map((x) => x.id)]);
   t.equal(m.rowCount, 2);
   t.ok(m.rows.every((x) => x.status === 'failed' && /Interrupted while sending/.test(x.error ?? '') && x.claimed_by === null), `the scheduled sends are failed (${JSON.stringify(m.rows)})`);
 });

@@ -80,11 +80,11 @@ t.test('the executor heartbeat beside a page move-on', async (t) => {
 t.test('the scheduled sends heartbeat beside their records being saved', async (t) => {
   await check(
     t,
-    'push_messages',
-    `INSERT INTO push_messages (id, workspace_id, person_id, external_id, status, provider, scheduled_at, claimed_by, claimed_at)
+    'messages',
+    `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, scheduled_at, claimed_by, claimed_at)
      SELECT gen_random_uuid(), $1, p.id, p.external_id, 'sending', 'sandbox', now(), $2, now() - interval '10 seconds'
      FROM people p WHERE p.workspace_id = $1 ORDER BY p.external_id RETURNING id`,
-    `UPDATE push_messages SET status = 'sent', sent_at = now(), claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
+    `UPDATE messages SET status = 'sent', sent_at = now(), claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
     (q, ids) => renewLeases(q, SCHEDULED_SEND_JOBS, ids),
   );
 });

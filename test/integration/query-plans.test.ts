@@ -2,6 +2,7 @@
 // workspace's rows. One server for all (a fresh store); the store's tables are what they read in
 // both modes.
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { newWorkspace, storeUrl } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
@@ -67,19 +68,19 @@ t.test("an inbound SMS's person lookup (store/people.ts personByPhone) reads peo
 
 t.test("a Twilio status callback's message (messaging/provider-events.ts, by provider id) is found through messages_by_provider_id (migration 205)", async (t) => {
   // The predicate of the select that locks the batch's messages.
-  const plan = await planOf(`SELECT m.id FROM push_messages m WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND m.provider_id = ANY($2::text[])`, ['00000000-0000-4000-8000-000000000000', ['SM123', 'SM456']], {
+  const plan = await planOf(`SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND m.provider_id = ANY($2::text[])`, ['00000000-0000-4000-8000-000000000000', ['SM123', 'SM456']], {
     noScans: true,
   });
   t.match(plan, /messages_by_provider_id/, plan);
 });
 
-t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk push_messages_by_campaign_time (migration 410), no sort", async (t) => {
+t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk messages_by_campaign_time (migration 410), no sort", async (t) => {
   const p = await planOf(
-    `SELECT m.id FROM push_messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
+    `SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
     [WS, WS, null, 50],
     { noScans: true },
   );
-  t.match(p, /push_messages_by_campaign_time/, p);
+  t.match(p, /messages_by_campaign_time/, p);
   t.notMatch(p, /Sort/, 'read in index order');
 });
 
@@ -134,6 +135,31 @@ t.test("an event's enrolment (store/enrolments.ts insertEnrolments) is prepared:
   } finally {
     await sql.query('DEALLOCATE enrol_plan').catch(() => {});
   }
+});
+
+t.test("a fan-out page's enrolment (store/enrolments.ts insertEnrolments, 2,000 people) on tables not analysed: each person and entry probed along its key, the candidates and those inserted grouped, not joined", async (t) => {
+  const ws = await newWorkspace(s, 'Fan-out page');
+  const campaign = '00000000-0000-4000-8000-00000000f0f0';
+  const people = Array.from({ length: 2000 }, () => randomUUID());
+  // A second run of a schedule campaign over people it enrolled before: the planner knows
+  // neither table's contents. Its join of the candidates with those inserted was a nested loop
+  // (4,000,000 comparisons a page), and its join with people hashed the workspace's people.
+  const setUp = async () => {
+    await sql.query(`INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config) VALUES ($1, $2, 'Fan-out', 'active', 'schedule', '{}')`, [campaign, ws.id]);
+    await sql.query(
+      `WITH p AS (INSERT INTO people (id, workspace_id, external_id) SELECT id, $2, id::text FROM unnest($3::uuid[]) AS id RETURNING id)
+       INSERT INTO campaign_enrolments (id, workspace_id, campaign_id, person_id, run_id, entry, state) SELECT gen_random_uuid(), $2, $1, p.id, 'run-1', 1, 'done' FROM p`,
+      [campaign, ws.id, people],
+    );
+  };
+  const plan = await planOf(
+    INSERT_ENROLMENTS.text,
+    [campaign, ws.id, people.map(() => randomUUID()), people, people.map(() => 'run-2'), people.map(() => 1), ['{}'], null, null, null],
+    { setUp },
+  );
+  t.match(plan, /Index (Only )?Scan using people_\w+ on people p/, plan);
+  t.match(plan, /Index (Only )?Scan Backward using campaign_enrolments_campaign_id_person_id_entry_key/, 'the latest entry of each person');
+  t.notMatch(plan, /Hash Join|Merge Join|Join Filter|Seq Scan|Bitmap Heap Scan/, 'no join that reads beyond each row\'s own keys');
 });
 
 t.test("the executor's claim (store/job-queue.ts claimJobs of ENROLMENT_JOBS) is prepared: its generic plan still takes the first due enrolments along campaign_enrolments_due, no sort", async (t) => {
