@@ -49,6 +49,9 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
+      // With noUncheckedIndexedAccess a `!` or cast states what the type does not know; one the
+      // type already says is noise that hides the ones that matter.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
     },
   },
   {
@@ -62,6 +65,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
     },
   },
 );

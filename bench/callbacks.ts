@@ -72,7 +72,7 @@ function options(argv: string[]): CallbacksOptions {
     events: int('events', values.events, 1, 10_000_000),
     batch: int('batch', values.batch, 1, 10_000),
     connections: int('connections', values.connections, 1, 256),
-    out: values.out!,
+    out: values.out,
   };
 }
 

@@ -141,10 +141,10 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
     killAt,
     ceiling: int('ceiling', values.ceiling, 1, 100_000_000),
     connections: int('connections', values.connections, 1, 50),
-    sendInMs: Math.max(3000, dur('send-in', values['send-in']!)),
-    timeoutMs: dur('timeout', values.timeout!),
+    sendInMs: Math.max(3000, dur('send-in', values['send-in'])),
+    timeoutMs: dur('timeout', values.timeout),
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
-    out: values.out!,
+    out: values.out,
   };
 }
 

@@ -81,16 +81,16 @@ function options(argv: string[]): IsolationOptions {
   }
   const { int, dur } = optionChecks(ISOLATION_USAGE);
   return {
-    durationMs: dur('duration', values.duration!, 1000),
+    durationMs: dur('duration', values.duration, 1000),
     rate: int('rate', values.rate, 1, 1_000_000),
     connections: int('connections', values.connections, 1, 10_000),
     people: int('people', values.people, 1, 100_000),
-    pushEveryMs: dur('push-every', values['push-every']!, 100),
+    pushEveryMs: dur('push-every', values['push-every'], 100),
     hostile: int('hostile', values.hostile, 1, 1_000_000),
     loop: int('loop', values.loop, 1, 100_000),
     hugeMb: int('huge-mb', values['huge-mb'], 1, 4096),
-    dripMs: dur('drip', values.drip!, 100),
-    out: values.out!,
+    dripMs: dur('drip', values.drip, 100),
+    out: values.out,
   };
 }
 

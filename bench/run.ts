@@ -143,8 +143,8 @@ function options(argv: string[]): Options {
     scenario,
     pushProvider: pushProvider as Options['pushProvider'],
     pushStreams: int('push-streams', values['push-streams'], 1, 10_000),
-    durationMs: dur('duration', values.duration!, 1000, 3_600_000),
-    warmupMs: values.warmup === '0' ? 0 : dur('warmup', values.warmup!, 0, 600_000),
+    durationMs: dur('duration', values.duration, 1000, 3_600_000),
+    warmupMs: values.warmup === '0' ? 0 : dur('warmup', values.warmup, 0, 600_000),
     connections: int('connections', values.connections ?? (scenario === 'push-batch' ? '4' : '64'), 1, 10_000),
     workspaces: int('workspaces', values.workspaces ?? (push ? '4' : '8'), 1, 1000),
     // Push scenarios set up every person (and two devices each) before the load.
@@ -155,8 +155,8 @@ function options(argv: string[]): Options {
     secret: values.secret,
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     eventCampaign,
-    lagTimeoutMs: dur('lag-timeout', values['lag-timeout']!, 1000, 3_600_000),
-    out: values.out!,
+    lagTimeoutMs: dur('lag-timeout', values['lag-timeout'], 1000, 3_600_000),
+    out: values.out,
   };
 }
 
@@ -251,7 +251,7 @@ async function sinkLag(base: string, ws: BenchWorkspace, loadEnd: number, timeou
   // The event name is ours (letters, digits, '_'), so it can be spliced into the query.
   const inClickHouse = async () => {
     const rs = await ch!.query({ query: `SELECT count() AS n FROM analytics_events WHERE workspace_id = '${ws.id}' AND type = '${event}'`, format: 'JSONEachRow' });
-    return Number(((await rs.json()) as { n: string }[])[0]?.n ?? 0) > 0;
+    return Number((await rs.json<{ n: string }>())[0]?.n ?? 0) > 0;
   };
   try {
     const [store, clickhouse] = await Promise.all([pollUntil(inStore, loadEnd, acked, until), ch ? pollUntil(inClickHouse, loadEnd, acked, until) : null]);
@@ -441,25 +441,25 @@ async function main(): Promise<number> {
         log(`Herald is up at ${base} (pid ${herald.pid})`);
       }
       if (!secret) throw new Error('--target needs the session secret of that Herald: set HERALD_AUTH_SECRET or pass --secret');
-      healthz = (await call(base!, 'GET', '/healthz', '')).body;
+      healthz = (await call(base, 'GET', '/healthz', '')).body;
       actors = (healthz as { components?: { actors?: unknown } }).components?.actors as number | undefined;
       // The push scenarios use few workspaces: spread them evenly over the actors.
-      workspaces = await setupWorkspaces(base!, secret, opt.workspaces, push ? actors : undefined);
+      workspaces = await setupWorkspaces(base, secret, opt.workspaces, push ? actors : undefined);
       log(`set up ${workspaces.length} workspaces with one API key each${actors ? ` (per actor: ${perActor(workspaces, actors).join(', ')})` : ''}`);
       if (opt.eventCampaign !== 'none') {
-        await setupEventCampaigns(base!, await sessionToken(secret, 'herald-bench'), workspaces, opt.eventCampaign);
+        await setupEventCampaigns(base, await sessionToken(secret, 'herald-bench'), workspaces, opt.eventCampaign);
         log(`set up an active event campaign (${opt.eventCampaign}) in each workspace`);
       }
       if (push) {
         const t = Date.now();
-        if (fakes) await setupPushChannels(base!, secret, workspaces, fakes.ready);
-        await setupPushPeople(base!, workspaces, opt.people);
+        if (fakes) await setupPushChannels(base, secret, workspaces, fakes.ready);
+        await setupPushPeople(base, workspaces, opt.people);
         log(`set up ${opt.people} people with an android and an ios device in each workspace${fakes ? ', and the fakes as their providers' : ''} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
       }
       if (opt.seedEvents > 0) {
         log(`seeding ${fmt(opt.seedEvents)} events over ${workspaces.length} workspaces × ${fmt(opt.people)} people straight into ${production.postgres ? 'DATABASE_URL' : 'the embedded PostgreSQL'} (not timed)`);
         const seeded = await seedEvents(databaseUrl(dataDir ?? ''), workspaces.map((w) => w.id), opt.people, opt.seedEvents, log);
-        seed = { ...seeded, check: await readCheck(base!, workspaces[0]!) };
+        seed = { ...seeded, check: await readCheck(base, workspaces[0]!) };
         log(`seeded in ${seeded.seconds.total} s; Herald reads back: ${seed.check.map((c) => `${c.path} → ${c.status}, ${c.events ?? '-'} events`).join('; ')}`);
       }
     }

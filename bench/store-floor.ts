@@ -115,7 +115,7 @@ export async function storeFloor(argv: string[]): Promise<number> {
   const opt = {
     batch: int('batch', values.batch, 1, 10_000),
     connections: int('connections', values.connections, 1, 64),
-    durationMs: dur('duration', values.duration!, 1000, 600_000),
+    durationMs: dur('duration', values.duration, 1000, 600_000),
     workspaces: int('workspaces', values.workspaces, 1, 100),
     people: int('people', values.people, 1, 1_000_000),
   };
@@ -182,8 +182,8 @@ export async function storeFloor(argv: string[]): Promise<number> {
       ...results.map((r) => `${r.statement.padEnd(9)}  ${fmt(r.events_per_s).padStart(8)}  ${fmt(r.statements_per_s, 1).padStart(12)}  ${fmt(r.pg_us_per_event, 1).padStart(22)}  ${fmt(r.pg_cores, 2).padStart(16)}  ${fmt(r.client_us_per_event, 1).padStart(18)}`),
       `1-min load average: ${Object.entries(loadAt).map(([k, v]) => `${k.replace('_', ' ')} ${fmt(v, 1)}`).join(', ')} (above ${availableParallelism()} means other work competed for the CPUs)`,
     ];
-    mkdirSync(values.out!, { recursive: true });
-    const file = join(values.out!, `store-floor-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    mkdirSync(values.out, { recursive: true });
+    const file = join(values.out, `store-floor-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify({ scenario: 'store-floor', started_at: startedAt.toISOString(), options: opt, results, loadavg: loadAt, machine: { cpus: cpus().length, model: cpus()[0]?.model } }, null, 2));
     process.stdout.write([...lines, `JSON: ${file}`, ''].join('\n'));
     return 0;

@@ -62,7 +62,7 @@ export async function natsKeyChanges(nc: NatsConnection, natsPrefix: string, key
       try {
         nc.publish(subject, encode(prefixes));
       } catch (err) {
-        return bounded(Promise.reject(err as Error), prefixes.join(','));
+        return bounded(Promise.reject(err), prefixes.join(','));
       }
       // Once flushed the server has it: every replica drops the key within milliseconds.
       await bounded(nc.flush(), prefixes.join(','));

@@ -187,7 +187,7 @@ export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeM
     else node[key] = set[key] = value;
   }
   // Only what this request sets: content stored earlier is checked at activation.
-  if (current.type === 'push') compileContent(set as PushContent);
+  if (current.type === 'push') compileContent(set);
   else {
     const problems = liquidProblems(set as Record<string, string>, '');
     if (problems.length > 0) throw new InvalidInput(`Not a valid template: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
@@ -272,7 +272,7 @@ function triggerProblems(type: TriggerType, cfg: Record<string, unknown>, now: n
         const tzOk = typeof tz === 'string' && isTimeZone(tz);
         if (!has(cfg, 'timezone')) problem('timezone', 'is required with cron (an IANA name, e.g. Europe/Paris)');
         else if (!tzOk) problem('timezone', 'must be an IANA time zone name, e.g. Europe/Paris');
-        const cronProblem = typeof cfg.cron === 'string' ? cronPatternProblem(cfg.cron, tzOk ? (tz as string) : 'UTC') : 'must be a cron pattern';
+        const cronProblem = typeof cfg.cron === 'string' ? cronPatternProblem(cfg.cron, tzOk ? (tz) : 'UTC') : 'must be a cron pattern';
         if (cronProblem) problem('cron', cronProblem);
       }
       break;

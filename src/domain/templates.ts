@@ -237,7 +237,7 @@ export function renderContent(c: CompiledContent, scope: TemplateScope, deadline
   const out: Record<string, unknown> = {};
   const run = { ...deadline, chars: 0 };
   for (const [key, part] of Object.entries(c.parts)) out[key] = render(part, liquidScope, run);
-  return out as PushContent;
+  return out;
 }
 
 /** Milliseconds of rendering allowed: per recipient, across all its fields, and per send (all its recipients). */

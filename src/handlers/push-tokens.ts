@@ -39,8 +39,8 @@ const lift: Handler<'DELETE /workspaces/{workspaceId}/push/tokens/suppress/{id}'
 
 /** The dashboard's list (session): newest first, tokens masked; `q` keeps the tokens starting with it. */
 const list: Handler<'GET /workspaces/{workspaceId}/push/suppressions'> = async (ctx) => {
-  const limit = Math.min(ctx.query.limit as number, 100);
-  const offset = ctx.query.offset as number;
+  const limit = Math.min(ctx.query.limit, 100);
+  const offset = ctx.query.offset;
   const { rows, total } = await listSuppressions(ctx.db, ctx.workspaceId, limit, offset, ctx.query.q?.trim() || undefined);
   const suppressions = rows.map((r) => ({ id: r.id, device_token: maskToken(r.device_token), platform: r.platform, suppression_type: r.suppression_type, reason: r.reason, suppressed_at: iso(r.suppressed_at) }));
   return json(200, { success: true, suppressions, total, limit, offset });

@@ -48,7 +48,7 @@ function operation(r: Route): Record<string, unknown> {
     params.push({ name, in: 'header', required: false, description, schema: { type: 'string' } } as never);
   }
   if (r.auth === 'session' && r.workspace === 'header') {
-    params.push({ name: 'X-Workspace-ID', in: 'header', required: true, schema: { type: 'string' } } as never);
+    params.push({ name: 'X-Workspace-ID', in: 'header', required: true, schema: { type: 'string' } });
   }
   return {
     operationId: operationId(r.id),

@@ -347,7 +347,7 @@ t.test('two workspaces fanning out at once progress side by side', async (t) => 
   const ids = [await scheduled(t, srv, a, 0, at), await scheduled(t, srv, b, 0, at)];
   const done = await eventually(async () => (await stats(srv, a, ids[0]!)).stats.sent === N && (await stats(srv, b, ids[1]!)).stats.sent === N, 120_000);
   t.ok(done, 'both fan-outs sent everyone');
-  const order = fcm.received.map((r) => r.body.message.token as string).filter((tok) => tok.startsWith('fair-'));
+  const order = fcm.received.map((r) => r.body.message.token).filter((tok) => tok.startsWith('fair-'));
   const median = (prefix: string) => {
     const at = order.flatMap((tok, i) => (tok.startsWith(prefix) ? [i] : []));
     return at[Math.floor(at.length / 2)]!;

@@ -472,7 +472,7 @@ t.test('GET /openapi.json: a valid OpenAPI 3.0 document covering every route', a
         }
         const schema = resp.content?.['application/json']?.schema;
         t.ok(schema, `${label} ${status}: a JSON body schema`);
-        const resolved = (typeof schema?.$ref === 'string' ? schemas[(schema.$ref as string).split('/').pop()!] : schema) as Record<string, unknown> | undefined;
+        const resolved = (typeof schema?.$ref === 'string' ? schemas[(schema.$ref).split('/').pop()!] : schema) as Record<string, unknown> | undefined;
         if (path === '/openapi.json') continue;
         t.ok(resolved && (resolved.properties || resolved.anyOf || resolved.allOf), `${label} ${status}: the body's properties are described`);
       }

@@ -14,7 +14,7 @@ const [s, enf, prox] = await Promise.all([
   startServer({ HERALD_RATE_LIMITS: OPEN_LIMITS }),
   startServer({ HERALD_RATE_LIMITS: OPEN_LIMITS, HERALD_ENFORCE_IP_ALLOWLIST: 'true' }),
   startServer({ HERALD_RATE_LIMITS: OPEN_LIMITS, HERALD_TRUSTED_PROXIES: '127.0.0.1/32' }),
-]) as [TestServer, TestServer, TestServer];
+]);
 t.teardown(() => Promise.all([s.stop(), enf.stop(), prox.stop()]));
 
 type KeyRoute = Extract<Route, { auth: 'key' }>;

@@ -99,7 +99,7 @@ t.test('GroupCommitLog: a refused append fails alone (its DomainError); the othe
   const rejected = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [[i, o.reason as unknown] as const] : []));
   t.equal(rejected.length, 1, 'one append rejected');
   t.equal(rejected[0]![0], 20, 'the refused one');
-  t.ok(rejected[0]![1] instanceof DomainError && (rejected[0]![1] as DomainError).code === 'VALIDATION_ERROR', 'with the DomainError the refusal gave (400)');
+  t.ok(rejected[0]![1] instanceof DomainError && (rejected[0]![1]).code === 'VALIDATION_ERROR', 'with the DomainError the refusal gave (400)');
   t.same([...written].sort(), Array.from({ length: 40 }, (_, i) => `good-${i}`).sort(), 'the 40 others written, once each; nothing of the refused append');
   t.ok(state.writes <= 1 + 2 * Math.ceil(Math.log2(41)) + 2, `${state.writes} writes`);
   await log.close();

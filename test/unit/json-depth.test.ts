@@ -25,7 +25,7 @@ t.test('brackets inside strings do not count, escapes included', async (t) => {
 });
 
 t.test('agrees with the depth of the parsed value', async (t) => {
-  const depth = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as object).map(depth)) : 0);
+  const depth = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0);
   const samples = [{}, [], { a: 1 }, { a: { b: [1, { c: '}]' }] } }, [[[['x']]]], { a: [{}, [[{ b: '\\' }]]] }];
   for (const v of samples) {
     const raw = JSON.stringify(v);
