@@ -3,7 +3,7 @@
 // claimed PAGE at a time, so memory and concurrency stay bounded however large the audience, at
 // most PAGES_IN_FLIGHT pages per actor, each push node's share of a page one engine send; the
 // workspaces take turns, and the engine's per-workspace share of provider sends
-// (delivery/send-shares.ts) does the same one level down.
+// (channels/send-shares.ts) does the same one level down.
 //
 // A campaign's sends are spread over every actor: each actor runs the enrolments of the workspaces
 // it owns, and, beside them, its part of every other workspace's that any actor may run
@@ -11,7 +11,7 @@
 // policy sets no cap, once they have waited SHARED_AFTER_MS (a fan-out's backlog; an event's few
 // enrolments stay with the owner, which takes them at once, without the others' claims). The
 // send-policy counters stay right because only the owner decides a capped send: a workspace with a cap
-// is the owner's alone (its counters are the owner's, delivery/counters.ts), and an owner's
+// is the owner's alone (its counters are the owner's, channels/counters.ts), and an owner's
 // counters are read again from the records once the workspace's settings change, so sends other
 // actors made while no cap was set are counted when one is set (a page claimed before the change
 // goes out under the policy it was claimed under, as a send already decided does). Email and SMS
@@ -50,10 +50,10 @@ import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
-import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
+import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../channels/push/engine.js';
 import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
-import { sendChannelNode, type ChannelDeps } from '../messaging/send.js';
+import { sendChannelNode, type ChannelDeps } from '../channels/send.js';
 
 /** Pages of one workspace under way at once, all actors together… */
 const WORKSPACE_PAGES = 4;
@@ -137,7 +137,7 @@ export class Executor {
     await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
   }
 
-  /** An email or SMS node for the enrolments (messaging/send.ts); those claimed here before are recorded interrupted, as push ones. */
+  /** An email or SMS node for the enrolments (channels/send.ts); those claimed here before are recorded interrupted, as push ones. */
   private async message(workspaceId: string, campaignId: string, node: EmailNode | SmsNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
     const present = enrolments.filter((e) => people.has(e.person_id));
     const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;

@@ -2,7 +2,7 @@
 // workspace: how many people an audience matches (with a sample), a channel's content rendered
 // for a person, and one node of a campaign sent to one person. Each reuses what campaigns do:
 // the audience's SQL (store/audience.ts) and activation's rules (domain/campaigns.ts), the
-// render pool and the channels' field rules, the push engine and messaging/send.ts.
+// render pool and the channels' field rules, the push engine and channels/send.ts.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { dashboardPerson, personByUuid } from './people.js';
@@ -11,8 +11,8 @@ import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js'
 import { audienceProblems, channelFields, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
 import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import { htmlPart, textPart, type EmailContent } from '../email/message.js';
-import { channelScope, sendChannelNode } from '../messaging/send.js';
+import { htmlPart, textPart, type EmailContent } from '../channels/email/message.js';
+import { channelScope, sendChannelNode } from '../channels/send.js';
 import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';

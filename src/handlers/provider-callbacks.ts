@@ -5,7 +5,7 @@
 // malformed, or holding text the store cannot keep → 400, nothing recorded.
 //
 // The workspace's tenant controls these bodies (its own keys sign them), so what one costs is
-// bounded: no statement per event (messaging/provider-events.ts), a workspace's
+// bounded: no statement per event (channels/callbacks.ts), a workspace's
 // callbacks are applied one at a time with a short line behind, sharing a few of the actor's store
 // connections with the other workspaces' in turn, and each runs within the request's deadline: a
 // 503 is answered only when nothing was recorded.
@@ -15,9 +15,9 @@ import type { Ctx, Handler, Handlers } from './context.js';
 import { errorReply, json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
 import { loadMessageChannel, personByPhone, rememberToken, suppressAddress, withDeadline, type EmailChannel, type Queryable, type SmsChannel } from '../store/index.js';
-import { applyProviderEvents, messageIdIn, type Applied, type ProviderEvent } from '../messaging/provider-events.js';
-import { callbackUrls } from '../messaging/settings.js';
-import { e164, storedForms } from '../sms/phone.js';
+import { applyProviderEvents, messageIdIn, type Applied, type ProviderEvent } from '../channels/callbacks.js';
+import { callbackUrls } from '../channels/settings.js';
+import { e164, storedForms } from '../channels/sms/phone.js';
 import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
 import { isUnstorable, unstorableText } from '../domain/storable-text.js';
 import { TurnQueue, TurnRefused } from '../util/turn-queue.js';

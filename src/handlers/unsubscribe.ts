@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Handler, Handlers } from './context.js';
 import type { Reply } from './reply.js';
-import { readUnsubscribeToken } from '../email/unsubscribe.js';
+import { readUnsubscribeToken } from '../channels/email/unsubscribe.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -1,4 +1,4 @@
-// What a push send reads before it decides (src/delivery/engine.ts), in one round trip however
+// What a push send reads before it decides (src/channels/push/engine.ts), in one round trip however
 // many recipients: the workspace's send policy, the recipients' sendable devices (active and
 // valid, most recently used first) and which of their tokens are suppressed.
 import { prepared, type Queryable } from './db.js';

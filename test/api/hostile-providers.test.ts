@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { FcmProvider } from '../../src/push/index.js';
+import { FcmProvider } from '../../src/channels/push/index.js';
 import { OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
 import type { Res, TestServer } from '../helpers/server.js';
 import { PushWs, isProviderError, isSent, pushToken, startFakes, startPushServer } from '../helpers/push.js';

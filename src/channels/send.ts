@@ -13,16 +13,16 @@ import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel
 import { channelFields, type EmailNode, type SmsNode, type Templates } from '../domain/campaigns.js';
 import { compileFields, personScope, renderContent, type TemplateScope } from '../domain/templates.js';
 import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { emailMessage, textPart, type EmailContent } from '../email/message.js';
-import type { EmailTransports } from '../email/transport.js';
-import { unsubscribeToken } from '../email/unsubscribe.js';
-import { sendTwilio, type TwilioOutcome } from '../sms/twilio.js';
-import { e164 } from '../sms/phone.js';
+import { emailMessage, textPart, type EmailContent } from './email/message.js';
+import type { EmailTransports } from './email/transport.js';
+import { unsubscribeToken } from './email/unsubscribe.js';
+import { sendTwilio, type TwilioOutcome } from './sms/twilio.js';
+import { e164 } from './sms/phone.js';
 import { callbackUrls, type MessagingSettings } from './settings.js';
 import { applyOutcome, sandboxEmailEvent, sandboxTwilio, type Effect } from './effects.js';
-import { applyProviderEvents } from './provider-events.js';
+import { applyProviderEvents } from './callbacks.js';
 import type { ProviderEventKind } from '../domain/messages.js';
-import { withRetries } from './retry.js';
+import { withRetries } from './message-retry.js';
 
 export interface ChannelRecipient {
   /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */

@@ -5,7 +5,7 @@
 // what the caller gets.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type PushOutcome, type RetryPolicy } from '../domain/push-outcome.js';
-import type { PushDevice, PushMessage, PushProvider } from './types.js';
+import type { PushDevice, PushMessage, PushProvider } from './push/types.js';
 import { timedProviderCall } from '../metrics/index.js';
 
 export interface RetryOptions {

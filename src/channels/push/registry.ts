@@ -14,11 +14,11 @@
 // between a send's retries, so sends under way finish on it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../store/db.js';
-import { CHANNELS, loadPushChannels, pushChannelsVersion, type Channel, type PushChannels } from '../store/push-channels.js';
-import { SecretBox } from '../util/sealing.js';
-import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../config.js';
-import { OutboundPolicy, type AllowList } from '../net/destinations.js';
+import type { Db } from '../../store/db.js';
+import { CHANNELS, loadPushChannels, pushChannelsVersion, type Channel, type PushChannels } from '../../store/push-channels.js';
+import { SecretBox } from '../../util/sealing.js';
+import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../../config.js';
+import { OutboundPolicy, type AllowList } from '../../net/destinations.js';
 import {
   ApnsProvider,
   FcmProvider,
@@ -29,11 +29,11 @@ import {
   type PushMessage,
   type PushProvider,
   type TokenUriRule,
-} from '../push/index.js';
-import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../domain/push-outcome.js';
-import { logger } from '../logger.js';
+} from './index.js';
+import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../../domain/push-outcome.js';
+import { logger } from '../../logger.js';
 
-import type { DevicePlatform as Platform } from '../domain/tokens.js';
+import type { DevicePlatform as Platform } from '../../domain/tokens.js';
 
 /**
  * A workspace's providers as they were when it was asked for. Resolve it for each send (it is

@@ -6,7 +6,7 @@ import type { Queryable } from '../store/db.js';
 import { suppressAddresses } from '../store/address-suppressions.js';
 import type { AddressSuppressionType } from '../domain/messages.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
-import { classifyTwilio, type TwilioOutcome } from '../sms/twilio.js';
+import { classifyTwilio, type TwilioOutcome } from './sms/twilio.js';
 
 export interface Effect {
   suppress?: AddressSuppressionType;

@@ -9,28 +9,28 @@
 //      thread); then the policy checks run synchronously, a send reserving its counter slot with
 //      no await between the check and the reservation;
 //   3. send through the workspace's providers within the workspace's share of the actor's send
-//      concurrency (delivery/send-shares.ts), then write every record
+//      concurrency (channels/send-shares.ts), then write every record
 //      and delivery (one statement) and the dead-token effects and the caller's `withRecords`
 //      (with them, in one transaction) before answering.
-import type { Db, Queryable } from '../store/db.js';
-import type { PersonRow } from '../store/people.js';
-import { sendContext } from '../store/send-context.js';
-import { invalidateDevices, type SendableDevice } from '../store/devices.js';
-import { suppressToken } from '../store/suppressions.js';
-import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
-import { policyBlock, recipientZone, setsCap, type SendPolicy } from '../domain/send-policy.js';
-import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
-import type { PushOutcome } from '../domain/push-outcome.js';
-import type { RenderPool } from '../render/pool.js';
-import { newId } from '../ids.js';
-import { sendWithRetries, type PushDevice, type PushMessage, type RetryOptions } from '../push/index.js';
-import type { SendCounters } from './counters.js';
-import { SendShares } from './send-shares.js';
-import { groupBy } from '../util/group-by.js';
-import type { ProviderRegistry, WorkspaceProviders } from './providers.js';
-import type { DevicePlatform as Platform } from '../domain/tokens.js';
-import { countMessages } from '../metrics/index.js';
-import type { SendStatus } from '../domain/messages.js';
+import type { Db, Queryable } from '../../store/db.js';
+import type { PersonRow } from '../../store/people.js';
+import { sendContext } from '../../store/send-context.js';
+import { invalidateDevices, type SendableDevice } from '../../store/devices.js';
+import { suppressToken } from '../../store/suppressions.js';
+import { saveRecords, type DeliveryRecord, type PushRecord } from '../../store/push-messages.js';
+import { policyBlock, recipientZone, setsCap, type SendPolicy } from '../../domain/send-policy.js';
+import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../domain/templates.js';
+import type { PushOutcome } from '../../domain/push-outcome.js';
+import type { RenderPool } from '../../render/pool.js';
+import { newId } from '../../ids.js';
+import { sendWithRetries, type PushDevice, type PushMessage, type RetryOptions } from './index.js';
+import type { SendCounters } from '../counters.js';
+import { SendShares } from '../send-shares.js';
+import { groupBy } from '../../util/group-by.js';
+import type { ProviderRegistry, WorkspaceProviders } from './registry.js';
+import type { DevicePlatform as Platform } from '../../domain/tokens.js';
+import { countMessages } from '../../metrics/index.js';
+import type { SendStatus } from '../../domain/messages.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
 type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
