@@ -77,7 +77,7 @@ export class Executor {
     private readonly engine: PushEngine,
     claimant: Claimant,
     /** Email and SMS nodes (docs/channels.md). */
-    private readonly channels?: ChannelDeps,
+    private readonly channels: ChannelDeps,
   ) {
     // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each
     // actor holds its part of them.
@@ -143,7 +143,7 @@ export class Executor {
     const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;
     await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null, channel: node.type })));
     const fresh = present.filter((e) => e.claims === 1);
-    if (fresh.length === 0 || !this.channels) return movedOn(this.db);
+    if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
     const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
     await sendChannelNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
