@@ -22,7 +22,7 @@ import { callbackUrls, type MessagingSettings } from './settings.js';
 import { applyOutcome, sandboxEmailEvent, sandboxTwilio, type Effect } from './effects.js';
 import { applyProviderEvents } from './callbacks.js';
 import type { ProviderEventKind } from '../domain/messages.js';
-import { withRetries } from './message-retry.js';
+import { sendRetried } from './retry.js';
 
 export interface ChannelRecipient {
   /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */
@@ -139,14 +139,14 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
         const rendered = { ...base, title: content.subject, body: content.text };
         if (sandbox) return { record: { ...rendered, status: 'sent', provider_id: r.id }, sandboxEvent: sandboxEmailEvent(d.address) };
         const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
-        const outcome = await withRetries(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail, send.deadline), undefined, send.deadline);
+        const outcome = await sendRetried(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail, send.deadline), send.deadline);
         if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: r.id } };
         return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.invalidAddress ? { effect: { suppress: 'invalid_address' as const } } : {}) };
       }
       const rendered = { ...base, body: fields.body ?? '' };
       const outcome: TwilioOutcome = sandbox
         ? sandboxTwilio(d.address, r.id)
-        : await withRetries(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
+        : await sendRetried(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
       if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: outcome.sid }, ...(sandbox ? { sandboxEvent: 'delivered' as const } : {}) };
       return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.suppress ? { effect: { suppress: outcome.suppress } } : {}) };
     }),
