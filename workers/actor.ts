@@ -64,7 +64,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // Campaign workflows and schedule runs of the workspaces this actor owns.
   const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const smtp = new EmailTransports(messaging.outbound);
-  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp });
+  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp, renders });
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();

@@ -1,28 +1,31 @@
-// Email and SMS sends of a campaign node (docs/channels.md), for many recipients at once, each in
-// four steps: the skip decisions in §13's order (the first that applies wins, recorded as
-// `skipped` / `policy_suppressed` with its reason) → render (Liquid, `unsubscribe_url` in scope)
-// → send (the workspace's SMTP relay or Twilio; the sandbox without a channel while the server
-// says so, whose answers go through the same classification and whose reports through the
-// provider callbacks' handling) → classify the answer (dead addresses suppressed). Every recipient ends with one
-// record, written with the caller's `withRecords` in one transaction.
-import type { Db, Queryable } from '../store/db.js';
+// The send path of the channels that send a person one message at one address (email, SMS:
+// channels/channel.ts AddressedChannel), for a campaign node's many recipients at once
+// (docs/channels.md). Each recipient goes through the decisions in their one order
+// (channels/decisions.ts: consent → address → suppression → render → send policy; the first that
+// applies is recorded `skipped` / `policy_suppressed` with its reason), is rendered in the
+// render pool (one task for the send) with `unsubscribe_url` in scope, sent through the
+// workspace's provider under the one retry rule (channels/retry.ts), and ends with one record;
+// the records, the answers' effects (dead addresses suppressed), the sandbox's reports (through
+// the callback applier) and the caller's `withRecords` commit in one transaction.
+import type { Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
-import { loadMessageChannel, type EmailChannel, type SmsChannel } from '../store/message-channels.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
-import { channelFields, type EmailNode, type SmsNode, type Templates } from '../domain/campaigns.js';
-import { compileFields, personScope, renderContent, type TemplateScope } from '../domain/templates.js';
-import { policyBlock, recipientZone, type SendPolicy } from '../domain/send-policy.js';
-import { emailMessage, textPart, type EmailContent } from './email/message.js';
-import type { EmailTransports } from './email/transport.js';
-import { unsubscribeToken } from './email/unsubscribe.js';
-import { sendTwilio, type TwilioOutcome } from './sms/twilio.js';
-import { e164 } from './sms/phone.js';
-import { callbackUrls, type MessagingSettings } from './settings.js';
-import { applyOutcome, sandboxEmailEvent, sandboxTwilio, type Effect } from './effects.js';
-import { applyProviderEvents } from './callbacks.js';
+import { sendPolicy as loadSendPolicy } from '../store/send-context.js';
+import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
+import type { SendPolicy } from '../domain/send-policy.js';
+import { compileFields, personScope, type TemplateScope } from '../domain/templates.js';
 import type { ProviderEventKind } from '../domain/messages.js';
+import { countMessages } from '../metrics/index.js';
+import type { ChannelDeps, SendAnswer } from './channel.js';
+import { consent, held, sendPolicy, type Held } from './decisions.js';
+import { ADDRESSED_CHANNELS } from './index.js';
+import { unsubscribeToken } from './email/unsubscribe.js';
+import { applyOutcome, type Effect } from './effects.js';
+import { applyProviderEvents } from './callbacks.js';
 import { sendRetried } from './retry.js';
+
+export type { ChannelDeps } from './channel.js';
 
 export interface ChannelRecipient {
   /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */
@@ -44,27 +47,13 @@ export interface ChannelSend {
   withRecords: (q: Queryable) => Promise<void>;
   /** Recorded on every message (a dashboard test send: `["test"]`). */
   tags?: string[];
-  /** A dashboard test send (README, Dashboard): quiet hours do not apply (the person's and address checks still do). */
+  /** A dashboard test send (README, Dashboard): the send policy does not apply (the person's and address checks still do). */
   outsidePolicy?: boolean;
   /** When an email still with the SMTP relay is given up, recorded `failed` (`smtp_timeout`): a test send's answer is due. */
   deadline?: AbortSignal;
 }
 
-type Decision = { skip: string; status?: 'policy_suppressed'; error: string } | { address: string };
-
-/** What the sender needs: the store, the server's settings, this actor's SMTP pools. */
-export interface ChannelDeps {
-  db: Db;
-  settings: MessagingSettings;
-  smtp: EmailTransports;
-}
-
-function personDecision(p: PersonRow, email: boolean): Decision | undefined {
-  if (p.status === 'unsubscribed') return { skip: 'person_unsubscribed', error: 'The person is unsubscribed' };
-  if (p.status === 'suppressed') return { skip: 'person_suppressed', error: 'The person is suppressed' };
-  if (email && p.status === 'bounced') return { skip: 'person_bounced', error: "The person's email bounced" };
-  return undefined;
-}
+const ADDRESS_SUPPRESSED = held('address_suppressed', 'The address is suppressed');
 
 /**
  * What an email or SMS template sees (docs/campaigns-runtime.md; docs/channels.md): the variables and `unsubscribe_url`,
@@ -80,88 +69,76 @@ export function channelScope(person: PersonRow | null, variables: Record<string,
   };
 }
 
+interface Done {
+  record: ChannelMessageRecord;
+  effect?: Effect;
+  reported?: ProviderEventKind;
+}
+
 /** Sends the node to each recipient; answers their records, in order, once written. */
 export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<ChannelMessageRecord[]> {
   const { db, settings } = deps;
   const { workspaceId, node } = send;
-  const email = node.type === 'email';
-  const stored = await loadMessageChannel(db, settings.secrets, workspaceId, node.type);
-  const channel = stored?.readable ? stored.settings : undefined;
-  const sandbox = !stored && (email ? settings.emailMode : settings.smsMode) === 'sandbox';
-  const policy = email ? null : ((await db.query<{ p: SendPolicy | null }>(`SELECT settings->'send_policy' AS p FROM workspaces WHERE id = $1`, [workspaceId])).rows[0]?.p ?? null);
-  const country = (channel as SmsChannel | undefined)?.default_country;
+  const channel = ADDRESSED_CHANNELS[node.type];
+  const open = await channel.open(deps, workspaceId);
+  const policy = channel.policy !== 'none' && !send.outsidePolicy ? ((await loadSendPolicy(db, workspaceId)) as SendPolicy | null) : null;
 
-  // The checks before any address is looked up, then the suppressions of the addresses left.
-  const decisions = recipients.map((r): Decision => {
-    const blocked = personDecision(r.person, email);
+  // Consent and address, then the suppressions of the addresses left.
+  const decisions = recipients.map((r): Held | { address: string } => {
+    const blocked = consent(r.person, channel.stopsAtBounce);
     if (blocked) return blocked;
-    if (email) return r.person.email?.trim() ? { address: r.person.email.trim() } : { skip: 'no_email_address', error: 'The person has no email address' };
-    const phone = e164(r.person.phone, country);
-    return phone ? { address: phone } : { skip: 'no_phone_number', error: 'The person has no valid phone number' };
+    const address = open.address(r.person);
+    return address ? { address } : channel.noAddress;
   });
   const addresses = decisions.flatMap((d) => ('address' in d ? [d.address] : []));
-  const suppressed = await suppressedAddresses(db, workspaceId, email ? 'email' : 'sms', addresses);
-  const now = Date.now();
-  for (const [i, d] of decisions.entries()) {
-    if (!('address' in d)) continue;
-    if (suppressed.has(addressKey(email ? 'email' : 'sms', d.address))) decisions[i] = { skip: 'address_suppressed', error: 'The address is suppressed' };
-    else if (!email && !send.outsidePolicy) {
-      const quiet = policyBlock(policy, recipientZone(recipients[i]!.person.timezone, policy), now, [], { bypassCaps: true });
-      if (quiet) decisions[i] = { skip: quiet.skip_reason, status: 'policy_suppressed', error: quiet.error };
-    }
-  }
+  const suppressed = await suppressedAddresses(db, workspaceId, channel.name, addresses);
+  decisions.forEach((d, i) => {
+    if ('address' in d && suppressed.has(addressKey(channel.name, d.address))) decisions[i] = ADDRESS_SUPPRESSED;
+  });
 
-  const compiled = compileFields(channelFields(node, send.templates));
-  const provider = sandbox ? 'sandbox' : email ? 'smtp' : 'twilio';
-  const records = await Promise.all(
-    recipients.map(async (r, i): Promise<{ record: ChannelMessageRecord; effect?: Effect; sandboxEvent?: ProviderEventKind }> => {
+  // Rendered in the render pool, one task for the send's recipients still in.
+  const unsubscribeUrls = recipients.map((r) => `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`);
+  const toRender = decisions.flatMap((d, i) => ('address' in d ? [i] : []));
+  const compiled = compileFields(channel.fields(node, send.templates));
+  const scopes = toRender.map((i) => {
+    const r = recipients[i]!;
+    return channelScope(r.person, r.variables, unsubscribeUrls[i]!, r.event, r.trigger);
+  });
+  const renders = scopes.length > 0 ? await deps.renders.render(workspaceId, compiled, scopes) : [];
+  const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));
+
+  const now = Date.now();
+  const done = await Promise.all(
+    recipients.map(async (r, i): Promise<Done> => {
       const d = decisions[i]!;
       const base = {
-        id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: node.type, provider, provider_id: null,
+        id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: channel.name, provider: open.provider, provider_id: null,
         address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [], tags: send.tags ?? null,
       } satisfies Omit<ChannelMessageRecord, 'status'>;
-      if (!('address' in d)) return { record: { ...base, status: d.status ?? 'skipped', skip_reason: d.skip, error: d.error } };
-      const unsubscribeUrl = `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`;
-      let fields: Record<string, string>;
-      try {
-        fields = renderContent(compiled, channelScope(r.person, r.variables, unsubscribeUrl, r.event, r.trigger)).custom_data as Record<string, string>;
-      } catch (err) {
-        return { record: { ...base, status: 'failed', error: `Template render failed: ${(err as Error).message}` } };
-      }
-      if (!sandbox && !channel) {
-        const why = stored ? `the ${node.type} channel's settings cannot be opened (set them again)` : `no ${node.type} channel is configured`;
-        return { record: { ...base, status: 'failed', error: why } };
-      }
-      if (email) {
-        // The text part as sent (derived from the html when the node has none, once) is what the record keeps.
-        const content = { ...(fields as unknown as EmailContent) };
-        content.text = textPart(content);
-        const rendered = { ...base, title: content.subject, body: content.text };
-        if (sandbox) return { record: { ...rendered, status: 'sent', provider_id: r.id }, sandboxEvent: sandboxEmailEvent(d.address) };
-        const mail = emailMessage(channel as EmailChannel, d.address, r.id, content, unsubscribeUrl);
-        const outcome = await sendRetried(() => deps.smtp.send(workspaceId, channel as EmailChannel, mail, send.deadline), send.deadline);
-        if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: r.id } };
-        return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.invalidAddress ? { effect: { suppress: 'invalid_address' as const } } : {}) };
-      }
-      const rendered = { ...base, body: fields.body ?? '' };
-      const outcome: TwilioOutcome = sandbox
-        ? sandboxTwilio(d.address, r.id)
-        : await sendRetried(() => sendTwilio(settings.twilioEndpoint, channel as SmsChannel, d.address, rendered.body, callbackUrls(settings, workspaceId).smsStatus));
-      if (outcome.status === 'sent') return { record: { ...rendered, status: 'sent', provider_id: outcome.sid }, ...(sandbox ? { sandboxEvent: 'delivered' as const } : {}) };
-      return { record: { ...rendered, status: 'failed', error: outcome.error }, ...(outcome.suppress ? { effect: { suppress: outcome.suppress } } : {}) };
+      if (!('address' in d)) return { record: { ...base, status: d.status, skip_reason: d.skip, error: d.error } };
+      const outcome = rendered.get(i)!;
+      if ('error' in outcome) return { record: { ...base, status: 'failed', error: `Template render failed: ${outcome.error}` } };
+      const quiet = sendPolicy(policy, channel.policy, r.person, now, []);
+      if (quiet) return { record: { ...base, status: quiet.status, skip_reason: quiet.skip, error: quiet.error } };
+      const message = channel.compose(outcome.content.custom_data as Record<string, string>);
+      const kept = { ...base, title: message.title, body: message.body };
+      const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: message.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
+      if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId }, reported: answer.reported };
+      return { record: { ...kept, status: 'failed', error: answer.error }, ...(answer.suppress ? { effect: { suppress: answer.suppress } } : {}) };
     }),
   );
+  countMessages(channel.name, done.map((x) => x.record), true);
   await db.tx(async (q) => {
-    await saveChannelMessages(q, records.map((x) => x.record));
-    for (const { record, effect } of records) if (effect) await applyOutcome(q, record, effect);
-    // The sandbox's provider reports, through the callback handling (docs/channels.md).
-    const reported = records.filter((x) => x.sandboxEvent !== undefined);
-    const fates = await applyProviderEvents(q, workspaceId, reported.map(({ record, sandboxEvent }) => ({ provider: 'sandbox', eventId: `${record.id}:${sandboxEvent}`, messageId: record.id, kind: sandboxEvent!, details: {} })));
+    await saveChannelMessages(q, done.map((x) => x.record));
+    for (const { record, effect } of done) if (effect) await applyOutcome(q, record, effect);
+    // The sandbox's provider reports, through the callback applier (docs/channels.md).
+    const reported = done.flatMap((x) => (x.reported ? [{ record: x.record, kind: x.reported }] : []));
+    const fates = await applyProviderEvents(q, workspaceId, reported.map(({ record, kind }) => ({ provider: 'sandbox', eventId: `${record.id}:${kind}`, messageId: record.id, kind, details: {} })));
     // The records answered are as stored: a delivered, bounced or complained sandbox send says so.
     fates.forEach((f, i) => {
       if (f.fate === 'applied') Object.assign(reported[i]!.record, { status: f.status, error: f.error });
     });
     await send.withRecords(q);
   });
-  return records.map((x) => x.record);
+  return done.map((x) => x.record);
 }
