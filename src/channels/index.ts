@@ -1,5 +1,6 @@
 // The channel registry (docs/channels.md, "The channel model"): every channel a message goes out
-// on, by its name. Adding a channel is its folder, a line here and its migration.
+// with one address a person, by its name (push, sent to devices, is channels/push/). Adding a
+// channel is its folder, a line here and its migration.
 import type { AddressChannel } from '../domain/messages.js';
 import type { AddressedChannel } from './channel.js';
 import { email } from './email/index.js';
