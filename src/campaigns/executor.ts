@@ -133,7 +133,7 @@ export class Executor {
     const node = workflow.nodes[index]!;
     const next = workflow.nodes[index + 1]?.id ?? null;
     if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    if (node.type === 'email' || node.type === 'sms') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    if (node.type !== 'push') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
     await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
   }
 

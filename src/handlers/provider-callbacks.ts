@@ -12,14 +12,15 @@
 import type { Ctx, Handler, Handlers } from './context.js';
 import { errorReply, json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
-import { liftAddressSuppression, loadMessageChannel, personByPhone, providerEventSeen, rememberProviderEvent, rememberToken, suppressAddress, withDeadline, type Queryable } from '../store/index.js';
+import { loadMessageChannel, rememberToken, withDeadline, type Queryable } from '../store/index.js';
 import { applyProviderEvents, type Applied, type ProviderEvent } from '../channels/callbacks.js';
 import { FRESH_SECONDS, type CallbackRequest } from '../channels/callback-text.js';
 import { EMAIL_CALLBACKS } from '../channels/email/callbacks.js';
-import { inboundMessage, statusEvents, twilioForm } from '../channels/sms/callbacks.js';
+import { applyInbound, inboundMessage, rememberInbound, statusEvents, twilioForm } from '../channels/sms/callbacks.js';
 import { callbackUrls } from '../channels/settings.js';
-import { storedForms } from '../channels/sms/phone.js';
 import type { AddressChannel } from '../domain/messages.js';
+import { email as EMAIL } from '../channels/email/index.js';
+import { sms as SMS } from '../channels/sms/index.js';
 import { TurnQueue, TurnRefused } from '../util/turn-queue.js';
 import { cpuStep } from '../util/cpu-steps.js';
 
@@ -103,7 +104,7 @@ function record(ctx: Ctx, read: () => ProviderEvent[] | undefined, token?: { tok
 // ---- Email ------------------------------------------------------------------------------
 
 const email: Handler = async (ctx) => {
-  const hooks = (await channel(ctx, 'email'))?.webhooks;
+  const hooks = (await channel(ctx, EMAIL.name))?.webhooks;
   if (!hooks) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
   const provider = EMAIL_CALLBACKS[hooks.provider];
@@ -116,7 +117,7 @@ const email: Handler = async (ctx) => {
 // ---- SMS (Twilio) ----------------------------------------------------------------------
 
 const status: Handler = async (ctx) => {
-  const sms = await channel(ctx, 'sms');
+  const sms = await channel(ctx, SMS.name);
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
   const form = await cpuStep(() => twilioForm(signed(ctx), sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsStatus));
@@ -129,7 +130,7 @@ const status: Handler = async (ctx) => {
 const TWIML: Reply = { status: 200, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>', headers: { 'Content-Type': 'text/xml' } };
 
 const inbound: Handler = async (ctx) => {
-  const sms = await channel(ctx, 'sms');
+  const sms = await channel(ctx, SMS.name);
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
   const form = await cpuStep(() => twilioForm(signed(ctx), sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsInbound));
@@ -141,24 +142,13 @@ const inbound: Handler = async (ctx) => {
   // The MessageSid is remembered once the message is applied: one refused, or not applied for an
   // outage, is applied when Twilio sends it again.
   return inTurn(ctx, async (tx) => {
-    const person = await tx(async (q) => {
-      if (await providerEventSeen(q, ws, 'twilio', m.sid)) return undefined;
-      if (m.does === 'stop') await suppressAddress(q, ws, 'sms', m.from, 'opt_out', `inbound ${m.word}`);
-      else if (m.does === 'start') await liftAddressSuppression(q, ws, 'sms', m.from, 'opt_out');
-      else {
-        // Any other text is the person's event (it can trigger campaigns), for whoever has that
-        // number. People keep their phone as they gave it: any spelling of it matches (an index lookup).
-        const found = await personByPhone(q, ws, storedForms(m.from));
-        if (found) return found;
-      }
-      await rememberProviderEvent(q, ws, 'twilio', m.sid);
-      return undefined;
-    });
+    // Any text but STOP or START is the person's event (it can trigger campaigns).
+    const person = await tx((q) => applyInbound(q, ws, m));
     if (person) {
       // The event is durable in the Log, not in this transaction: its id is remembered once it is
       // (without the deadline: an append made is then never made again).
       const appended = await ctx.events.appendEvents([{ id: newId(), workspace_id: ws, external_id: person.external_id, type: 'sms_received', parameters: { body: m.body, from: m.from }, created_at: new Date().toISOString() }]);
-      await rememberProviderEvent(ctx.db, ws, 'twilio', m.sid);
+      await rememberInbound(ctx.db, ws, m);
       await ctx.eventTriggers.fire(ws, appended.map((a) => a.record));
     }
     return TWIML;

@@ -26,8 +26,8 @@ const SANDBOX: OpenChannel = {
   send: async (out) => ({ status: 'sent', providerId: out.messageId, reported: sandboxEmailEvent(out.address) }),
 };
 
-export const email: AddressedChannel = {
-  name: 'email',
+export const email = {
+  name: 'email' as const,
   stopsAtBounce: true,
   policy: 'none',
   noAddress: held('no_email_address', 'The person has no email address'),
@@ -48,5 +48,5 @@ export const email: AddressedChannel = {
     const settings = stored.settings;
     return { provider: 'smtp', address, send: (out) => viaSmtp(deps, settings, out) };
   },
-};
+} satisfies AddressedChannel;
 

@@ -2,12 +2,16 @@
 // the form, then the status callback's event (for the callback applier, channels/callbacks.ts)
 // or the inbound message (STOP and START words, else the person's `sms_received` event).
 import { createHmac } from 'node:crypto';
+import type { Queryable } from '../../store/db.js';
 import type { SmsChannel } from '../../store/message-channels.js';
+import { liftAddressSuppression, suppressAddress } from '../../store/address-suppressions.js';
+import { personByPhone } from '../../store/people.js';
+import { providerEventSeen, rememberProviderEvent } from '../../store/provider-events.js';
 import type { ProviderEventKind } from '../../domain/messages.js';
 import { isUnstorable } from '../../domain/storable-text.js';
 import type { ProviderEvent } from '../callbacks.js';
 import { idText, sameText, type CallbackRequest } from '../callback-text.js';
-import { e164 } from './phone.js';
+import { e164, storedForms } from './phone.js';
 
 /**
  * X-Twilio-Signature: base64 HMAC-SHA1, keyed with the auth token, of the URL and each form field
@@ -38,12 +42,39 @@ export function statusEvents(form: Record<string, string>): ProviderEvent[] | un
 const STOP = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']);
 const START = new Set(['START', 'UNSTOP', 'YES']);
 
-/** An inbound message: the sender in E.164, its id, its text, and what its word does (`stop`, `start`, or nothing: a message); undefined: malformed. */
-export function inboundMessage(form: Record<string, string>, sms: SmsChannel): { from: string; sid: string; body: string; word: string; does?: 'stop' | 'start' } | undefined {
+export interface Inbound {
+  /** The sender, in E.164. */
+  from: string;
+  sid: string;
+  body: string;
+}
+
+/** An inbound message; undefined: malformed. */
+export function inboundMessage(form: Record<string, string>, sms: SmsChannel): Inbound | undefined {
   const from = e164(form.From, sms.default_country);
   const sid = idText(form.MessageSid);
   if (!from || form.Body === undefined || !sid) return undefined;
-  const word = form.Body.trim().toUpperCase();
-  const does = STOP.has(word) ? 'stop' : START.has(word) ? 'start' : undefined;
-  return { from, sid, body: form.Body, word, ...(does ? { does } : {}) };
+  return { from, sid, body: form.Body };
 }
+
+/**
+ * Applies an inbound message once, in the caller's transaction: STOP… suppresses the number
+ * (`opt_out`), START… lifts that, any other text answers the person whose phone it is (whose
+ * `sms_received` event the caller appends, then remembers the message: rememberInbound). The
+ * message is remembered here otherwise; one seen before does nothing.
+ */
+export async function applyInbound(q: Queryable, workspaceId: string, m: Inbound): Promise<{ external_id: string } | undefined> {
+  if (await providerEventSeen(q, workspaceId, 'twilio', m.sid)) return undefined;
+  const word = m.body.trim().toUpperCase();
+  if (STOP.has(word)) await suppressAddress(q, workspaceId, 'sms', m.from, 'opt_out', `inbound ${word}`);
+  else if (START.has(word)) await liftAddressSuppression(q, workspaceId, 'sms', m.from, 'opt_out');
+  else {
+    // People keep their phone as they gave it: any spelling of it matches (an index lookup).
+    const found = await personByPhone(q, workspaceId, storedForms(m.from));
+    if (found) return found;
+  }
+  await rememberInbound(q, workspaceId, m);
+  return undefined;
+}
+
+export const rememberInbound = (q: Queryable, workspaceId: string, m: Inbound) => rememberProviderEvent(q, workspaceId, 'twilio', m.sid);

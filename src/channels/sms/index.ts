@@ -20,8 +20,8 @@ const SANDBOX: OpenChannel = {
   send: async (out) => answer(sandboxTwilio(out.address, out.messageId), 'delivered'),
 };
 
-export const sms: AddressedChannel = {
-  name: 'sms',
+export const sms = {
+  name: 'sms' as const,
   stopsAtBounce: false,
   policy: 'quiet_hours',
   noAddress: held('no_phone_number', 'The person has no valid phone number'),
@@ -40,4 +40,4 @@ export const sms: AddressedChannel = {
       send: async (out) => answer(await sendTwilio(deps.settings.twilioEndpoint, settings, out.address, out.fields.body ?? '', statusCallback)),
     };
   },
-};
+} satisfies AddressedChannel;
