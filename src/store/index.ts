@@ -2,11 +2,10 @@
 // per table or concern (SQL access, PostgreSQL only); import them through here, as nats.js's
 // core/src/mod.ts is its package's surface.
 
-export { addressSuppression, deleteAddressSuppression, liftAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from './address-suppressions.js';
+export { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from './address-suppressions.js';
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
 export { audiencePages, countAudience } from './audience.js';
 export { rememberToken } from './callback-tokens.js';
-export { providerEventSeen, rememberProviderEvent } from './provider-events.js';
 export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
 export { channelStats, glanceStats } from './channel-stats.js';
 export type { Db, Queryable } from './db.js';
@@ -17,7 +16,7 @@ export { eventNames, eventsOf, latestEvents, searchEvents, type EventFilter, typ
 export type { PageBack } from './page-back.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
-export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, unsubscribeByLink, unsubscribeSubject, updateTraits, upsertPerson, type PersonRow } from './people.js';
+export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, unsubscribeByLink, unsubscribeSubject, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';

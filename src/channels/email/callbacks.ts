@@ -13,7 +13,7 @@ import { detail, freshTimestamp, idText, isObject, parseJson, sameText, type Cal
 type Hooks = NonNullable<EmailChannel['webhooks']>;
 
 /** A verified callback: for Mailgun, its parsed body and the token to spend once. */
-export interface Verified {
+interface Verified {
   parsed?: ReturnType<typeof parseJson>;
   token?: { token: string; timestamp: number };
 }

@@ -9,7 +9,7 @@ import { emailMessage, htmlPart, textPart, type EmailContent } from './message.j
 import { sandboxEmailEvent } from './sandbox.js';
 
 /** The rendered fields as an email's content. */
-export const emailContent = (f: Readonly<Record<string, string>>): EmailContent => ({ subject: f.subject ?? '', html: f.html, text: f.text, preheader: f.preheader });
+const emailContent = (f: Readonly<Record<string, string>>): EmailContent => ({ subject: f.subject ?? '', html: f.html, text: f.text, preheader: f.preheader });
 
 const address = (p: { email: string | null }) => p.email?.trim() || undefined;
 
