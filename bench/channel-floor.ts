@@ -1,7 +1,7 @@
 // The floors of the email-fanout and sms-fanout scenarios, in a process of their own, sending
 // to the same fakes Herald sent to (bench/messaging-fakes.ts) the same number of messages, with
 // nothing of Herald on the path:
-// - email: a bare nodemailer pooled transport (the options Herald's pool has, src/email/
+// - email: a bare nodemailer pooled transport (the options Herald's pool has, src/channels/email/
 //   transport.ts, with the channel's connections) sending the messages Herald sent, raw, with
 //   their envelopes, all handed to the pool at once;
 // - sms: bare `fetch` POSTs of the form bodies Herald sent, with its basic auth, `concurrency`

@@ -36,7 +36,7 @@ import { createPeople, registerDevices, setupPushChannels } from './push.js';
 import { round } from './stats.js';
 import { optionChecks } from './cli.js';
 import { shardOf } from '../src/util/shard.js';
-import { WORKSPACE_SHARE } from '../src/delivery/engine.js';
+import { WORKSPACE_SHARE } from '../src/channels/push/engine.js';
 import type { BenchWorkspace } from './scenarios.js';
 
 export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fanout|sms-fanout [options]
@@ -81,7 +81,7 @@ const KILL_SETTLE_S = 10;
 /** How long the push floor runs (after a warm-up of PUSH_FLOOR_WARMUP_MS): it is time-bound. */
 const PUSH_FLOOR_MS = 20_000;
 const PUSH_FLOOR_WARMUP_MS = 3_000;
-/** Herald's HTTP/2 pool's streams per session (src/push/http2-pool.ts), the floor's too. */
+/** Herald's HTTP/2 pool's streams per session (src/channels/push/http2-pool.ts), the floor's too. */
 const PUSH_STREAMS = 100;
 
 /** The floor's figures, whichever channel, and how it sent (for the report). */

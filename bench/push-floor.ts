@@ -1,12 +1,12 @@
 // The push floor: a bare node:http2 client sending FCM requests to the fake FCM as fast as it
-// answers, over the sessions and concurrent streams Herald's pool uses (src/push/http2-pool.ts),
+// answers, over the sessions and concurrent streams Herald's pool uses (src/channels/push/http2-pool.ts),
 // with the request bodies Herald sent. No Herald code on the request path: the OAuth token is
-// fetched once (src/push/fcm-auth.ts, the same grant Herald makes), then every stream is a plain
+// fetched once (src/channels/push/fcm-auth.ts, the same grant Herald makes), then every stream is a plain
 // `session.request`. Forked by bench/run.ts with an IPC channel (NODE_EXTRA_CA_CERTS trusting the
 // fake); runs one `run` and reports back (a warm-up is a run of its own).
 import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
-import { ServiceAccountTokenSource, type ServiceAccount } from '../src/push/index.js';
+import { ServiceAccountTokenSource, type ServiceAccount } from '../src/channels/push/index.js';
 import { OutboundPolicy } from '../src/net/destinations.js';
 import { parseAllowList } from '../src/domain/private-hosts.js';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';

@@ -11,20 +11,20 @@ import { resumeMerges } from '../src/store/merges.js';
 import { memberRole } from '../src/store/workspaces.js';
 import { Buckets } from '../src/ratelimit/buckets.js';
 import { shardOf } from '../src/util/shard.js';
-import { ProviderRegistry } from '../src/delivery/providers.js';
+import { ProviderRegistry } from '../src/channels/push/registry.js';
 import type { ActorReply, ActorRequest, ActorWorkerData, FromActor, ToActor } from '../src/actors/protocol.js';
 import type { Reply } from '../src/handlers/reply.js';
 import { Batcher } from '../src/util/batcher.js';
-import { PushEngine } from '../src/delivery/engine.js';
+import { PushEngine } from '../src/channels/push/engine.js';
 import { RenderPool } from '../src/render/pool.js';
-import { SendCounters } from '../src/delivery/counters.js';
-import { ScheduledSends } from '../src/delivery/scheduled-sends.js';
+import { SendCounters } from '../src/channels/counters.js';
+import { ScheduledSends } from '../src/channels/push/scheduled-sends.js';
 import { EventTriggers, Executor, ScheduleRuns } from '../src/campaigns/index.js';
 import { Instance } from '../src/store/leases.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
-import { messagingSettings } from '../src/messaging/settings.js';
-import { EmailTransports } from '../src/email/transport.js';
+import { messagingSettings } from '../src/channels/settings.js';
+import { EmailTransports } from '../src/channels/email/transport.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -64,7 +64,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // Campaign workflows and schedule runs of the workspaces this actor owns.
   const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const smtp = new EmailTransports(messaging.outbound);
-  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp });
+  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp, renders });
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();

@@ -3,7 +3,7 @@
 // claimed PAGE at a time, so memory and concurrency stay bounded however large the audience, at
 // most PAGES_IN_FLIGHT pages per actor, each push node's share of a page one engine send; the
 // workspaces take turns, and the engine's per-workspace share of provider sends
-// (delivery/send-shares.ts) does the same one level down.
+// (channels/send-shares.ts) does the same one level down.
 //
 // A campaign's sends are spread over every actor: each actor runs the enrolments of the workspaces
 // it owns, and, beside them, its part of every other workspace's that any actor may run
@@ -11,7 +11,7 @@
 // policy sets no cap, once they have waited SHARED_AFTER_MS (a fan-out's backlog; an event's few
 // enrolments stay with the owner, which takes them at once, without the others' claims). The
 // send-policy counters stay right because only the owner decides a capped send: a workspace with a cap
-// is the owner's alone (its counters are the owner's, delivery/counters.ts), and an owner's
+// is the owner's alone (its counters are the owner's, channels/counters.ts), and an owner's
 // counters are read again from the records once the workspace's settings change, so sends other
 // actors made while no cap was set are counted when one is set (a page claimed before the change
 // goes out under the policy it was claimed under, as a send already decided does). Email and SMS
@@ -50,10 +50,10 @@ import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
-import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../delivery/engine.js';
+import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../channels/push/engine.js';
 import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
-import { sendChannelNode, type ChannelDeps } from '../messaging/send.js';
+import { sendChannelNode, type ChannelDeps } from '../channels/send.js';
 
 /** Pages of one workspace under way at once, all actors together… */
 const WORKSPACE_PAGES = 4;
@@ -77,7 +77,7 @@ export class Executor {
     private readonly engine: PushEngine,
     claimant: Claimant,
     /** Email and SMS nodes (docs/channels.md). */
-    private readonly channels?: ChannelDeps,
+    private readonly channels: ChannelDeps,
   ) {
     // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each
     // actor holds its part of them.
@@ -133,17 +133,17 @@ export class Executor {
     const node = workflow.nodes[index]!;
     const next = workflow.nodes[index + 1]?.id ?? null;
     if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    if (node.type === 'email' || node.type === 'sms') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    if (node.type !== 'push') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
     await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
   }
 
-  /** An email or SMS node for the enrolments (messaging/send.ts); those claimed here before are recorded interrupted, as push ones. */
+  /** An email or SMS node for the enrolments (channels/send.ts); those claimed here before are recorded interrupted, as push ones. */
   private async message(workspaceId: string, campaignId: string, node: EmailNode | SmsNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
     const present = enrolments.filter((e) => people.has(e.person_id));
     const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;
     await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null, channel: node.type })));
     const fresh = present.filter((e) => e.claims === 1);
-    if (fresh.length === 0 || !this.channels) return movedOn(this.db);
+    if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
     const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
     await sendChannelNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);

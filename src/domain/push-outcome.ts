@@ -1,5 +1,5 @@
 // What a push provider's answer means for one device (docs/channels.md; provider facts in
-// the services notes). Pure: the provider modules in src/push do the I/O and hand the status, the
+// the services notes). Pure: the provider modules in src/channels/push do the I/O and hand the status, the
 // error body and the Retry-After header here.
 
 /** The suppression a dead token records (README, Request bodies). */

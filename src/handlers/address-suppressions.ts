@@ -8,7 +8,7 @@ import { requireManager } from './workspaces.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { isUuid } from '../ids.js';
-import { e164 } from '../sms/phone.js';
+import { e164 } from '../channels/sms/phone.js';
 import { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from '../store/index.js';
 import type { AddressChannel } from '../domain/messages.js';
 import { email } from '../../schemas/message-channels.js';

@@ -2,17 +2,17 @@
 // workspace: how many people an audience matches (with a sample), a channel's content rendered
 // for a person, and one node of a campaign sent to one person. Each reuses what campaigns do:
 // the audience's SQL (store/audience.ts) and activation's rules (domain/campaigns.ts), the
-// render pool and the channels' field rules, the push engine and messaging/send.ts.
+// render pool and the channels' field rules, the push engine and channels/send.ts.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { dashboardPerson, personByUuid } from './people.js';
 import { loadCampaign } from './campaigns.js';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
-import { audienceProblems, channelFields, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
+import { audienceProblems, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
 import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import { htmlPart, textPart, type EmailContent } from '../email/message.js';
-import { channelScope, sendChannelNode } from '../messaging/send.js';
+import { ADDRESSED_CHANNELS } from '../channels/index.js';
+import { channelScope, sendChannelNode } from '../channels/send.js';
 import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';
@@ -63,17 +63,14 @@ const templatePreview: Handler<'POST /workspaces/{workspaceId}/templates/preview
     c = compiled(() => compileContent(nodeContent(node as PushNode, none)));
     scope = { variables, person: person ? personScope(person) : {}, traits: person?.traits ?? {} };
   } else {
-    c = compiled(() => compileFields(channelFields(node as EmailNode | SmsNode, none)));
+    c = compiled(() => compileFields(ADDRESSED_CHANNELS[channel].fields(node as EmailNode | SmsNode, none)));
     scope = channelScope(person, variables, previewUnsubscribeUrl(ctx));
   }
   const [outcome] = await ctx.renders.render(ctx.workspaceId, c, [scope]);
   if ('error' in outcome!) throw asContentFields(outcomeError(outcome));
   const out: PushContent = outcome!.content;
   if (channel === 'push') return json(200, { success: true, rendered: out });
-  const fields = out.custom_data as Record<string, string>;
-  if (channel === 'sms') return json(200, { success: true, rendered: { body: fields.body ?? '' } });
-  const email = fields as unknown as EmailContent;
-  return json(200, { success: true, rendered: { subject: email.subject ?? '', html: htmlPart(email) ?? null, text: textPart(email), preheader: email.preheader ?? null } });
+  return json(200, { success: true, rendered: ADDRESSED_CHANNELS[channel].preview(out.custom_data as Record<string, string>) });
 };
 
 const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/test-send'> = async (ctx) => {
@@ -99,7 +96,7 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
       data: { message_id: id, node_id: node.id, channel: 'push', status: o!.status, provider: o!.provider, provider_id: o!.provider_id ?? null, address: null, skip_reason: o!.skip_reason ?? null, error: o!.error ?? null },
     });
   }
-  const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp };
+  const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp, renders: ctx.renders };
   // Answered with its outcome, recorded, before the request times out (a 503 would say nothing was done).
   const deadline = AbortSignal.timeout(ctx.messaging.testSendDeadlineMs);
   const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, deadline, withRecords: async () => {} }, [{ id, person, variables: {} }]);

@@ -6,12 +6,12 @@ import type { BodyOf, HandledRouteId, ParamsOf, QueryOf, WorkspacelessRouteId } 
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
-import type { PushEngine } from '../delivery/engine.js';
-import type { ProviderRegistry } from '../delivery/providers.js';
+import type { PushEngine } from '../channels/push/engine.js';
+import type { ProviderRegistry } from '../channels/push/registry.js';
 import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
-import type { MessagingSettings } from '../messaging/settings.js';
+import type { MessagingSettings } from '../channels/settings.js';
 import type { RenderPool } from '../render/pool.js';
-import type { EmailTransports } from '../email/transport.js';
+import type { EmailTransports } from '../channels/email/transport.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {

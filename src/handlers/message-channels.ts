@@ -10,8 +10,8 @@ import { requireManager } from './workspaces.js';
 import { describePush } from './channels.js';
 import { InvalidInput, type FieldError } from '../domain/errors.js';
 import { loadMessageChannel, loadPushChannels, saveMessageChannel, type EmailChannel, type MessageChannel, type Queryable, type SmsChannel, type StoredSettings } from '../store/index.js';
-import { callbackUrls, type MessagingSettings } from '../messaging/settings.js';
-import { isPhoneCountry } from '../sms/phone.js';
+import { callbackUrls, type MessagingSettings } from '../channels/settings.js';
+import { isPhoneCountry } from '../channels/sms/phone.js';
 
 /** `null` values removed: what a partial update leaves of `sent` over `stored`. */
 function merged<T extends object>(stored: T | undefined, sent: Record<string, unknown> | undefined): Record<string, unknown> {

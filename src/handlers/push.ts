@@ -1,5 +1,5 @@
 // Push sends, their status and a person's message history (docs/channels.md;
-// README, Routes). The handlers turn requests into sends for the engine (src/delivery/engine.ts)
+// README, Routes). The handlers turn requests into sends for the engine (src/channels/push/engine.ts)
 // and records into answers; the rules of a send are the engine's and the domain's.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
@@ -10,7 +10,7 @@ import { maskToken } from '../domain/tokens.js';
 import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveRecords, type PersonRow, type StoredMessage } from '../store/index.js';
-import type { Recipient, Send, SendOutcome } from '../delivery/engine.js';
+import type { Recipient, Send, SendOutcome } from '../channels/push/engine.js';
 
 /** One recipient's answer (README, Request bodies). */
 interface SendResult {
@@ -69,7 +69,7 @@ const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) =>
   const at = b.scheduled_at === undefined ? undefined : parseTimestamp(b.scheduled_at)!;
   if (at !== undefined && at > Date.now()) {
     // Held until due (docs/channels.md): stored unrendered with its variables; the scheduler
-    // (src/delivery/scheduled-sends.ts) claims and sends it once, running the checks then.
+    // (src/channels/push/scheduled-sends.ts) claims and sends it once, running the checks then.
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
     await saveRecords(ctx.db, [{

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Handler, Handlers, PathCtx } from './context.js';
 import type { Reply } from './reply.js';
-import { readUnsubscribeToken } from '../email/unsubscribe.js';
+import { readUnsubscribeToken } from '../channels/email/unsubscribe.js';
+import { unsubscribeByLink, unsubscribeSubject } from '../store/index.js';
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -44,20 +45,11 @@ function masked(email: string | null): string {
   return at < 0 ? '***' : `${email.slice(0, Math.min(2, at))}***${email.slice(at)}`;
 }
 
-interface Subject {
-  workspace: string;
-  email: string | null;
-  status: string;
-}
-
-async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; s: Subject } | undefined> {
+async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; s: { workspace: string; email: string | null } } | undefined> {
   const token = readUnsubscribeToken(ctx.messaging.unsubscribeKey, ctx.params.token);
   if (!token) return undefined;
-  const r = await ctx.db.query<Subject>(
-    'SELECT w.name AS workspace, p.email, p.status FROM people p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1 AND p.workspace_id = $2',
-    [token.personId, token.workspaceId],
-  );
-  return r.rows[0] && { personId: token.personId, s: r.rows[0] };
+  const s = await unsubscribeSubject(ctx.db, token.workspaceId, token.personId);
+  return s && { personId: token.personId, s };
 }
 
 const show: Handler<'GET /u/{token}'> = async (ctx) => {
@@ -70,10 +62,7 @@ const show: Handler<'GET /u/{token}'> = async (ctx) => {
 const unsubscribe: Handler<'POST /u/{token}'> = async (ctx) => {
   const found = await subjectOf(ctx);
   if (!found) return NOT_FOUND;
-  await ctx.db.query(
-    `UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'unsubscribe_link', updated_at = now() WHERE id = $1 AND status <> 'unsubscribed'`,
-    [found.personId],
-  );
+  await unsubscribeByLink(ctx.db, found.personId);
   return page(200, 'Unsubscribed', `<p>${escape(masked(found.s.email))} will get no more emails from <strong>${escape(found.s.workspace)}</strong>.</p>`);
 };
 

@@ -79,3 +79,8 @@ export async function addressSuppression(q: Queryable, workspaceId: string, chan
 export async function deleteAddressSuppression(q: Queryable, workspaceId: string, id: string): Promise<boolean> {
   return (await q.query(`DELETE FROM address_suppressions WHERE workspace_id = $1 AND id = $2`, [workspaceId, id])).rowCount > 0;
 }
+
+/** Lifts the address's suppression of that type (an SMS START lifts an `opt_out`), in the caller's transaction. */
+export async function liftAddressSuppression(q: Queryable, workspaceId: string, channel: AddressChannel, address: string, type: AddressSuppressionType): Promise<void> {
+  await q.query(`DELETE FROM address_suppressions WHERE workspace_id = $1 AND channel = $2 AND address = $3 AND suppression_type = $4`, [workspaceId, channel, address, type]);
+}

@@ -16,7 +16,7 @@ export { eventNames, eventsOf, latestEvents, searchEvents, type EventFilter, typ
 export type { PageBack } from './page-back.js';
 export { identifyPerson } from './identify-group.js';
 export { runMerge, scheduleMerge } from './merges.js';
-export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
+export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, unsubscribeByLink, unsubscribeSubject, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
 export type { StoreLink } from './open.js';

@@ -10,7 +10,7 @@
 // timeout; the timeout stays for the holder that lives but stopped working (a wedged thread).
 // A holder whose lock connection broke while it lives is taken for gone too: its claims are
 // taken over, which is safe because a claim taken twice is never sent twice (the claims
-// counter, campaigns/executor.ts; failed-not-resent, delivery/scheduled-sends.ts).
+// counter, campaigns/executor.ts; failed-not-resent, channels/push/scheduled-sends.ts).
 import pg from 'pg';
 import { logger } from '../logger.js';
 import { backoffDelays } from '../util/backoff.js';

@@ -204,3 +204,17 @@ export const PERSON_BY_PHONE = `WITH matches AS MATERIALIZED (
 export async function personByPhone(q: Queryable, workspaceId: string, spellings: readonly string[]): Promise<{ external_id: string } | undefined> {
   return (await q.query<{ external_id: string }>(PERSON_BY_PHONE, [workspaceId, spellings])).rows[0];
 }
+
+/** What the unsubscribe page shows of a token's person: their workspace's name and their email; undefined when the person is gone. */
+export async function unsubscribeSubject(q: Queryable, workspaceId: string, personId: string): Promise<{ workspace: string; email: string | null } | undefined> {
+  const r = await q.query<{ workspace: string; email: string | null }>(
+    'SELECT w.name AS workspace, p.email FROM people p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1 AND p.workspace_id = $2',
+    [personId, workspaceId],
+  );
+  return r.rows[0];
+}
+
+/** The person unsubscribed by an unsubscribe link; one unsubscribed already keeps their time and reason. */
+export async function unsubscribeByLink(q: Queryable, personId: string): Promise<void> {
+  await q.query(`UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'unsubscribe_link', updated_at = now() WHERE id = $1 AND status <> 'unsubscribed'`, [personId]);
+}

@@ -23,29 +23,29 @@ export interface ApnsCredentials {
   production: boolean;
 }
 
-interface ChannelCredentials {
+interface ProviderCredentials {
   fcm: FcmCredentials;
   apns: ApnsCredentials;
 }
 
-export type Channel = keyof ChannelCredentials;
-export const CHANNELS: readonly Channel[] = ['fcm', 'apns'];
+export type PushProviderName = keyof ProviderCredentials;
+export const PUSH_PROVIDERS: readonly PushProviderName[] = ['fcm', 'apns'];
 
 /** A configured channel: its credentials, or why they cannot be opened (sealed under another key, damaged). */
-type StoredChannel<C extends Channel> = { readable: true; credentials: ChannelCredentials[C] } | { readable: false; error: string };
+type StoredCredentials<C extends PushProviderName> = { readable: true; credentials: ProviderCredentials[C] } | { readable: false; error: string };
 
 export interface PushChannels {
-  fcm: StoredChannel<'fcm'> | null;
-  apns: StoredChannel<'apns'> | null;
+  fcm: StoredCredentials<'fcm'> | null;
+  apns: StoredCredentials<'apns'> | null;
   /** The sealed columns as stored: equal bytes mean unchanged credentials. */
-  sealed: Record<Channel, Buffer | null>;
+  sealed: Record<PushProviderName, Buffer | null>;
   updated_at: Date;
   /** `updated_at` to the microsecond, as text: what `pushChannelsVersion` answers. */
   version: string;
 }
 
 /** Per channel: credentials to store, null to remove it; an absent channel is left as it is. */
-export type PushChannelChanges = { [C in Channel]?: ChannelCredentials[C] | null };
+export type PushChannelChanges = { [C in PushProviderName]?: ProviderCredentials[C] | null };
 
 interface Row {
   fcm: Buffer | null;
@@ -56,12 +56,12 @@ interface Row {
 
 const VERSION = `(extract(epoch FROM updated_at) * 1000000)::bigint::text AS version`;
 const COLUMNS = `fcm, apns, updated_at, ${VERSION}`;
-const context = (workspaceId: string, channel: Channel) => `push_channels/${workspaceId}/${channel}`;
+const context = (workspaceId: string, channel: PushProviderName) => `push_channels/${workspaceId}/${channel}`;
 
-function opened<C extends Channel>(box: SecretBox, workspaceId: string, channel: C, sealed: Buffer | null): StoredChannel<C> | null {
+function opened<C extends PushProviderName>(box: SecretBox, workspaceId: string, channel: C, sealed: Buffer | null): StoredCredentials<C> | null {
   if (sealed === null) return null;
   try {
-    return { readable: true, credentials: JSON.parse(box.open(sealed, context(workspaceId, channel))) as ChannelCredentials[C] };
+    return { readable: true, credentials: JSON.parse(box.open(sealed, context(workspaceId, channel))) as ProviderCredentials[C] };
   } catch (err) {
     if (!(err instanceof UnsealError)) throw err;
     return { readable: false, error: err.message };
@@ -92,7 +92,7 @@ export async function pushChannelsVersion(q: Queryable, workspaceId: string): Pr
 
 /** Seals and stores the channels `changes` names (the others stay); returns the row as it now is. */
 export async function savePushChannels(q: Queryable, box: SecretBox, workspaceId: string, changes: PushChannelChanges): Promise<PushChannels> {
-  const sealed = (c: Channel) => {
+  const sealed = (c: PushProviderName) => {
     const v = changes[c];
     return v ? box.seal(JSON.stringify(v), context(workspaceId, c)) : null;
   };

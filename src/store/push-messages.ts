@@ -94,7 +94,7 @@ export interface StoredMessage extends Omit<PushRecord, 'status'> {
   /** Email and SMS: the address or number sent to (null on push, whose tokens are its deliveries'). */
   address: string | null;
   events: { type: string; at: string; details?: Record<string, unknown> }[];
-  /** Provider events applied but not kept in `events`, past its cap (messaging/provider-events.ts). */
+  /** Provider events applied but not kept in `events`, past its cap (channels/callbacks.ts). */
   events_not_stored: number;
   created_at: Date;
   deliveries: Omit<DeliveryRecord, 'message_id'>[];

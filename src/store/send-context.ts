@@ -1,4 +1,4 @@
-// What a push send reads before it decides (src/delivery/engine.ts), in one round trip however
+// What a push send reads before it decides (src/channels/push/engine.ts), in one round trip however
 // many recipients: the workspace's send policy, the recipients' sendable devices (active and
 // valid, most recently used first) and which of their tokens are suppressed.
 import { prepared, type Queryable } from './db.js';
@@ -34,3 +34,9 @@ const SEND_CONTEXT = prepared(
          ORDER BY last_used_at DESC, created_at DESC) FROM d), '[]') AS devices,
        COALESCE((SELECT json_agg(device_token) FROM s), '[]') AS suppressed`,
 );
+
+/** The workspace's send policy alone (a send with no devices to read: SMS's quiet hours). */
+export async function sendPolicy(q: Queryable, workspaceId: string): Promise<unknown> {
+  const r = await q.query<{ p: unknown }>(`SELECT settings->'send_policy' AS p FROM workspaces WHERE id = $1`, [workspaceId]);
+  return r.rows[0]?.p ?? null;
+}

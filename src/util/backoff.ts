@@ -1,6 +1,6 @@
 // The one rule for trying Herald's own parts again (the store, NATS KV, the Log's sinks): waits
 // that double from `firstMs` up to `maxMs`, a bounded number of tries, and a stop that ends a
-// wait at once. A provider's Retry-After is a different rule (push/retry.ts, domain/push-outcome.ts).
+// wait at once. A provider's Retry-After is a different rule (channels/retry.ts, domain/push-outcome.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Backoff {

@@ -293,7 +293,7 @@ t.test('an email fan-out killed with -9 mid-way delivers no message twice, and r
 });
 
 // The blast radius of a kill (issue 24): only the claims in flight are lost, and they are at
-// most the workspace's share of provider sends (src/delivery/engine.ts WORKSPACE_SHARE), since
+// most the workspace's share of provider sends (src/channels/push/engine.ts WORKSPACE_SHARE), since
 // a workspace's claims are bounded by it; the restarted process takes over the dead one's
 // claims at its first look (the instance lock is gone, store/leases.ts), not after the 30 s
 // stale timeout, so the fan-out settles well within that after the restart.

@@ -42,7 +42,7 @@ const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
 t.teardown(() => sql.end());
 
-/** The engine's share of one workspace (src/delivery/engine.ts WORKSPACE_SHARE). */
+/** The engine's share of one workspace (src/channels/push/engine.ts WORKSPACE_SHARE). */
 const SHARE = 256;
 
 interface Tenant {

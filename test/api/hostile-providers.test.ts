@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { FcmProvider } from '../../src/push/index.js';
+import { FcmProvider } from '../../src/channels/push/index.js';
 import { OutboundPolicy } from '../../src/net/destinations.js';
 import { parseAllowList } from '../../src/domain/private-hosts.js';
 import type { Res, TestServer } from '../helpers/server.js';

@@ -6,7 +6,7 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { startServer, workspaceWithKeys, type Res } from '../helpers/server.js';
 import { launch, openPage } from '../helpers/browser.js';
-import { unsubscribeKey, unsubscribeToken } from '../../src/email/unsubscribe.js';
+import { unsubscribeKey, unsubscribeToken } from '../../src/channels/email/unsubscribe.js';
 
 const secretsKey = randomBytes(32);
 const s = await startServer({ HERALD_SECRETS_KEY: secretsKey.toString('hex') });

@@ -1,9 +1,9 @@
-// The push provider layer (src/push) against fake FCM and APNs servers (test/fakes): HTTP/2 over
+// The push provider layer (src/channels/push) against fake FCM and APNs servers (test/fakes): HTTP/2 over
 // TLS with a certificate made at test time. Classification, the FCM OAuth token cache, the
 // session pool (more than 100 streams, GOAWAY, a dropped connection), retries with Retry-After,
 // APNs token auth, reserved data keys, the sandbox.
 import t from 'tap';
-import { ApnsProvider, FcmProvider, SandboxProvider, sendWithRetries, UnconfiguredProvider, type PushDevice } from '../../src/push/index.js';
+import { ApnsProvider, FcmProvider, SandboxProvider, sendWithRetries, UnconfiguredProvider, type PushDevice } from '../../src/channels/push/index.js';
 import { OutboundPolicy } from '../../src/net/destinations.js';
 import { parseAllowList } from '../../src/domain/private-hosts.js';
 import { makeP8, startFakeApns, type FakeApns } from '../fakes/fake-apns.js';

@@ -1,4 +1,4 @@
-// The provider registry (src/delivery/providers.ts) over a real PostgreSQL, with credentials
+// The provider registry (src/channels/push/registry.ts) over a real PostgreSQL, with credentials
 // stored through Herald's own PUT /workspaces/{id}/channels/push and pointing at the fake FCM and
 // APNs (test/fakes): it sends through them; one provider per credential, reused; android and web
 // share FCM; a platform without credentials goes to the sandbox or fails naming the channel; a
@@ -13,11 +13,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProviderRegistry, type ProviderRegistryOptions } from '../../src/delivery/providers.js';
+import { ProviderRegistry, type ProviderRegistryOptions } from '../../src/channels/push/registry.js';
 import type { DevicePlatform as Platform } from '../../src/domain/tokens.js';
 import { openPostgres } from '../../src/store/pg.js';
 import { parseAllowList } from '../../src/domain/private-hosts.js';
-import { sendWithRetries } from '../../src/push/index.js';
+import { sendWithRetries } from '../../src/channels/push/index.js';
 import { setLogLevel } from '../../src/logger.js';
 import { eventually, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
 import { startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
@@ -224,7 +224,7 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
   writeFileSync(join(dir, 'ca.pem'), fcm.ca + apns.ca);
   const dist = (p: string) => new URL(`../../dist/src/${p}`, import.meta.url).href;
   const script = `
-    const { ProviderRegistry } = await import(${JSON.stringify(dist('delivery/providers.js'))});
+    const { ProviderRegistry } = await import(${JSON.stringify(dist('channels/push/registry.js'))});
     const { openPostgres } = await import(${JSON.stringify(dist('store/pg.js'))});
     const { parseAllowList } = await import(${JSON.stringify(dist('domain/private-hosts.js'))});
     const db = openPostgres(process.env.URL, 1);

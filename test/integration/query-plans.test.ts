@@ -66,7 +66,7 @@ t.test("an inbound SMS's person lookup (store/people.ts personByPhone) reads peo
   t.notMatch(plan, /Seq Scan|people_by_created/, "no walk through the workspace's people");
 });
 
-t.test("a Twilio status callback's message (messaging/provider-events.ts, by provider id) is found through messages_by_provider_id (migration 205)", async (t) => {
+t.test("a Twilio status callback's message (channels/callbacks.ts, by provider id) is found through messages_by_provider_id (migration 205)", async (t) => {
   // The predicate of the select that locks the batch's messages.
   const plan = await planOf(`SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.channel IN ('email', 'sms') AND m.provider_id = ANY($2::text[])`, ['00000000-0000-4000-8000-000000000000', ['SM123', 'SM456']], {
     noScans: true,

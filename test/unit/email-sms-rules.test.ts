@@ -2,9 +2,10 @@
 // normalisation, the simulator addresses and numbers, the unsubscribe_url warning.
 import t from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readUnsubscribeToken, unsubscribeKey, unsubscribeToken } from '../../src/email/unsubscribe.js';
-import { e164, storedForms } from '../../src/sms/phone.js';
-import { sandboxEmailEvent, sandboxTwilio } from '../../src/messaging/effects.js';
+import { readUnsubscribeToken, unsubscribeKey, unsubscribeToken } from '../../src/channels/email/unsubscribe.js';
+import { e164, storedForms } from '../../src/channels/sms/phone.js';
+import { sandboxEmailEvent } from '../../src/channels/email/sandbox.js';
+import { sandboxTwilio } from '../../src/channels/sms/sandbox.js';
 import { workflowWarnings } from '../../src/domain/campaigns.js';
 
 t.test('unsubscribe tokens: read back, never forged, moved or made under another key', async (t) => {

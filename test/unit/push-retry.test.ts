@@ -1,9 +1,9 @@
-// sendWithRetries' time budget (src/push/retry.ts): a provider whose every attempt takes its whole
+// sendWithRetries' time budget (src/channels/retry.ts): a provider whose every attempt takes its whole
 // deadline (a token endpoint dripping its answer) is tried again only while the policy's
 // maxElapsedMs has not passed, so a send with its retries ends inside the request timeout. The
 // clock is the test's: each attempt advances it by the providers' 10 s deadline.
 import t from 'tap';
-import { sendWithRetries, type PushDevice, type PushMessage, type PushProvider } from '../../src/push/index.js';
+import { sendWithRetries, type PushDevice, type PushMessage, type PushProvider } from '../../src/channels/push/index.js';
 import type { PushOutcome } from '../../src/domain/push-outcome.js';
 
 function slowProvider(clock: { now: number }, attemptMs: number, outcome: PushOutcome): PushProvider & { attempts: number } {

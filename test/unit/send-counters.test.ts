@@ -1,9 +1,9 @@
-// The send counters (src/delivery/counters.ts): an entry is read from the records once, kept
+// The send counters (src/channels/counters.ts): an entry is read from the records once, kept
 // up to date by this actor's sends, and read again once its workspace's settings changed (a
 // cap set anew: other actors may have sent meanwhile, while no cap was set). The records are a
 // stand-in for the store's answer to sentTimes.
 import t from 'tap';
-import { SendCounters } from '../../src/delivery/counters.js';
+import { SendCounters } from '../../src/channels/counters.js';
 import type { Db } from '../../src/store/db.js';
 
 function recordsOf(times: () => number[]) {

@@ -1,8 +1,8 @@
-// What a failed SMTP send tells the tenant (src/email/smtp-failures.ts), from the errors
+// What a failed SMTP send tells the tenant (src/channels/email/smtp-failures.ts), from the errors
 // nodemailer answers with: a reason code; the relay's words only for its replies to the commands
 // that carry the message; retried only when nothing of the message was handed over.
 import t from 'tap';
-import { smtpFailure, SmtpUnreachable } from '../../src/email/smtp-failures.js';
+import { smtpFailure, SmtpUnreachable } from '../../src/channels/email/smtp-failures.js';
 
 t.test('replies to the commands carrying the message: the code and the text', async (t) => {
   t.same(smtpFailure({ code: 'EENVELOPE', command: 'RCPT TO', response: '550 5.1.1 <a@example.com>: Recipient address rejected' }), {

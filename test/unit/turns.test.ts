@@ -1,8 +1,8 @@
 // Workspaces taking turns (src/util/turns.ts) and the engine's per-workspace share of provider
-// sends built on them (src/delivery/send-shares.ts).
+// sends built on them (src/channels/send-shares.ts).
 import t from 'tap';
 import { Turns } from '../../src/util/turns.js';
-import { SendShares } from '../../src/delivery/send-shares.js';
+import { SendShares } from '../../src/channels/send-shares.js';
 
 t.test('turns go round the line, a served key to the back', async (t) => {
   const turns = new Turns<string>(10);

@@ -1,7 +1,7 @@
 // The sandbox provider (docs/channels.md): accepts every send, with test tokens in the manner of card
 // test numbers: `fail-…` is refused by the "provider", `unregistered-…` is a dead token.
 import { randomUUID } from 'node:crypto';
-import type { PushOutcome } from '../domain/push-outcome.js';
+import type { PushOutcome } from '../../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
 
 export class SandboxProvider implements PushProvider {

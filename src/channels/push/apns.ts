@@ -12,9 +12,9 @@
 // answer bodies itself, uncapped: the APNs host is Apple's or the operator's HERALD_APNS_ENDPOINT,
 // never one a tenant sets.
 import apn from '@parse/node-apn';
-import { apnsData, classifyApns, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
+import { apnsData, classifyApns, transportOutcome, type PushOutcome } from '../../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
-import { logger } from '../logger.js';
+import { logger } from '../../logger.js';
 
 export interface ApnsCredentials {
   /** The .p8 key's PEM text. */

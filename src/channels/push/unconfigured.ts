@@ -1,7 +1,7 @@
 // A platform with no usable credentials in its workspace (docs/channels.md): none configured while
 // the sandbox is not in use, or stored ones that cannot be opened. Every device is a
 // configuration error naming the channel; nothing is sent.
-import type { PushOutcome } from '../domain/push-outcome.js';
+import type { PushOutcome } from '../../domain/push-outcome.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
 
 export class UnconfiguredProvider implements PushProvider {

@@ -3,34 +3,36 @@
 //   1. load, in one statement (store/send-context.ts): the policy, the recipients' sendable
 //      devices, which of their tokens are suppressed; and, when a cap is set, the send counters
 //      of people the actor does not hold yet;
-//   2. decide per recipient, in the send policy's order (docs/channels.md): person status → devices → token suppression
-//      → (render) → quiet hours → daily cap → rolling cap. The recipients still in after the
+//   2. decide per recipient, in the decisions' one order (channels/decisions.ts): consent →
+//      devices → token suppression → (render) → quiet hours → daily cap → rolling cap. The recipients still in after the
 //      suppression check are rendered together in the render pool (src/render/pool.ts, off this
 //      thread); then the policy checks run synchronously, a send reserving its counter slot with
 //      no await between the check and the reservation;
 //   3. send through the workspace's providers within the workspace's share of the actor's send
-//      concurrency (delivery/send-shares.ts), then write every record
+//      concurrency (channels/send-shares.ts), then write every record
 //      and delivery (one statement) and the dead-token effects and the caller's `withRecords`
 //      (with them, in one transaction) before answering.
-import type { Db, Queryable } from '../store/db.js';
-import type { PersonRow } from '../store/people.js';
-import { sendContext } from '../store/send-context.js';
-import { invalidateDevices, type SendableDevice } from '../store/devices.js';
-import { suppressToken } from '../store/suppressions.js';
-import { saveRecords, type DeliveryRecord, type PushRecord } from '../store/push-messages.js';
-import { policyBlock, recipientZone, setsCap, type SendPolicy } from '../domain/send-policy.js';
-import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../domain/templates.js';
-import type { PushOutcome } from '../domain/push-outcome.js';
-import type { RenderPool } from '../render/pool.js';
-import { newId } from '../ids.js';
-import { sendWithRetries, type PushDevice, type PushMessage, type RetryOptions } from '../push/index.js';
-import type { SendCounters } from './counters.js';
-import { SendShares } from './send-shares.js';
-import { groupBy } from '../util/group-by.js';
-import type { ProviderRegistry, WorkspaceProviders } from './providers.js';
-import type { DevicePlatform as Platform } from '../domain/tokens.js';
-import { countMessages } from '../metrics/index.js';
-import type { SendStatus } from '../domain/messages.js';
+import type { Db, Queryable } from '../../store/db.js';
+import type { PersonRow } from '../../store/people.js';
+import { sendContext } from '../../store/send-context.js';
+import { invalidateDevices, type SendableDevice } from '../../store/devices.js';
+import { suppressToken } from '../../store/suppressions.js';
+import { saveRecords, type DeliveryRecord, type PushRecord } from '../../store/push-messages.js';
+import { setsCap, type SendPolicy } from '../../domain/send-policy.js';
+import { consent, sendPolicy } from '../decisions.js';
+import { push } from './channel.js';
+import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../domain/templates.js';
+import type { PushOutcome } from '../../domain/push-outcome.js';
+import type { RenderPool } from '../../render/pool.js';
+import { newId } from '../../ids.js';
+import { sendWithRetries, type PushDevice, type PushMessage, type RetryOptions } from './index.js';
+import type { SendCounters } from '../counters.js';
+import { SendShares } from '../send-shares.js';
+import { groupBy } from '../../util/group-by.js';
+import type { ProviderRegistry, WorkspaceProviders } from './registry.js';
+import type { DevicePlatform as Platform } from '../../domain/tokens.js';
+import { countMessages } from '../../metrics/index.js';
+import type { SendStatus } from '../../domain/messages.js';
 
 /** Where a workspace's providers come from: the ProviderRegistry, or a stand-in in tests. */
 type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
@@ -38,7 +40,8 @@ type ProviderSource = Pick<ProviderRegistry, 'forWorkspace'>;
 /** Where content is rendered: the actor's render pool. */
 type Renderer = Pick<RenderPool, 'render'>;
 
-type SkipReason = 'person_unsubscribed' | 'person_suppressed' | 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
+/** The push channel's address and suppression skips (decisions 2 and 3). */
+type SkipReason = 'no_active_device_tokens' | 'requested_device_not_active' | 'device_token_suppressed';
 
 /**
  * What became of one recipient. `id` is its record's, or null when nothing was stored (an
@@ -94,14 +97,12 @@ export interface Recipient {
 }
 
 type Decision =
-  | { kind: 'skip'; reason: SkipReason; error: string }
+  | { kind: 'skip'; reason: string; error: string }
   | { kind: 'fail'; error: string; content?: PushContent }
   | { kind: 'policy'; reason: string; error: string; content: PushContent }
   | { kind: 'send'; devices: SendableDevice[]; content: PushContent };
 
 const SKIP_PROSE: Record<SkipReason, string> = {
-  person_unsubscribed: 'The person is unsubscribed',
-  person_suppressed: 'The person is suppressed',
   no_active_device_tokens: 'The person has no active device token',
   requested_device_not_active: "The requested device token is not one of the person's active devices",
   device_token_suppressed: "Every one of the person's device tokens is suppressed",
@@ -165,9 +166,8 @@ export class PushEngine {
       return { kind: 'fail', error: rendered.error };
     }
     const content = rendered.content;
-    const zone = recipientZone(person.timezone, policy);
-    const block = send.outsidePolicy ? null : policyBlock(policy, zone, now, this.counters.times(person.id, now), { bypassCaps: send.bypassCaps });
-    if (block) return { kind: 'policy', reason: block.skip_reason, error: block.error, content };
+    const block = send.outsidePolicy ? undefined : sendPolicy(policy, push.policy, person, now, this.counters.times(person.id, now), send.bypassCaps);
+    if (block) return { kind: 'policy', reason: block.skip, error: block.error, content };
     this.counters.reserve(person.id, now);
     return { kind: 'send', devices: targets, content };
   }
@@ -188,10 +188,9 @@ export class PushEngine {
         campaign_id: send.campaignId ?? null, event_id: r.eventId ?? send.eventId ?? null, scheduled_at: null, sent_at: null,
       });
       if (d.kind === 'skip') {
-        const prose = SKIP_PROSE[d.reason];
         // An immediate skip is not stored; a scheduled one keeps its record.
-        if (r.scheduledId) records.push({ ...base(r.scheduledId, 'skipped', undefined), skip_reason: d.reason, error: prose });
-        return { id: r.scheduledId ?? null, status: 'skipped', at: now, provider: 'none', error: prose, skip_reason: d.reason };
+        if (r.scheduledId) records.push({ ...base(r.scheduledId, 'skipped', undefined), skip_reason: d.reason, error: d.error });
+        return { id: r.scheduledId ?? null, status: 'skipped', at: now, provider: 'none', error: d.error, skip_reason: d.reason };
       }
       if (d.kind === 'fail' && !person) return { id: null, status: 'failed', at: now, provider: 'none', error: d.error };
       const id = r.scheduledId ?? newId();
@@ -259,8 +258,8 @@ function skip(reason: SkipReason): Decision {
 function targetsOf(r: Recipient, all: SendableDevice[], suppressed: Set<string>): SendableDevice[] | Decision {
   const person = r.person;
   if (!person) return { kind: 'fail', error: r.failure ?? 'Unknown person' };
-  if (person.status === 'unsubscribed') return skip('person_unsubscribed');
-  if (person.status === 'suppressed') return skip('person_suppressed');
+  const blocked = consent(person, push.stopsAtBounce);
+  if (blocked) return { kind: 'skip', reason: blocked.skip, error: blocked.error };
   let targets = r.platform ? all.filter((d) => d.platform === r.platform) : all;
   if (r.deviceToken !== undefined) {
     targets = targets.filter((d) => d.device_token === r.deviceToken);

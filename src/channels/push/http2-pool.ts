@@ -9,7 +9,7 @@
 // answer dripped a byte at a time) and a cap on the answer's size; a request that fails rejects
 // with an OutboundFailure naming the class only.
 import http2 from 'node:http2';
-import { OutboundFailure } from '../net/bounded-request.js';
+import { OutboundFailure } from '../../net/bounded-request.js';
 
 export interface Http2Response {
   status: number;

@@ -1,4 +1,4 @@
-// Scheduled single sends (docs/channels.md): held in push_messages with status 'scheduled' until
+// Scheduled single sends (docs/channels.md): held in messages with status 'scheduled' until
 // due, then claimed ('sending', one claimer whatever the number of actors and replicas) and
 // sent by the actor that owns the workspace, with the skip and policy checks of that moment.
 // They are jobs (store/push-messages.ts SCHEDULED_SEND_JOBS) in the job loop (jobs/worker.ts):
@@ -8,15 +8,15 @@
 // Workspaces take turns: a page of at most PAGE of one workspace's due sends per turn and
 // WORKSPACE_PAGES of its pages under way, so one workspace's backlog never fills the actor's
 // slots, and one whose provider is slow holds its own pages while the others' sends go out.
-import type { Db } from '../store/db.js';
-import { SCHEDULED_SEND_JOBS, type PushRecord } from '../store/push-messages.js';
-import { peopleByIds } from '../store/people.js';
-import { compileContent } from '../domain/templates.js';
-import { logger } from '../logger.js';
-import { JobWorker } from '../jobs/worker.js';
-import { giveBack } from '../store/job-queue.js';
+import type { Db } from '../../store/db.js';
+import { SCHEDULED_SEND_JOBS, type PushRecord } from '../../store/push-messages.js';
+import { peopleByIds } from '../../store/people.js';
+import { compileContent } from '../../domain/templates.js';
+import { logger } from '../../logger.js';
+import { JobWorker } from '../../jobs/worker.js';
+import { giveBack } from '../../store/job-queue.js';
 import type { PushEngine, Recipient } from './engine.js';
-import type { Claimant } from '../store/leases.js';
+import type { Claimant } from '../../store/leases.js';
 
 /** How often due sends are looked for: a scheduled send goes out at most this late. */
 const POLL_MS = 1_000;

@@ -4,7 +4,8 @@
 export { ApnsProvider } from './apns.js';
 export { FcmProvider } from './fcm.js';
 export { ServiceAccountTokenSource, tokenUriProblem, type ServiceAccount, type TokenUriRule } from './fcm-auth.js';
-export { sendWithRetries, type RetryOptions } from './retry.js';
+export { sendWithRetries } from './retry.js';
+export type { RetryOptions } from '../retry.js';
 export { SandboxProvider } from './sandbox.js';
 export type { PushDevice, PushMessage, PushProvider } from './types.js';
 export { UnconfiguredProvider } from './unconfigured.js';

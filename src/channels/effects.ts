@@ -1,12 +1,11 @@
 // What a provider's answer does beyond the message record (docs/channels.md): a dead address
 // suppressed, a hard bounce making the person `bounced`, a complaint making them `unsubscribed`
 // (reason `spam_complaint`). The sandbox's answers go through the same handling: its send
-// answers through the senders' classification, its callbacks through applyProviderEvents.
+// answers through the channels' classification, its reports through applyProviderEvents.
 import type { Queryable } from '../store/db.js';
 import { suppressAddresses } from '../store/address-suppressions.js';
 import type { AddressSuppressionType } from '../domain/messages.js';
 import type { ChannelMessageRecord } from '../store/channel-messages.js';
-import { classifyTwilio, type TwilioOutcome } from '../sms/twilio.js';
 
 export interface Effect {
   suppress?: AddressSuppressionType;
@@ -32,38 +31,5 @@ export async function applyOutcomes(q: Queryable, outcomes: readonly { record: E
   const unsubscribed = people('unsubscribed');
   if (unsubscribed.length > 0) {
     await q.query(`UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'spam_complaint', updated_at = now() WHERE id = ANY($1::uuid[]) AND status <> 'unsubscribed'`, [unsubscribed]);
-  }
-}
-
-/**
- * The sandbox (docs/channels.md), in the manner of Amazon SES's mailbox simulator: what the provider
- * would report of a message accepted for `address`. The sender records the message `sent` and
- * plays this through the callback handling (provider-events.ts applyProviderEvents), so the
- * message, the address suppressions and the person change as a real provider's callback changes them.
- */
-export function sandboxEmailEvent(address: string): 'hard_bounce' | 'complaint' | 'delivered' {
-  switch (address.toLowerCase()) {
-    case 'bounce@simulator.herald.test':
-      return 'hard_bounce';
-    case 'complaint@simulator.herald.test':
-      return 'complaint';
-    default:
-      return 'delivered';
-  }
-}
-
-/**
- * Twilio's test numbers, as Herald's sandbox answers them: what Twilio's Messages API answers a
- * send to `number`, classified by the same code as its real answers (sms/twilio.ts). A number
- * accepted is then reported `delivered` through the status callback handling.
- */
-export function sandboxTwilio(number: string, messageId: string): TwilioOutcome {
-  switch (number) {
-    case '+15005550001':
-      return classifyTwilio(400, { code: 21211, message: `The 'To' number ${number} is not a valid phone number. (sandbox)` }, null);
-    case '+15005550009':
-      return classifyTwilio(400, { code: 21614, message: "'To' number is not a valid mobile number (sandbox)" }, null);
-    default:
-      return { status: 'sent', sid: `SM${messageId.replace(/-/g, '')}` };
   }
 }

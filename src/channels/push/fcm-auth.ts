@@ -7,10 +7,10 @@
 // host unless the operator changed HERALD_FCM_ENDPOINT, never a private address unless allowed,
 // and fetched with a capped answer and a total deadline (net/bounded-request.ts).
 import { importPKCS8, SignJWT } from 'jose';
-import { classifyTokenEndpoint, parseRetryAfter, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
-import { boundedRequest, OutboundFailure } from '../net/bounded-request.js';
-import type { OutboundPolicy } from '../net/destinations.js';
-import { logger } from '../logger.js';
+import { classifyTokenEndpoint, parseRetryAfter, transportOutcome, type PushOutcome } from '../../domain/push-outcome.js';
+import { boundedRequest, OutboundFailure } from '../../net/bounded-request.js';
+import type { OutboundPolicy } from '../../net/destinations.js';
+import { logger } from '../../logger.js';
 
 const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 

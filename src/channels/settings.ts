@@ -3,8 +3,8 @@
 // what a workspace without a channel sends through, and how long a test send may wait for a relay.
 import { OutboundPolicy, type AllowList } from '../net/destinations.js';
 import type { SecretBox } from '../util/sealing.js';
-import { unsubscribeKey } from '../email/unsubscribe.js';
-import { SMTP_PORTS } from '../email/transport.js';
+import { unsubscribeKey } from './email/unsubscribe.js';
+import { SMTP_PORTS } from './email/transport.js';
 import { DEFAULT_RETRY_POLICY } from '../domain/push-outcome.js';
 
 export interface MessagingSettings {

@@ -2,11 +2,11 @@
 // request per device, over this credential's own long-lived HTTP/2 session pool, with the
 // service account's OAuth access token. firebase-admin is not used: it hard-codes its host and
 // opens a session per call.
-import { classifyFcm, fcmData, parseRetryAfter, transportOutcome, type PushOutcome } from '../domain/push-outcome.js';
-import { OutboundFailure } from '../net/bounded-request.js';
+import { classifyFcm, fcmData, parseRetryAfter, transportOutcome, type PushOutcome } from '../../domain/push-outcome.js';
+import { OutboundFailure } from '../../net/bounded-request.js';
 import { ServiceAccountTokenSource, TokenUnavailable, type ServiceAccount, type TokenUriRule } from './fcm-auth.js';
 import { Http2Pool } from './http2-pool.js';
-import { logger } from '../logger.js';
+import { logger } from '../../logger.js';
 import type { PushDevice, PushMessage, PushProvider } from './types.js';
 
 export interface FcmProviderOptions {

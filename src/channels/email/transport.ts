@@ -8,8 +8,8 @@
 import net from 'node:net';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
-import type { OutboundPolicy } from '../net/destinations.js';
-import type { EmailChannel } from '../store/message-channels.js';
+import type { OutboundPolicy } from '../../net/destinations.js';
+import type { EmailChannel } from '../../store/message-channels.js';
 import { smtpFailure, SmtpUnreachable, type SmtpError, type SmtpFailure } from './smtp-failures.js';
 
 /** The ports of SMTP (25 relay, 465 submission over TLS, 587 submission, 2525 the providers' alternative). */

@@ -14,11 +14,11 @@
 // between a send's retries, so sends under way finish on it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
-import type { Db } from '../store/db.js';
-import { CHANNELS, loadPushChannels, pushChannelsVersion, type Channel, type PushChannels } from '../store/push-channels.js';
-import { SecretBox } from '../util/sealing.js';
-import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../config.js';
-import { OutboundPolicy, type AllowList } from '../net/destinations.js';
+import type { Db } from '../../store/db.js';
+import { PUSH_PROVIDERS, loadPushChannels, pushChannelsVersion, type PushProviderName, type PushChannels } from '../../store/push-channels.js';
+import { SecretBox } from '../../util/sealing.js';
+import { DEFAULT_FCM_ENDPOINT, type PushProviderMode } from '../../config.js';
+import { OutboundPolicy, type AllowList } from '../../net/destinations.js';
 import {
   ApnsProvider,
   FcmProvider,
@@ -29,11 +29,11 @@ import {
   type PushMessage,
   type PushProvider,
   type TokenUriRule,
-} from '../push/index.js';
-import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../domain/push-outcome.js';
-import { logger } from '../logger.js';
+} from './index.js';
+import { DEFAULT_RETRY_POLICY, type PushOutcome } from '../../domain/push-outcome.js';
+import { logger } from '../../logger.js';
 
-import type { DevicePlatform as Platform } from '../domain/tokens.js';
+import type { DevicePlatform as Platform } from '../../domain/tokens.js';
 
 /**
  * A workspace's providers as they were when it was asked for. Resolve it for each send (it is
@@ -67,8 +67,8 @@ export interface ProviderRegistryOptions {
   deadlineMs?: number;
 }
 
-const PLATFORM_CHANNEL: Record<Platform, Channel> = { ios: 'apns', android: 'fcm', web: 'fcm' };
-const CHANNEL_NAME: Record<Channel, string> = { fcm: 'FCM', apns: 'APNs' };
+const PLATFORM_CHANNEL: Record<Platform, PushProviderName> = { ios: 'apns', android: 'fcm', web: 'fcm' };
+const CHANNEL_NAME: Record<PushProviderName, string> = { fcm: 'FCM', apns: 'APNs' };
 
 /** A provider built from stored credentials, shared by the sends of its workspace until it is retired. */
 class SharedProvider implements PushProvider {
@@ -132,8 +132,8 @@ class SharedProvider implements PushProvider {
 
 interface Entry {
   version: string | null;
-  sealed: Record<Channel, Buffer | null>;
-  providers: Record<Channel, PushProvider>;
+  sealed: Record<PushProviderName, Buffer | null>;
+  providers: Record<PushProviderName, PushProvider>;
   view: WorkspaceProviders;
   /** When the version was last read (ms). */
   checkedAt: number;
@@ -149,7 +149,7 @@ export class ProviderRegistry {
   /** Every provider built and not yet closed, retired or not. */
   private readonly open = new Set<SharedProvider>();
   private readonly sandbox = new SandboxProvider();
-  private readonly missing: Record<Channel, PushProvider>;
+  private readonly missing: Record<PushProviderName, PushProvider>;
   /** Where a tenant's FCM token_uri may point: checked when the channel is set and when it is used. */
   private readonly tokenUriRule: TokenUriRule;
   private closed = false;
@@ -241,8 +241,8 @@ export class ProviderRegistry {
   private install(workspaceId: string, stored: PushChannels | null, checkedAt: number): Entry {
     const previous = this.cache.peek(workspaceId);
     const sealed = stored?.sealed ?? { fcm: null, apns: null };
-    const providers = {} as Record<Channel, PushProvider>;
-    for (const c of CHANNELS) {
+    const providers = {} as Record<PushProviderName, PushProvider>;
+    for (const c of PUSH_PROVIDERS) {
       const kept = previous?.providers[c];
       const unchanged = previous && (previous.sealed[c] === null ? sealed[c] === null : sealed[c] !== null && previous.sealed[c].equals(sealed[c]));
       providers[c] = unchanged && kept && !(kept instanceof SharedProvider && kept.retired) ? kept : this.build(workspaceId, c, stored);
@@ -259,7 +259,7 @@ export class ProviderRegistry {
     return entry;
   }
 
-  private build(workspaceId: string, channel: Channel, stored: PushChannels | null): PushProvider {
+  private build(workspaceId: string, channel: PushProviderName, stored: PushChannels | null): PushProvider {
     const state = stored?.[channel];
     if (!stored || !state) return this.missing[channel];
     if (!state.readable) {
@@ -271,7 +271,7 @@ export class ProviderRegistry {
     return shared;
   }
 
-  private connect(channel: Channel, stored: PushChannels): PushProvider {
+  private connect(channel: PushProviderName, stored: PushChannels): PushProvider {
     const { ca, deadlineMs } = this.opts;
     if (channel === 'fcm' && stored.fcm?.readable) {
       return new FcmProvider(stored.fcm.credentials, { endpoint: this.opts.fcmEndpoint, tokenUriRule: this.tokenUriRule, ca, deadlineMs });

@@ -1,8 +1,8 @@
 // The push provider layer's one interface (docs/channels.md): a provider takes one message and the
 // devices to send it to, and answers one classified outcome per device, in order. Providers never
 // throw for a provider's answer or a lost connection: that is an outcome.
-import type { PushOutcome } from '../domain/push-outcome.js';
-import type { DevicePlatform } from '../domain/tokens.js';
+import type { PushOutcome } from '../../domain/push-outcome.js';
+import type { DevicePlatform } from '../../domain/tokens.js';
 
 /** What is sent, already rendered (templates are the caller's). */
 export interface PushMessage {

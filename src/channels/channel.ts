@@ -1,0 +1,84 @@
+// The channel model (docs/channels.md, "The channel model"), after Novu's provider interface: a
+// channel declares what a send on it needs, and its providers do the I/O side by side (send and
+// classify; where they have callbacks, verify and parse them). The send path (channels/send.ts
+// for channels with one address a person, channels/push/engine.ts for devices) runs the same
+// decisions (channels/decisions.ts), render step (the render pool), retry rule
+// (channels/retry.ts), metrics call and callback applier (channels/callbacks.ts) for all of them;
+// what differs is asked of the channel object, never branched on by name.
+import type { Db } from '../store/db.js';
+import type { PersonRow } from '../store/people.js';
+import type { RenderPool } from '../render/pool.js';
+import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
+import type { AddressChannel, AddressSuppressionType, Channel as ChannelName, ProviderEventKind } from '../domain/messages.js';
+import type { Held, PolicyScope } from './decisions.js';
+import type { MessagingSettings } from './settings.js';
+import type { EmailTransports } from './email/transport.js';
+
+/** What every channel declares to the decisions. */
+export interface Channel {
+  readonly name: ChannelName;
+  /** Whether a `bounced` person is sent nothing (their email address bounced). */
+  readonly stopsAtBounce: boolean;
+  /** What of the send policy applies to it. */
+  readonly policy: PolicyScope;
+}
+
+/** A provider's answer to one send, classified into the outcome every channel shares. */
+export type SendAnswer =
+  | {
+      status: 'sent';
+      providerId: string;
+      /** The sandbox: what the provider would report later, applied through the callback applier. */
+      reported?: ProviderEventKind;
+    }
+  | { status: 'failed'; error: string; retryable?: boolean; retryAfterMs?: number; suppress?: AddressSuppressionType };
+
+/** One message to one address, rendered and composed. */
+export interface Outgoing {
+  workspaceId: string;
+  messageId: string;
+  address: string;
+  /** The rendered fields as the channel composed them (channel.compose). */
+  fields: Readonly<Record<string, string>>;
+  unsubscribeUrl: string;
+  /** Past it, nothing is waited for (a test send answers within its request's time). */
+  deadline?: AbortSignal;
+}
+
+/** A workspace's provider of a channel, with the settings it was opened with. */
+export interface OpenChannel {
+  /** Recorded as the messages' `provider`: `smtp`, `twilio`, `sandbox`. */
+  readonly provider: string;
+  /** The person's address on this channel (in the form sends and suppressions use), if they have one. */
+  address(person: PersonRow): string | undefined;
+  /** One send attempt; the send path retries what it answers retryable. A channel not configured answers each send `failed` with why. */
+  send(out: Outgoing): Promise<SendAnswer>;
+}
+
+/** What channels' providers may use: the store, the server's settings, this actor's connection pools and render pool. */
+export interface ChannelDeps {
+  db: Db;
+  settings: MessagingSettings;
+  smtp: EmailTransports;
+  renders: Pick<RenderPool, 'render'>;
+}
+
+/** A channel that sends a person one message at one address of theirs (email, SMS). */
+export interface AddressedChannel extends Channel {
+  readonly name: AddressChannel;
+  /** The skip of a person with no address on it. */
+  readonly noAddress: Held;
+  /** A node's Liquid fields (its own, else its template's). */
+  fields(node: EmailNode | SmsNode, templates: Templates): Record<string, string>;
+  /** The rendered fields as sent (email: the text part derived once), and what the record keeps of them. */
+  compose(rendered: Record<string, string>): { fields: Record<string, string>; title: string | null; body: string };
+  /** The rendered fields as a preview shows them. */
+  preview(rendered: Record<string, string>): Record<string, string | null>;
+  /** The workspace's provider: its stored settings, else the sandbox when the server says so. */
+  open(deps: ChannelDeps, workspaceId: string): Promise<OpenChannel>;
+}
+
+/** The provider of a channel that cannot send: each send fails with why. */
+export function unavailable(provider: string, address: OpenChannel['address'], why: string): OpenChannel {
+  return { provider, address, send: async () => ({ status: 'failed', error: why }) };
+}

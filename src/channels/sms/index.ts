@@ -1,0 +1,43 @@
+// The SMS channel (docs/channels.md): a person's `phone` in E.164 (read in the channel's
+// `default_country` when stored without `+`), Twilio's Messages API or the sandbox; Twilio's
+// status and inbound callbacks. Quiet hours apply; the caps count pushes only.
+import { loadMessageChannel } from '../../store/message-channels.js';
+import { channelFields } from '../../domain/campaigns.js';
+import { unavailable, type AddressedChannel, type OpenChannel, type SendAnswer } from '../channel.js';
+import { held } from '../decisions.js';
+import { callbackUrls } from '../settings.js';
+import { e164 } from './phone.js';
+import { sandboxTwilio } from './sandbox.js';
+import { sendTwilio, type TwilioOutcome } from './twilio.js';
+
+const answer = (o: TwilioOutcome, reported?: 'delivered'): SendAnswer => (o.status === 'sent' ? { status: 'sent', providerId: o.sid, ...(reported ? { reported } : {}) } : o);
+
+const phoneOf = (country?: string) => (p: { phone: string | null }) => e164(p.phone, country);
+
+const SANDBOX: OpenChannel = {
+  provider: 'sandbox',
+  address: phoneOf(),
+  send: async (out) => answer(sandboxTwilio(out.address, out.messageId), 'delivered'),
+};
+
+export const sms = {
+  name: 'sms' as const,
+  stopsAtBounce: false,
+  policy: 'quiet_hours',
+  noAddress: held('no_phone_number', 'The person has no valid phone number'),
+  fields: channelFields,
+  compose: (rendered) => ({ fields: { body: rendered.body ?? '' }, title: null, body: rendered.body ?? '' }),
+  preview: (rendered) => ({ body: rendered.body ?? '' }),
+  async open(deps, workspaceId) {
+    const stored = await loadMessageChannel(deps.db, deps.settings.secrets, workspaceId, 'sms');
+    if (!stored && deps.settings.smsMode === 'sandbox') return SANDBOX;
+    if (!stored?.readable) return unavailable('twilio', phoneOf(), stored ? "the sms channel's settings cannot be opened (set them again)" : 'no sms channel is configured');
+    const settings = stored.settings;
+    const statusCallback = callbackUrls(deps.settings, workspaceId).smsStatus;
+    return {
+      provider: 'twilio',
+      address: phoneOf(settings.default_country),
+      send: async (out) => answer(await sendTwilio(deps.settings.twilioEndpoint, settings, out.address, out.fields.body ?? '', statusCallback)),
+    };
+  },
+} satisfies AddressedChannel;
