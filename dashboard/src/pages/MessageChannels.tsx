@@ -40,7 +40,7 @@ export function Email({ workspaceId, state, saved }: Props<AllChannels['email']>
     fromEmail: s?.from.email ?? '',
     fromName: s?.from.name ?? '',
     replyTo: s?.reply_to ?? '',
-    provider: (s?.webhooks?.provider ?? ''),
+    provider: (s?.webhooks?.provider ?? '') as EmailProvider | '',
     verificationKey: '',
     signingKey: '',
     hookUser: '',

@@ -104,7 +104,7 @@ function TemplateEditor({ workspaceId, template }: { workspaceId: string; templa
   const [name, setName] = useState(template?.name ?? '');
   const [channel, setChannel] = useState<Channel>(initialChannel);
   const [content, setContent] = useState<Content>(() =>
-    Object.fromEntries(TEMPLATE_FIELDS[initialChannel].map((f) => [f.key, (template?.[f.key]) ?? ''])),
+    Object.fromEntries(TEMPLATE_FIELDS[initialChannel].map((f) => [f.key, (template?.[f.key] as string | null | undefined) ?? ''])),
   );
   const { busy, done, error, fields, submit } = useSubmit();
   const own = TEMPLATE_FIELDS[channel];
