@@ -7,7 +7,8 @@
 import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { ServiceAccountTokenSource, type ServiceAccount } from '../src/push/index.js';
-import { OutboundPolicy, parseAllowList } from '../src/net/destinations.js';
+import { OutboundPolicy } from '../src/net/destinations.js';
+import { parseAllowList } from '../src/domain/private-hosts.js';
 import { LatencyHistogram, round, type LatencySummary } from './stats.js';
 
 export interface PushFloorConfig {

@@ -1,18 +1,17 @@
-// What every route answers: for each route id of the route table and each status it can give,
-// a description and the JSON Schema of the body (docs/channels.md; README, Request bodies, Errors and Routes).
-// Written from the handlers (src/handlers/*.ts), the error bodies (src/handlers/reply.ts), the front
-// (src/http/front.ts: 401, 403, 404, 405, 413, 429, 503) and the actor pipeline
-// (src/actors/pipeline.ts: schema 400, 501, 503). The OpenAPI document publishes these and
-// the HTTP tests validate every response they receive against it, so the two cannot drift.
+// What routes answer: for each route id of the route table, its success bodies and its handler's
+// own errors, and the error bodies and headers routes share (docs/channels.md; README, Request
+// bodies, Errors and Routes), written from the handlers (src/handlers/*.ts), the error bodies
+// (src/handlers/reply.ts), the front (src/http/front.ts) and the actor pipeline
+// (src/actors/pipeline.ts). src/http/route-responses.ts adds to each route what every route of
+// its kind answers (401, 403, 413, 429, 503); the OpenAPI document publishes the result and the
+// HTTP tests validate every response they receive against it, so the two cannot drift.
 //
 // Same subset as the request schemas (schemas/common.ts): OpenAPI 3.0 (`nullable: true`, no
 // type arrays, no `const`, no `$id`). Shapes that are closed say `additionalProperties: false`.
 // Each resource's module (schemas/people.ts, …) describes what its routes answer, beside their
-// requests, with the building blocks of schemas/response-parts.ts; here are the answers every
-// route shares (error bodies, 401, 403, 413, 429, 503) and the document's own. The named objects
-// of COMPONENTS are published once in the document (`#/components/schemas/<Name>`); everything
-// else is inline.
-import { ROUTES, errorShapeOf, type Route } from '../src/routes.js';
+// requests, with the building blocks of schemas/response-parts.ts; here are the error bodies
+// every route shares and the document's own. The named objects of COMPONENTS are published once
+// in the document (`#/components/schemas/<Name>`); everything else is inline.
 import type { ErrorCode } from '../src/domain/errors.js';
 import type { Scope } from '../src/ratelimit/limits.js';
 import type { Schema } from './common.js';
@@ -60,19 +59,19 @@ const fieldError = closed({ field: str, message: str });
 const fieldErrors: Schema = { type: 'array', items: fieldError };
 
 /** Key routes: a body or query failing its schema, malformed JSON, unusable input. */
-const badRequest = closed({ error: enumOf('Bad Request'), message: str, code: enumOf(400), details: fieldErrors });
+export const badRequest = closed({ error: enumOf('Bad Request'), message: str, code: enumOf(400), details: fieldErrors });
 
 // One object per distinct error body, so that equal bodies are one component in the document.
 const made = new Map<string, Schema>();
 const once = (key: string, make: () => Schema): Schema => made.get(key) ?? (made.set(key, make()), made.get(key)!);
 
 /** Key routes, every other error; `code` limited to what the route emits. */
-function keyError(codes: readonly ErrorCode[]): Schema {
+export function keyError(codes: readonly ErrorCode[]): Schema {
   return once(`key ${codes.join(',')}`, () => closed({ success: failure, error: str, code: enumOf(...codes), details: fieldErrors }, ['success', 'error', 'code']));
 }
 
 /** A single push send no device accepted (docs/channels.md): the stored failed record's id in details. */
-const providerError = closed({ success: failure, error: str, code: enumOf('PROVIDER_ERROR'), details: closed({ message_id: uuidText }) });
+export const providerError = closed({ success: failure, error: str, code: enumOf('PROVIDER_ERROR'), details: closed({ message_id: uuidText }) });
 
 /** The details of a refused permission list (api-key create and update). */
 const permissionDetails = closed({ unknown: strings, disallowed: strings, allowed: strings }, ['allowed']);
@@ -86,27 +85,27 @@ const SESSION_DETAILS: Record<SessionDetails, Schema> = {
 };
 
 /** Session routes, every error but 401/403. */
-function sessionError(codes: readonly ErrorCode[], details: SessionDetails = 'none'): Schema {
+export function sessionError(codes: readonly ErrorCode[], details: SessionDetails = 'none'): Schema {
   return once(`session ${codes.join(',')} ${details}`, () => closed({ success: failure, error: closed({ code: enumOf(...codes), message: str, details: SESSION_DETAILS[details] }) }));
 }
 
 /** The campaign trigger's errors but 401. */
-const flatError = closed({ error: str });
+export const flatError = closed({ error: str });
 
-const keyUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired API key'), details: str });
-const sessionUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired session token'), details: str });
-const forbidden = closed({ error: enumOf('Forbidden'), message: enumOf('Insufficient permissions') });
+export const keyUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired API key'), details: str });
+export const sessionUnauthorized = closed({ error: enumOf('Unauthorized'), message: enumOf('Invalid or expired session token'), details: str });
+export const forbidden = closed({ error: enumOf('Forbidden'), message: enumOf('Insufficient permissions') });
 
 /** `scope` limited to the scopes that can refuse the route. */
-function rateLimited(scopes: readonly Scope[]): Schema {
+export function rateLimited(scopes: readonly Scope[]): Schema {
   return once(`429 ${scopes.join(',')}`, () => closed({ error: enumOf('Rate limit exceeded'), message: str, scope: enumOf(...scopes), gate: enumOf('local', 'shared') }));
 }
 
-const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before retrying (at most 3600 on a 429; 1 on a 503)' };
+export const RETRY_AFTER = { 'Retry-After': 'Seconds to wait before retrying (at most 3600 on a 429; 1 on a 503)' };
 /** The front's framing check, before anything else on every request (src/http/front.ts). */
-const BAD_FRAMING = 'malformed framing (more than one Content-Length, a Content-Length not all digits, Transfer-Encoding together with Content-Length or other than one `chunked`; the connection is closed after the answer)';
+export const BAD_FRAMING = 'malformed framing (more than one Content-Length, a Content-Length not all digits, Transfer-Encoding together with Content-Length or other than one `chunked`; the connection is closed after the answer)';
 const badFramingDoc = (schema: Schema): ResponseDoc => ({ description: `Invalid request: ${BAD_FRAMING}`, schema, headers: { Connection: '`close`' } });
-const RATE_LIMIT_HEADERS = {
+export const RATE_LIMIT_HEADERS = {
   ...RETRY_AFTER,
   'X-RateLimit-Limit': 'Per-minute limit of the scope that refused',
   'X-RateLimit-Remaining': 'Always 0',
@@ -169,7 +168,8 @@ export const COMPONENTS: Record<string, Schema> = {
 // ---------------------------------------------------------------------------------------
 // Success bodies and handler errors, route by route: each resource's module, and this document's own
 
-const SPECIFIC: Record<string, RouteResponses> = {
+/** Route id → its success bodies and the handler's own errors (src/http/route-responses.ts adds what every route shares). */
+export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   'GET /openapi.json': {
     success: { 200: { description: 'This OpenAPI 3.0 document', schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: str, info: freeObject, paths: freeObject }, additionalProperties: true } } },
   },
@@ -185,89 +185,6 @@ const SPECIFIC: Record<string, RouteResponses> = {
   ...messageChannelResponses,
   ...apiKeyResponses,
 };
-
-// ---------------------------------------------------------------------------------------
-// The answers every route shares, by kind of route
-
-function responsesOf(route: Route): Responses {
-  const spec = SPECIFIC[route.id];
-  if (!spec) throw new Error(`schemas/responses.ts: no responses for ${route.id}`);
-  const shape = errorShapeOf(route);
-  const error = (codes: ErrorCode[], details?: SessionDetails): Schema => (shape === 'flat' ? flatError : shape === 'session' ? sessionError(codes, details) : keyError(codes));
-  const served = !route.notImplemented;
-  const out: Responses = { ...spec.success };
-
-  // 400: the front's framing check (every request), the pipeline's JSON, schema and path
-  // checks (every served route: any request may carry a malformed body), the session routes'
-  // missing X-Workspace-ID, and the handler's own.
-  const own = spec.errors?.[400];
-  const why = [
-    served && (route.body || route.query ? `${[route.body && 'body', route.query && 'query'].filter(Boolean).join(' or ')} failing its schema, malformed JSON or not UTF-8` : 'malformed JSON body or one not UTF-8 (any body sent is parsed)'),
-    served && `${route.path.includes('{') ? 'a path parameter, ' : ''}a query parameter or the body holding U+0000 or an unpaired surrogate`,
-    served && 'a body nesting arrays and objects deeper than 32 levels',
-    route.auth === 'session' && route.workspace === 'header' && 'no X-Workspace-ID header (or workspace_id query parameter)',
-    spec.badRequest,
-    own?.why && own.why[0]!.toLowerCase() + own.why.slice(1),
-    BAD_FRAMING,
-  ].filter(Boolean);
-  const description = `Invalid request: ${why.join('; ')}`;
-  if (shape === 'key') {
-    out['400'] = { description, schema: own && own.codes.length > 0 ? { anyOf: [badRequest, keyError(own.codes)] } : badRequest };
-  } else {
-    out['400'] = { description, schema: error(['VALIDATION_ERROR', ...(own?.codes ?? [])], spec.details400 ?? 'fields') };
-  }
-  if (route.auth === 'none' && route.path.startsWith('/webhooks/')) {
-    out['401'] = { description: 'Missing or bad provider signature (or basic auth): nothing was read or recorded', schema: flatError };
-  }
-  if (route.auth === 'key' || route.auth === 'session') {
-    out['401'] = {
-      description: 'Missing, malformed, unknown, revoked or expired credential',
-      schema: route.auth === 'session' ? sessionUnauthorized : keyUnauthorized,
-    };
-    out['403'] =
-      route.auth === 'session'
-        ? { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
-        : {
-            description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist${spec.errors?.[403] ? `; ${spec.errors[403].why}` : ''}`,
-            schema: shape === 'flat' ? flatError : forbidden,
-          };
-  }
-  const own404 = spec.errors?.[404];
-  if (own404) out['404'] = own404.mediaType ? { description: own404.why, schema: str, mediaType: own404.mediaType } : { description: own404.why, schema: error(own404.codes) };
-  for (const status of [409, 422] as const) {
-    const own = spec.errors?.[status];
-    if (own) out[status] = { description: own.why, schema: error(own.codes) };
-  }
-  const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
-  out['413'] = {
-    description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
-    schema: error(['PAYLOAD_TOO_LARGE']),
-  };
-  // Routes with no credential spend their own per-IP budget (the provider callbacks' is ip-webhooks).
-  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : route.auth === 'none' ? [route.scope, 'edge'] : ['ip-public', 'edge'];
-  out['429'] = {
-    description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'}${route.auth === 'key' ? ', and a key not in the cache is looked up only with an ip-public token' : ''})`,
-    schema: rateLimited(scopes),
-    headers: RATE_LIMIT_HEADERS,
-  };
-  const own500 = spec.errors?.[500];
-  out['500'] = own500
-    ? { description: `${own500.why}; or an unexpected failure (INTERNAL_ERROR, logged)`, schema: { anyOf: [error(['INTERNAL_ERROR']), providerError] } }
-    : { description: 'Unexpected failure (logged)', schema: error(['INTERNAL_ERROR']) };
-  if (route.notImplemented) out['501'] = { description: route.notImplemented, schema: error(['NOT_IMPLEMENTED']) };
-  if (route.auth !== 'public') {
-    out['503'] = {
-      description: `An actor restarted or did not answer in time, or Herald is shutting down${tracks ? '; the event Log cannot take the append (nothing was recorded)' : ''}${spec.errors?.[503] ? `; ${spec.errors[503].why}` : ''}`,
-      schema: error(['SERVICE_UNAVAILABLE']),
-      headers: RETRY_AFTER,
-    };
-  }
-  return out;
-}
-
-/** Route id → every status it can answer. */
-export const RESPONSES: Record<string, Responses> = Object.fromEntries(ROUTES.map((r) => [r.id, responsesOf(r)]));
-for (const id of Object.keys(SPECIFIC)) if (!RESPONSES[id]) throw new Error(`schemas/responses.ts: ${id} is not in the route table`);
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */
 export const HEALTH_RESPONSES: Responses = {

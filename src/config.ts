@@ -3,8 +3,8 @@
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { parseRange } from './auth/ip-allowlist.js';
-import { parseAllowList, type AllowList } from './net/destinations.js';
+import { parseRange } from './domain/ip-ranges.js';
+import { parseAllowList, type AllowList } from './domain/private-hosts.js';
 
 /** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (docs/isolation.md). */
 export const DEFAULT_FCM_ENDPOINT = 'https://fcm.googleapis.com';

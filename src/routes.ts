@@ -206,6 +206,11 @@ export type BodyOf<Id extends RouteId> = DefOf<Id> extends { body: infer S } ? F
 /** The query a route's handler gets, validated against its schema. */
 export type QueryOf<Id extends RouteId> = DefOf<Id> extends { query: infer S } ? FromSchema<S> : Record<string, unknown>;
 
+/** The names of a path template's `{…}` segments. */
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
+/** A route's path parameters by the names its path template gives them: the router fills every one. */
+export type ParamsOf<Id extends RouteId> = { readonly [N in ParamNames<Id>]: string };
+
 export type Route = RouteDef & { id: RouteId };
 
 export const ROUTES: readonly Route[] = defs.map((d) => ({ ...(d as RouteDef), id: `${d.method} ${d.path}` as RouteId }));

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Reply } from '../handlers/reply.js';
 import type { RouteId } from '../routes.js';
 import type { ActorRequest, FromActor, ToActor, ActorWorkerData } from './protocol.js';
-import type { StoreLink } from '../store/open.js';
+import type { StoreLink } from '../store/index.js';
 import type { MetricsJson } from '../metrics/scrape.js';
 import { logger } from '../logger.js';
 import { Batcher } from '../util/batcher.js';

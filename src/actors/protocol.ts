@@ -2,7 +2,7 @@
 import type { Reply } from '../handlers/reply.js';
 import type { KeyPrincipal, NoPrincipal, SessionPrincipal } from '../domain/principals.js';
 import type { RouteId } from '../routes.js';
-import type { StoreLink } from '../store/open.js';
+import type { StoreLink } from '../store/index.js';
 import type { MetricsJson } from '../metrics/scrape.js';
 
 export interface ActorRequest {

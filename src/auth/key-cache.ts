@@ -4,7 +4,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../store/db.js';
 import { keyByPrefix } from '../store/api-keys.js';
-import { parseRange } from './ip-allowlist.js';
+import { parseRange } from '../domain/ip-ranges.js';
 import { retry } from '../util/backoff.js';
 
 export interface KeyRecord {

@@ -161,7 +161,7 @@ export class GroupCommitLog implements Log {
       );
       for (const { item, err } of refused) {
         settled.add(item);
-        item.done(this.refusal(err)!);
+        item.done(this.refusal(err));
       }
       countLogFailures('refused', refused.length);
       logger.warn('log append refused; the other appends of its group were written', { refused: refused.length, group: batch.length, err: refused[0]?.err });

@@ -48,9 +48,9 @@ const create: Handler = async (ctx) => {
   return json(201, { success: true, suppression: present(row) });
 };
 
-const remove: Handler = async (ctx) => {
+const remove: Handler<'DELETE /workspaces/{workspaceId}/suppressions/{suppressionId}'> = async (ctx) => {
   requireManager(ctx);
-  const id = ctx.params.suppressionId!;
+  const id = ctx.params.suppressionId;
   if (!isUuid(id) || !(await deleteAddressSuppression(ctx.db, ctx.workspaceId, id.toLowerCase()))) throw new DomainError('NOT_FOUND', 'Suppression not found');
   return json(200, { success: true, message: 'Suppression lifted' });
 };

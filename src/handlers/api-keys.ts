@@ -1,7 +1,7 @@
 // API key management (README, Request bodies, Routes and Permissions). Session routes; the
 // pipeline has checked membership. Every change to a key tells the front to drop its cached
 // credential before the response leaves, so a revoked or refreshed secret stops at once.
-import type { Ctx, Handler, Handlers } from './context.js';
+import type { Handler, Handlers, PathCtx } from './context.js';
 import { json, type Reply } from './reply.js';
 import { requireManager } from './workspaces.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
@@ -55,8 +55,8 @@ function allowlistWarning(entries: string[] | undefined): string | undefined {
   return bad.length ? `These ip_whitelist entries are not IPs or CIDR blocks and will never match: ${bad.join(', ')}` : undefined;
 }
 
-async function loadKey(q: Queryable, ctx: Ctx, lock = false): Promise<KeyRow> {
-  const id = ctx.params.keyId!;
+async function loadKey(q: Queryable, ctx: PathCtx<'keyId'>, lock = false): Promise<KeyRow> {
+  const id = ctx.params.keyId;
   const key = isUuid(id) ? await findKey(q, ctx.workspaceId, id, lock) : null;
   if (!key) throw new DomainError('NOT_FOUND', 'API key not found');
   return key;
@@ -90,7 +90,7 @@ const list: Handler = async (ctx) => {
   return json(200, { success: true, api_keys: keys, total: keys.length });
 };
 
-const get: Handler = async (ctx) => json(200, { success: true, api_key: present(await loadKey(ctx.db, ctx)) });
+const get: Handler<'GET /workspaces/{workspaceId}/api-keys/{keyId}'> = async (ctx) => json(200, { success: true, api_key: present(await loadKey(ctx.db, ctx)) });
 
 const update: Handler<'PUT /workspaces/{workspaceId}/api-keys/{keyId}'> = async (ctx) => {
   requireManager(ctx);
@@ -113,14 +113,14 @@ const update: Handler<'PUT /workspaces/{workspaceId}/api-keys/{keyId}'> = async 
   return invalidating(json(200, { success: true, api_key: present(key), ...(warning ? { warning } : {}) }), key.key_prefix);
 };
 
-const revoke: Handler = async (ctx) => {
+const revoke: Handler<'DELETE /workspaces/{workspaceId}/api-keys/{keyId}'> = async (ctx) => {
   requireManager(ctx);
   const key = await loadKey(ctx.db, ctx);
   await revokeKey(ctx.db, key.id);
   return invalidating(json(200, { success: true, message: `API key ${key.key_prefix} revoked` }), key.key_prefix);
 };
 
-const refresh: Handler = async (ctx) => {
+const refresh: Handler<'POST /workspaces/{workspaceId}/api-keys/{keyId}/refresh'> = async (ctx) => {
   requireManager(ctx);
   const key = await loadKey(ctx.db, ctx);
   const secret = newSecret();
@@ -128,7 +128,7 @@ const refresh: Handler = async (ctx) => {
   return invalidating(json(200, { success: true, api_key: withSecret(key, secret), warning: STORE_WARNING }), key.key_prefix);
 };
 
-const usage: Handler = async (ctx) => {
+const usage: Handler<'GET /workspaces/{workspaceId}/api-keys/{keyId}/usage'> = async (ctx) => {
   const key = await loadKey(ctx.db, ctx);
   const byDay = new Map<string, number>();
   const byRoute: Record<string, number> = {};

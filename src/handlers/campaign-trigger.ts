@@ -42,7 +42,7 @@ const trigger: Handler<'POST /campaigns/{campaignId}/trigger'> = async (ctx) => 
   const workspaceId = ctx.workspaceId;
   const named = isUuid(body.workspace_id) ? body.workspace_id.toLowerCase() : body.workspace_id;
   if (named !== workspaceId) throw new DomainError('FORBIDDEN', "workspace_id is not the API key's workspace");
-  const id = ctx.params.campaignId!;
+  const id = ctx.params.campaignId;
   const campaign = isUuid(id) ? await findCampaign(ctx.db, workspaceId, id) : null;
   checkTriggerable(campaign);
   const campaignId = campaign!.id;

@@ -2,7 +2,7 @@
 // the pipeline has checked that the caller is a member of the workspace (X-Workspace-ID, the
 // workspace_id query parameter, or the path). Every change runs in the workspace's actor, in
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
-import type { Ctx, Handler, Handlers } from './context.js';
+import type { Ctx, Handler, Handlers, PathCtx } from './context.js';
 import { json } from './reply.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
@@ -37,8 +37,8 @@ function present(c: CampaignRow) {
 }
 
 /** Unknown, another workspace's, or not a UUID: all the same 404. */
-export async function loadCampaign(q: Queryable, ctx: Ctx, lock = false): Promise<CampaignRow> {
-  const id = ctx.params.campaignId!;
+export async function loadCampaign(q: Queryable, ctx: PathCtx<'campaignId'>, lock = false): Promise<CampaignRow> {
+  const id = ctx.params.campaignId;
   const campaign = isUuid(id) ? await findCampaign(q, ctx.workspaceId, id, lock) : null;
   if (!campaign) throw new DomainError('NOT_FOUND', 'Campaign not found');
   return campaign;
@@ -87,7 +87,7 @@ const list: Handler<'GET /campaigns'> = async (ctx) => {
   return json(200, { success: true, campaigns, total: r.total, limit, offset });
 };
 
-const get: Handler = async (ctx) => {
+const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, ctx.workspaceId, campaign.id);
   // The message counters, all channels together and per channel (docs/channels.md).
@@ -115,7 +115,7 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
   return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) }, ...(warnings.length ? { warnings } : {}) });
 };
 
-const remove: Handler = async (ctx) => {
+const remove: Handler<'DELETE /campaigns/{campaignId}'> = async (ctx) => {
   const name = await ctx.db.tx(async (q) => {
     const campaign = await loadCampaign(q, ctx, true);
     checkDeletable(campaign.status);
@@ -146,7 +146,7 @@ const messages: Handler<'GET /workspaces/{workspaceId}/campaigns/{campaignId}/me
 const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}/node-messages/{nodeId}'> = async (ctx) => {
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
-    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId!, ctx.body);
+    const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId, ctx.body);
     const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow };
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;

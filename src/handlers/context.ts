@@ -2,7 +2,7 @@
 // authenticated, limited, parsed and validated the request when it builds a Ctx.
 import type { Db } from '../store/index.js';
 import type { Log } from '../eventlog/index.js';
-import type { BodyOf, HandledRouteId, QueryOf, WorkspacelessRouteId } from '../routes.js';
+import type { BodyOf, HandledRouteId, ParamsOf, QueryOf, WorkspacelessRouteId } from '../routes.js';
 import type { Reply } from './reply.js';
 import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
@@ -63,12 +63,16 @@ export interface RequestCtx {
 }
 
 /**
- * A route's context: its body and query as its schemas validated them, and its workspace (null
- * on a workspaceless route). Without `Id`, what every route with a workspace has in common.
+ * A route's context: its path parameters by name, its body and query as its schemas validated
+ * them, and its workspace (null on a workspaceless route). Without `Id`, what every route with a
+ * workspace has in common.
  */
 export type Ctx<Id extends HandledRouteId | undefined = undefined> = Id extends HandledRouteId
-  ? RequestCtx & { body: BodyOf<Id>; query: QueryOf<Id>; workspaceId: Id extends WorkspacelessRouteId ? null : string }
+  ? Omit<RequestCtx, 'params'> & { params: ParamsOf<Id>; body: BodyOf<Id>; query: QueryOf<Id>; workspaceId: Id extends WorkspacelessRouteId ? null : string }
   : RequestCtx & { workspaceId: string };
+
+/** The context of any route whose path names the parameters `N` (a helper shared by such routes). */
+export type PathCtx<N extends string> = Ctx & { params: { readonly [P in N]: string } };
 
 export type Handler<Id extends HandledRouteId | undefined = undefined> = (ctx: Ctx<Id>) => Promise<Reply>;
 

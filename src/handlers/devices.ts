@@ -17,7 +17,7 @@ const present = (d: DeviceRow) => ({
 
 const register: Handler<'POST /people/{id}/devices'> = async (ctx) => {
   // Group-committed with the other registrations of the tick (store/device-registrar.ts).
-  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id!, ctx.body);
+  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id, ctx.body);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,
@@ -26,16 +26,16 @@ const register: Handler<'POST /people/{id}/devices'> = async (ctx) => {
   });
 };
 
-const list: Handler = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
-  if (!person) throw personNotFound(ctx.params.id!);
+const list: Handler<'GET /people/{id}/devices'> = async (ctx) => {
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id);
+  if (!person) throw personNotFound(ctx.params.id);
   const devices = (await devicesOf(ctx.db, person.id)).map(present);
   return json(200, { success: true, devices, count: devices.length });
 };
 
 /** The dashboard's person page: the person (by UUID) and their devices. */
-const dashboardGet: Handler = async (ctx) => {
-  const person = await personByUuid(ctx);
+const dashboardGet: Handler<'GET /workspaces/{workspaceId}/people/{personId}'> = async (ctx) => {
+  const person = await personByUuid(ctx, ctx.params.personId);
   const devices = (await devicesOf(ctx.db, person.id)).map(present);
   return json(200, { success: true, data: { person: dashboardPerson(person), devices } });
 };
@@ -43,7 +43,7 @@ const dashboardGet: Handler = async (ctx) => {
 const unregister: Handler<'DELETE /people/{id}/devices'> = async (ctx) => {
   const token = ctx.body.token ?? ctx.query.token;
   if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
-  if (!(await deactivateDevice(ctx.db, ctx.workspaceId, ctx.params.id!, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
+  if (!(await deactivateDevice(ctx.db, ctx.workspaceId, ctx.params.id, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
   return json(200, { success: true, message: 'Device unregistered' });
 };
 

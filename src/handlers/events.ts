@@ -100,8 +100,8 @@ const presentEvent = (e: EventRow) => ({ ...e, created_at: iso(e.created_at) });
 const readLimit = (ctx: { query: { limit: number } }) => Math.min(ctx.query.limit, READ_MAX);
 
 const personEvents: Handler<'GET /people/{id}/events'> = async (ctx) => {
-  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
-  if (!person) throw personNotFound(ctx.params.id!);
+  const person = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id);
+  if (!person) throw personNotFound(ctx.params.id);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), false)).map(presentEvent);
   return json(200, { success: true, person_id: person.external_id, events, total: events.length });
 };
@@ -117,7 +117,7 @@ const search: Handler<'GET /events/search'> = async (ctx) => {
 const eventFilter = (query: { name?: string; before?: string; before_id?: string }): EventFilter => ({ name: query.name, before: pageBack(query) });
 
 const dashboardEvents: Handler<'GET /workspaces/{workspaceId}/people/{personId}/events'> = async (ctx) => {
-  const person = await personByUuid(ctx);
+  const person = await personByUuid(ctx, ctx.params.personId);
   const events = (await eventsOf(ctx.db, person.id, readLimit(ctx), true, eventFilter(ctx.query))).map(presentEvent);
   return json(200, { success: true, person_id: person.id, events, total: events.length });
 };

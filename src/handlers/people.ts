@@ -112,27 +112,27 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
   return json(200, { success: true, results, total: entries.length });
 };
 
-const get: Handler = async (ctx) => {
-  const p = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id!);
-  if (!p) throw personNotFound(ctx.params.id!);
+const get: Handler<'GET /people/{id}'> = async (ctx) => {
+  const p = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id);
+  if (!p) throw personNotFound(ctx.params.id);
   return json(200, { success: true, person: keyPerson(p) });
 };
 
 const update: Handler<'PUT /people/{id}'> = async (ctx) => {
   const traits = ctx.body.traits;
   const fields = checkTraits(traits);
-  if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id!, traits, fields))) throw personNotFound(ctx.params.id!);
+  if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id, traits, fields))) throw personNotFound(ctx.params.id);
   return json(200, { success: true, message: 'Person updated' });
 };
 
-const remove: Handler = async (ctx) => {
+const remove: Handler<'DELETE /people/{id}'> = async (ctx) => {
   // Forgotten before the delete (no track resolves to the person meanwhile from the cache)
   // and again once it committed: a lookup that began in between read the row before the
   // commit, and its fill must not bring the deleted id back.
-  personIds.forget(ctx.workspaceId, ctx.params.id!);
-  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId, ctx.params.id!, ctx.analyticsInStore));
-  personIds.forget(ctx.workspaceId, ctx.params.id!);
-  if (!deleted) throw personNotFound(ctx.params.id!);
+  personIds.forget(ctx.workspaceId, ctx.params.id);
+  const deleted = await ctx.db.tx((q) => deletePerson(q, ctx.workspaceId, ctx.params.id, ctx.analyticsInStore));
+  personIds.forget(ctx.workspaceId, ctx.params.id);
+  if (!deleted) throw personNotFound(ctx.params.id);
   return json(200, { success: true, message: 'Person deleted with their events and devices' });
 };
 
@@ -169,19 +169,19 @@ const stats: Handler = async (ctx) => json(200, { success: true, ...(await peopl
 
 const dashboardPersonNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with id '${id}' in this workspace`);
 
-/** The dashboard's person, by UUID: the `personId` path segment's unless given. */
-export async function personByUuid(ctx: Ctx, id: string = ctx.params.personId!): Promise<PersonRow> {
+/** The dashboard's person, by UUID. */
+export async function personByUuid(ctx: Ctx, id: string): Promise<PersonRow> {
   const p = isUuid(id) ? await findPersonById(ctx.db, ctx.workspaceId, id) : null;
   if (!p) throw dashboardPersonNotFound(id);
   return p;
 }
 
 const consent: Handler<'PATCH /workspaces/{workspaceId}/people/{personId}'> = async (ctx) => {
-  const p = await personByUuid(ctx);
+  const p = await personByUuid(ctx, ctx.params.personId);
   const { status, unsubscribe_reason } = ctx.body;
   // The person may have been deleted since: then they are not found.
   const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
-  if (!updated) throw dashboardPersonNotFound(ctx.params.personId!);
+  if (!updated) throw dashboardPersonNotFound(ctx.params.personId);
   return json(200, { success: true, data: { person: dashboardPerson(updated) } });
 };
 

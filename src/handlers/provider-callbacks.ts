@@ -11,7 +11,7 @@
 // 503 is answered only when nothing was recorded.
 import { createHmac, createPublicKey, createVerify, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Ctx, Handler, Handlers } from './context.js';
+import type { Ctx, Handler, Handlers, PathCtx } from './context.js';
 import { errorReply, json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
 import { loadMessageChannel, personByPhone, rememberToken, suppressAddress, withDeadline, type EmailChannel, type Queryable, type SmsChannel } from '../store/index.js';
@@ -47,8 +47,8 @@ const idText = (v: unknown): string | undefined => (typeof v === 'string' && v.l
 const detail = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v.slice(0, 2_048) : undefined);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-async function channel<C extends AddressChannel>(ctx: Ctx, c: C) {
-  const ws = ctx.params.workspaceId!;
+async function channel<C extends AddressChannel>(ctx: PathCtx<'workspaceId'>, c: C) {
+  const ws = ctx.params.workspaceId;
   if (!isUuid(ws)) return undefined;
   const stored = await loadMessageChannel(ctx.db, ctx.messaging.secrets, ws, c);
   return stored?.readable ? stored.settings : undefined;
@@ -88,11 +88,11 @@ type Tx = <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>;
  * Runs `work` in the workspace's turn, with transactions bounded by the request's deadline.
  * Refused (the workspace's line is full) or out of time: a 503 reply, nothing recorded.
  */
-async function inTurn(ctx: Ctx, work: (tx: Tx) => Promise<Reply>): Promise<Reply> {
+async function inTurn(ctx: PathCtx<'workspaceId'>, work: (tx: Tx) => Promise<Reply>): Promise<Reply> {
   const deadline = ctx.deadline - ANSWER_MARGIN_MS;
   const tx: Tx = (fn) => ctx.db.tx((q) => fn(withDeadline(q, deadline, NOTHING_RECORDED)));
   try {
-    return await turns.run(ctx.params.workspaceId!, deadline, () => work(tx));
+    return await turns.run(ctx.params.workspaceId, deadline, () => work(tx));
   } catch (err) {
     if (!(err instanceof TurnRefused)) throw err;
     return err.why === 'line_full' ? LINE_FULL : errorReply('flat', 'SERVICE_UNAVAILABLE', NOTHING_RECORDED);
@@ -101,15 +101,15 @@ async function inTurn(ctx: Ctx, work: (tx: Tx) => Promise<Reply>): Promise<Reply
 
 const LINE_FULL = errorReply('flat', 'SERVICE_UNAVAILABLE', `This workspace already has ${CALLBACK_LINE} provider callbacks waiting; nothing was recorded. Retry shortly.`);
 /** A callback that could not wait for its turn is refused before its body is verified or read (that would be work for nothing). */
-const lineFull = (ctx: Ctx) => turns.lineFull(ctx.params.workspaceId!);
+const lineFull = (ctx: PathCtx<'workspaceId'>) => turns.lineFull(ctx.params.workspaceId);
 
 /**
  * Applies the events `read` finds in the body (undefined: malformed), in the workspace's turn: a
  * SendGrid batch is a megabyte of JSON, so a workspace's are read one at a time, and only once
  * let in. A Mailgun token is remembered first: a replayed one is refused, nothing applied.
  */
-function record(ctx: Ctx, read: () => ProviderEvent[] | undefined, token?: { token: string; timestamp: number }): Promise<Reply> {
-  const ws = ctx.params.workspaceId!;
+function record(ctx: PathCtx<'workspaceId'>, read: () => ProviderEvent[] | undefined, token?: { token: string; timestamp: number }): Promise<Reply> {
+  const ws = ctx.params.workspaceId;
   const answer = (fates: Applied[]) => {
     const counts = { applied: 0, duplicates: 0, unmatched: 0 };
     for (const { fate } of fates) counts[fate === 'applied' ? 'applied' : fate === 'duplicate' ? 'duplicates' : 'unmatched']++;
@@ -215,7 +215,7 @@ function postmarkEvent(b: unknown): ProviderEvent | null | undefined {
   return { provider: 'postmark', eventId, messageId, kind, details: url ? { url } : {} };
 }
 
-const email: Handler = async (ctx) => {
+const email: Handler<'POST /webhooks/email/{workspaceId}'> = async (ctx) => {
   const hooks = (await channel(ctx, 'email'))?.webhooks;
   if (!hooks) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
@@ -258,11 +258,11 @@ function twilioForm(ctx: Ctx, sms: SmsChannel, url: string): Record<string, stri
   return form.some(([k, v]) => isUnstorable(k) || isUnstorable(v)) ? 'unstorable' : Object.fromEntries(form);
 }
 
-const status: Handler = async (ctx) => {
+const status: Handler<'POST /webhooks/sms/{workspaceId}/status'> = async (ctx) => {
   const sms = await channel(ctx, 'sms');
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
-  const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsStatus));
+  const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId).smsStatus));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;
   const sid = idText(form.MessageSid ?? form.SmsSid);
@@ -278,17 +278,17 @@ const STOP = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']
 const START = new Set(['START', 'UNSTOP', 'YES']);
 const TWIML: Reply = { status: 200, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>', headers: { 'Content-Type': 'text/xml' } };
 
-const inbound: Handler = async (ctx) => {
+const inbound: Handler<'POST /webhooks/sms/{workspaceId}/inbound'> = async (ctx) => {
   const sms = await channel(ctx, 'sms');
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
-  const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId!).smsInbound));
+  const form = await cpuStep(() => twilioForm(ctx, sms, callbackUrls(ctx.messaging, ctx.params.workspaceId).smsInbound));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;
   const from = e164(form.From, sms.default_country);
   const sid = idText(form.MessageSid);
   if (!from || form.Body === undefined || !sid) return MALFORMED;
-  const ws = ctx.params.workspaceId!;
+  const ws = ctx.params.workspaceId;
   const word = form.Body.trim().toUpperCase();
   const remember = (q: Queryable) => q.query(`INSERT INTO provider_events (workspace_id, provider, event_id) VALUES ($1, 'twilio', $2) ON CONFLICT DO NOTHING`, [ws, sid]);
   // The MessageSid is remembered once the message is applied: one refused, or not applied for an

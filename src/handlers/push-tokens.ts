@@ -30,8 +30,8 @@ const suppress: Handler<'POST /workspaces/{workspaceId}/push/tokens/suppress'> =
   });
 };
 
-const lift: Handler = async (ctx) => {
-  const id = ctx.params.id!;
+const lift: Handler<'DELETE /workspaces/{workspaceId}/push/tokens/suppress/{id}' | 'DELETE /workspaces/{workspaceId}/push/suppressions/{id}'> = async (ctx) => {
+  const id = ctx.params.id;
   const lifted = isUuid(id) ? await liftSuppression(ctx.db, ctx.workspaceId, id) : undefined;
   if (!lifted) throw new DomainError('NOT_FOUND', 'No such token suppression in this workspace');
   return json(200, { success: true, message: 'Suppression lifted', id: lifted });

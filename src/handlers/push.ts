@@ -145,8 +145,8 @@ export function presentMessage(m: StoredMessage) {
   };
 }
 
-const status: Handler = async (ctx) => {
-  const id = ctx.params.messageId!;
+const status: Handler<'GET /workspaces/{workspaceId}/push/status/{messageId}'> = async (ctx) => {
+  const id = ctx.params.messageId;
   // Synthetic `skipped-…` ids and anything else that is not a UUID name no record.
   const m = isUuid(id) ? await loadMessage(ctx.db, ctx.workspaceId, id) : null;
   if (!m) throw new DomainError('NOT_FOUND', `No push message '${id}' in this workspace`);
@@ -154,7 +154,7 @@ const status: Handler = async (ctx) => {
 };
 
 const history: Handler<'GET /workspaces/{workspaceId}/people/{personId}/messages'> = async (ctx) => {
-  const person = await personByUuid(ctx);
+  const person = await personByUuid(ctx, ctx.params.personId);
   const limit = Math.min(ctx.query.limit, HISTORY_PAGE_MAX);
   const { messages, total } = await messagesOf(ctx.db, ctx.workspaceId, person.id, limit, ctx.query.offset);
   return json(200, { success: true, messages: messages.map(presentMessage), total });

@@ -1,7 +1,7 @@
 // Message templates (docs/campaigns-runtime.md): push content in Liquid that campaign push nodes name by
 // template_id. Session routes on the path's workspace (dashboard-only: a key gets 403). Every
 // template stored parses: a field that does not is a 400 naming it.
-import type { Ctx, Handler, Handlers } from './context.js';
+import type { Handler, Handlers, PathCtx } from './context.js';
 import { json } from './reply.js';
 import { DomainError } from '../domain/errors.js';
 import { CONTENT_FIELDS, EMAIL_FIELDS } from '../domain/campaigns.js';
@@ -30,8 +30,8 @@ function present(t: TemplateRow) {
   };
 }
 
-async function loadTemplate(q: Queryable, ctx: Ctx, lock = false): Promise<TemplateRow> {
-  const id = ctx.params.templateId!;
+async function loadTemplate(q: Queryable, ctx: PathCtx<'templateId'>, lock = false): Promise<TemplateRow> {
+  const id = ctx.params.templateId;
   const template = isUuid(id) ? await findTemplate(q, ctx.workspaceId, id, lock) : null;
   if (!template) throw new DomainError('NOT_FOUND', 'Template not found');
   return template;
@@ -61,7 +61,7 @@ const list: Handler = async (ctx) => {
   return json(200, { success: true, templates, total: templates.length });
 };
 
-const get: Handler = async (ctx) => json(200, { success: true, data: { template: present(await loadTemplate(ctx.db, ctx)) } });
+const get: Handler<'GET /workspaces/{workspaceId}/templates/{templateId}'> = async (ctx) => json(200, { success: true, data: { template: present(await loadTemplate(ctx.db, ctx)) } });
 
 const update: Handler<'PUT /workspaces/{workspaceId}/templates/{templateId}'> = async (ctx) => {
   const template = await ctx.db.tx(async (q) => {
@@ -71,7 +71,7 @@ const update: Handler<'PUT /workspaces/{workspaceId}/templates/{templateId}'> = 
   return json(200, { success: true, data: { template: present(template) } });
 };
 
-const remove: Handler = async (ctx) => {
+const remove: Handler<'DELETE /workspaces/{workspaceId}/templates/{templateId}'> = async (ctx) => {
   const name = await ctx.db.tx(async (q) => {
     // A campaign going live reads its templates FOR SHARE: with this lock held, it either
     // committed before (and is found below) or reads the template after it is gone (and fails

@@ -4,7 +4,7 @@
 // or the page's form) unsubscribes the person the token names: 200, never a redirect; repeats
 // answer the same. A token Herald did not make, or whose person is gone: a 404 page.
 import { createHash } from 'node:crypto';
-import type { Handler, Handlers } from './context.js';
+import type { Handler, Handlers, PathCtx } from './context.js';
 import type { Reply } from './reply.js';
 import { readUnsubscribeToken } from '../email/unsubscribe.js';
 
@@ -50,8 +50,8 @@ interface Subject {
   status: string;
 }
 
-async function subjectOf(ctx: Parameters<Handler>[0]): Promise<{ personId: string; s: Subject } | undefined> {
-  const token = readUnsubscribeToken(ctx.messaging.unsubscribeKey, ctx.params.token!);
+async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; s: Subject } | undefined> {
+  const token = readUnsubscribeToken(ctx.messaging.unsubscribeKey, ctx.params.token);
   if (!token) return undefined;
   const r = await ctx.db.query<Subject>(
     'SELECT w.name AS workspace, p.email, p.status FROM people p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1 AND p.workspace_id = $2',
@@ -60,14 +60,14 @@ async function subjectOf(ctx: Parameters<Handler>[0]): Promise<{ personId: strin
   return r.rows[0] && { personId: token.personId, s: r.rows[0] };
 }
 
-const show: Handler = async (ctx) => {
+const show: Handler<'GET /u/{token}'> = async (ctx) => {
   const found = await subjectOf(ctx);
   if (!found) return NOT_FOUND;
   const { workspace, email } = found.s;
   return page(200, `Unsubscribe from ${workspace}`, `<p>Stop emails from <strong>${escape(workspace)}</strong> to <strong>${escape(masked(email))}</strong>?</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`);
 };
 
-const unsubscribe: Handler = async (ctx) => {
+const unsubscribe: Handler<'POST /u/{token}'> = async (ctx) => {
   const found = await subjectOf(ctx);
   if (!found) return NOT_FOUND;
   await ctx.db.query(

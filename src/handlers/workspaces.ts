@@ -64,8 +64,8 @@ const addMember: Handler<'POST /workspaces/{workspaceId}/members'> = async (ctx)
   });
 };
 
-const removeMember: Handler = async (ctx) => {
-  const target = ctx.params.userId!;
+const removeMember: Handler<'DELETE /workspaces/{workspaceId}/members/{userId}'> = async (ctx) => {
+  const target = ctx.params.userId;
   // Owners and admins remove anyone but the owner; any member may leave.
   if (target !== ctx.user!.sub) requireManager(ctx);
   const role = await memberRole(ctx.db, ctx.workspaceId, target);

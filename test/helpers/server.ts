@@ -94,11 +94,11 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   const proc = spawn(process.execPath, [CLI, 'start'], { env: heraldEnv(dataDir, natsPrefix, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (err += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (err += d));
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 60 s\n${out}\n${err}`)), 60_000);
-    proc.stdout!.on('data', () => {
+    proc.stdout.on('data', () => {
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);

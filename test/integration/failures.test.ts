@@ -441,7 +441,7 @@ t.test('ClickHouse killed mid-stream and restarted: ingestion unaffected, every 
   load.phase = 'ch-down';
   const atKill = ackedCount(load);
   const h1 = await eventually(async () => {
-    const h = await herald!.req('GET', '/healthz');
+    const h = await herald.req('GET', '/healthz');
     return String(h.body?.components?.analytics).startsWith('down') ? h : undefined;
   }, 20_000);
   t.equal(h1?.status, 200, 'ClickHouse down: /healthz still 200 (analytics only lags)');
@@ -517,8 +517,8 @@ t.test('NATS killed: 503 with Retry-After while it is away, 201 again when it is
   const natsUp = async () => {
     if (!(await portFree(port))) throw new Error(`port ${port} is taken: not starting a private nats-server there`);
     const p = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', natsDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    p.stdout!.on('data', (d) => (natsLog += d));
-    p.stderr!.on('data', (d) => (natsLog += d));
+    p.stdout.on('data', (d) => (natsLog += d));
+    p.stderr.on('data', (d) => (natsLog += d));
     ours.add(p.pid!);
     nats = p;
     const up = await eventually(async () => p.exitCode === null && (await tcpOpen(port)), 20_000);
@@ -657,8 +657,8 @@ t.test('a body the store cannot hold (NUL, lone surrogate) is refused (400) and 
     srv.req('POST', '/track', { token: a.write, body: { event: 'poison', external_id: uniqueUser('poison'), parameters: { nul: 'x\u0000y', lone: 'z\ud800' } } }),
     ...Array.from({ length: 20 }, (_, i) => srv.req('POST', '/track', { token: b.write, body: { event: 'innocent', external_id: uniqueUser(`innocent-${i}`) } })),
   ]);
-  t.equal(poison!.status, 400, `refused as invalid: ${poison!.text.slice(0, 200)}`);
-  t.equal(poison!.body?.code, 400);
+  t.equal(poison.status, 400, `refused as invalid: ${poison.text.slice(0, 200)}`);
+  t.equal(poison.body?.code, 400);
   t.same(innocent.map((r) => r.status), Array(20).fill(201), 'tracks of another workspace at the same moment: 201');
   for (const [what, body] of [
     ['NUL in external_id', { event: 'p', external_id: 'u\u0000v' }],

@@ -4,7 +4,8 @@
 // APNs token auth, reserved data keys, the sandbox.
 import t from 'tap';
 import { ApnsProvider, FcmProvider, SandboxProvider, sendWithRetries, UnconfiguredProvider, type PushDevice } from '../../src/push/index.js';
-import { OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
+import { OutboundPolicy } from '../../src/net/destinations.js';
+import { parseAllowList } from '../../src/domain/private-hosts.js';
 import { makeP8, startFakeApns, type FakeApns } from '../fakes/fake-apns.js';
 import { startFakeFcm, type FakeFcm } from '../fakes/fake-fcm.js';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { ProviderRegistry, type ProviderRegistryOptions } from '../../src/delivery/providers.js';
 import type { DevicePlatform as Platform } from '../../src/domain/tokens.js';
 import { openPostgres } from '../../src/store/pg.js';
-import { parseAllowList } from '../../src/net/destinations.js';
+import { parseAllowList } from '../../src/domain/private-hosts.js';
 import { sendWithRetries } from '../../src/push/index.js';
 import { setLogLevel } from '../../src/logger.js';
 import { eventually, newWorkspace, startServer, storeUrl, type TestServer } from '../helpers/server.js';
@@ -226,7 +226,7 @@ t.test('NODE_EXTRA_CA_CERTS, as a deployment trusts a private CA: no ca option',
   const script = `
     const { ProviderRegistry } = await import(${JSON.stringify(dist('delivery/providers.js'))});
     const { openPostgres } = await import(${JSON.stringify(dist('store/pg.js'))});
-    const { parseAllowList } = await import(${JSON.stringify(dist('net/destinations.js'))});
+    const { parseAllowList } = await import(${JSON.stringify(dist('domain/private-hosts.js'))});
     const db = openPostgres(process.env.URL, 1);
     const reg = new ProviderRegistry(db, { mode: 'live', secretsKey: Buffer.from(process.env.KEY, 'hex'), fcmEndpoint: process.env.FCM, apnsEndpoint: process.env.APNS, allowedPrivateHosts: parseAllowList(['127.0.0.1']) });
     const p = await reg.forWorkspace(process.env.WS);

@@ -148,7 +148,7 @@ t.test('SIGTERM to the `npm start` process stops Herald cleanly', async (t) => {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  npm.stdout!.on('data', (d) => (out += d));
+  npm.stdout.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
   const port = await eventually(async () => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0), 60_000);
   t.ok(port > 0, `npm start serves: ${out}`);
@@ -277,8 +277,8 @@ t.test('SIGTERM to the process group of `npm start` (npm forwards it too): Heral
   });
   let out = '';
   let err = '';
-  npm.stdout!.on('data', (d) => (out += d));
-  npm.stderr!.on('data', (d) => (err += d));
+  npm.stdout.on('data', (d) => (out += d));
+  npm.stderr.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
   const port = await eventually(async () => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0), 60_000);
   t.ok(port > 0, `npm start serves: ${out}`);

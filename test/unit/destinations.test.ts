@@ -6,7 +6,8 @@
 import t from 'tap';
 import { promisify } from 'node:util';
 import type { LookupAddress } from 'node:dns';
-import { DestinationRefused, isGlobalAddress, OutboundPolicy, parseAllowList } from '../../src/net/destinations.js';
+import { DestinationRefused, isGlobalAddress, OutboundPolicy } from '../../src/net/destinations.js';
+import { parseAllowList } from '../../src/domain/private-hosts.js';
 
 t.test('only global unicast is reachable by default', async (t) => {
   const refused = [

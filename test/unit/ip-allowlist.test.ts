@@ -1,6 +1,7 @@
 // Key allowlists and the client IP (README, Permissions).
 import t from 'tap';
-import { clientIp, inRanges, malformedEntries, parseHop, parseRange } from '../../src/auth/ip-allowlist.js';
+import { clientIp, malformedEntries, parseHop } from '../../src/auth/ip-allowlist.js';
+import { inRanges, parseRange } from '../../src/domain/ip-ranges.js';
 
 /** [kind, address text, prefix bits] of a parsed range, or null. */
 const show = (entry: string) => {
