@@ -84,6 +84,7 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> 
     return { person, mergeId: anonymousId ? await scheduleMerge(q, ws, person.id, anonymousId) : undefined };
   });
   if (r.repeatOf !== undefined) {
+    // Null only when deleted since the claim was read (a race with the delete).
     const person = await findPersonById(ctx.db, ws, r.repeatOf);
     if (!person) throw personNotFound(input.userId);
     return { person, duplicate: true };

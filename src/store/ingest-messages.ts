@@ -9,13 +9,15 @@ import { logger } from '../logger.js';
 export const MESSAGE_ID_WINDOW = `interval '7 days'`;
 
 /**
- * Claims `messageId` for an identify in the transaction `q`: null when claimed (a row older
- * than the window is taken over), else the person the first identify answered with.
+ * Claims `messageId` for an identify in the transaction `q`: null when claimed, else the
+ * person the first identify answered with. A row older than the window is taken over, and so
+ * is one whose person was deleted since (a deleted person's identifies are forgotten with them:
+ * their answer cannot be given again).
  */
 export async function claimIdentify(q: Queryable, workspaceId: string, messageId: string): Promise<{ personId: string } | null> {
   const claimed = await q.query(
     `INSERT INTO ingest_message_ids AS m (workspace_id, kind, message_id) VALUES ($1, 'identify', $2)
-     ON CONFLICT (workspace_id, kind, message_id) DO UPDATE SET person_id = NULL, accepted_at = now() WHERE m.accepted_at <= now() - ${MESSAGE_ID_WINDOW}
+     ON CONFLICT (workspace_id, kind, message_id) DO UPDATE SET person_id = NULL, accepted_at = now() WHERE m.accepted_at <= now() - ${MESSAGE_ID_WINDOW} OR NOT EXISTS (SELECT 1 FROM people p WHERE p.id = m.person_id)
      RETURNING 1`,
     [workspaceId, messageId],
   );

@@ -164,6 +164,14 @@ t.test('/identify and /people/batch: a repeat changes no trait and answers the f
   t.same(two.body.results.map((r: { duplicate?: boolean }) => r.duplicate), [true, true], 'repeats of an earlier batch');
   const person = await s.req('GET', `/people/${user}`, { token: w.key });
   t.same(person.body.person.traits, { plan: 'free', step: 1, other: true }, 'only the first of each messageId was applied');
+
+  // A deleted person's identifies are forgotten with them: the next is written as new.
+  t.equal((await s.req('DELETE', `/people/${user}`, { token: w.key })).status, 200);
+  const anew = await post(w, '/identify', { userId: user, traits: { plan: 'pro' }, messageId: id });
+  t.equal(anew.status, 200, anew.text);
+  t.notOk('duplicate' in anew.body);
+  t.not(anew.body.person.id, first.body.person.id);
+  t.same(anew.body.person.traits, { plan: 'pro' });
 });
 
 t.test('workspaces keep their own messageIds', async (t) => {
