@@ -34,8 +34,11 @@ const DEDUP_RECS = `
 WITH given AS (
   SELECT * FROM ROWS FROM (jsonb_to_recordset($1::text::jsonb) AS ${COLUMNS.slice(0, -1)}, message_id text)) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, new_person_id, message_id, ord)
 ), prior AS MATERIALIZED (
-  SELECT g.ord, m.event_id, m.person_id FROM given g
-  JOIN ingest_message_ids m ON m.workspace_id = g.workspace_id AND m.kind = 'track' AND m.message_id = g.message_id AND m.accepted_at > now() - ${MESSAGE_ID_WINDOW}
+  -- Lateral with LIMIT, never flattened into a join (which could hash the whole table): an index probe each, as found below.
+  SELECT g.ord, m.event_id, m.person_id FROM given g CROSS JOIN LATERAL (
+    SELECT m.event_id, m.person_id FROM ingest_message_ids m
+    WHERE m.workspace_id = g.workspace_id AND m.kind = 'track' AND m.message_id = g.message_id AND m.accepted_at > now() - ${MESSAGE_ID_WINDOW} LIMIT 1
+  ) m
 ), firsts AS MATERIALIZED (
   SELECT DISTINCT ON (workspace_id, message_id) ord, workspace_id, message_id FROM given
   WHERE message_id IS NOT NULL AND ord NOT IN (SELECT ord FROM prior) ORDER BY workspace_id, message_id, ord
@@ -63,7 +66,8 @@ const DEDUP_CLAIM = `, claimed AS (
 const DEDUP_ROWS = `
 SELECT ord, person_id::text AS person_id, person_id = new_person_id AS created, NULL AS event_id, NULL AS type, NULL::jsonb AS parameters, NULL::timestamptz AS created_at, message_id IS NOT NULL AND id NOT IN (SELECT event_id FROM claimed) AS raced FROM resolved
 UNION ALL
-SELECT p.ord, p.person_id::text, false, p.event_id::text, e.type, e.parameters, e.created_at, false FROM prior p LEFT JOIN events e ON e.id = p.event_id
+SELECT p.ord, p.person_id::text, false, p.event_id::text, e.type, e.parameters, e.created_at, false
+FROM prior p LEFT JOIN LATERAL (SELECT type, parameters, created_at FROM events WHERE id = p.event_id LIMIT 1) e ON true
 UNION ALL
 SELECT g.ord, r.person_id::text, false, r.id::text, r.type, r.parameters, r.created_at, r.id NOT IN (SELECT event_id FROM claimed)
 FROM given g JOIN firsts f ON f.workspace_id = g.workspace_id AND f.message_id = g.message_id AND f.ord <> g.ord JOIN resolved r ON r.ord = f.ord`;

@@ -52,8 +52,11 @@ export async function firstEvents(q: Queryable, keys: { workspace_id: string; me
   const r = await q.query<FirstEvent>(
     `SELECT m.workspace_id::text AS workspace_id, m.message_id, m.event_id::text AS event_id, m.person_id::text AS person_id, e.type, e.parameters, e.created_at
      FROM jsonb_to_recordset($1::text::jsonb) AS k(workspace_id uuid, message_id text)
-     JOIN ingest_message_ids m ON m.workspace_id = k.workspace_id AND m.kind = 'track' AND m.message_id = k.message_id AND m.accepted_at > now() - ${MESSAGE_ID_WINDOW}
-     LEFT JOIN events e ON e.id = m.event_id`,
+     CROSS JOIN LATERAL (
+       SELECT * FROM ingest_message_ids m
+       WHERE m.workspace_id = k.workspace_id AND m.kind = 'track' AND m.message_id = k.message_id AND m.accepted_at > now() - ${MESSAGE_ID_WINDOW} LIMIT 1
+     ) m
+     LEFT JOIN LATERAL (SELECT type, parameters, created_at FROM events WHERE id = m.event_id LIMIT 1) e ON true`,
     [JSON.stringify(keys.map((k) => ({ workspace_id: k.workspace_id, message_id: k.message_id })))],
   );
   return r.rows;
