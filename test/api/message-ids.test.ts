@@ -2,7 +2,8 @@
 // repeat on /track, /track/batch, /identify and /people/batch within the window is answered as
 // the first (status, ids) with `duplicate: true` and changes nothing (no second event, no trait
 // change, no second campaign enrolment), repeats inside one batch and across batches, the first
-// payload wins, workspaces keep their own messageIds, over 100 characters is a 400, and a
+// payload wins, workspaces keep their own messageIds, over 100 characters is a 400, past the
+// window (a row aged in the store) a messageId is new again, and a
 // kill -9 of Herald between the store's commit and the answer leaves a retry a duplicate with
 // no second event or trigger. Every answer is checked against the OpenAPI document.
 import t, { type Test } from 'tap';
@@ -187,6 +188,27 @@ t.test('workspaces keep their own messageIds', async (t) => {
   t.notOk('duplicate' in ia.body, 'a track and an identify keep their own messageIds');
   t.notOk('duplicate' in ib.body);
   t.not(ia.body.person.id, ib.body.person.id);
+});
+
+// On JetStream a repeat within its 2-minute duplicate window is dropped by the stream itself,
+// so the aged row (the store's memory only) is tried on the embedded Log.
+t.test('past the window a messageId is new again', { skip: process.env.NATS_URL ? 'the store row is aged, not the stream' : false }, async (t) => {
+  const w = await workspace();
+  const user = uniqueUser('mid');
+  const id = mid();
+  const first = await post(w, '/track', { event: 'old', userId: user, messageId: id });
+  const identified = await post(w, '/identify', { userId: user, traits: { v: 1 }, messageId: id });
+  await sql.query(`UPDATE ingest_message_ids SET accepted_at = now() - interval '7 days 1 minute' WHERE workspace_id = $1 AND message_id = $2`, [w.ws.id, id]);
+  const again = await post(w, '/track', { event: 'new', userId: user, messageId: id });
+  t.equal(again.status, 201, again.text);
+  t.notOk('duplicate' in again.body.data, 'a new message');
+  t.not(again.body.data.event_id, first.body.data.event_id);
+  t.same((await eventsOf(first.body.data.person_id, 2)).map((e) => e.type).sort(), ['new', 'old']);
+  t.equal((await post(w, '/track', { event: 'new', userId: user, messageId: id })).body.data.duplicate, true, 'and remembered from then on');
+  const reidentified = await post(w, '/identify', { userId: user, traits: { v: 2 }, messageId: id });
+  t.notOk('duplicate' in reidentified.body);
+  t.equal(reidentified.body.person.id, identified.body.person.id);
+  t.same(reidentified.body.person.traits, { v: 2 });
 });
 
 /** An active event campaign listening to `purchase`, enrolling without a delay. */
