@@ -40,7 +40,8 @@ export interface Log {
    * order. Rejects with LogUnavailable when they are not (an outage: retry later), or with a
    * DomainError when the Log refuses these events themselves (e.g. a value the store cannot
    * hold): nothing of them was appended, no one was created for them, and the other appends
-   * committed with them are not affected.
+   * committed with them are not affected. An event whose message_id the workspace appended in
+   * the last 7 days is not appended: it resolves as that first event, `duplicate`.
    */
   appendEvents(events: NewEvent[]): Promise<Appended[]>;
   close(): Promise<void>;
