@@ -112,12 +112,13 @@ const messageKey = (r: LogRecord) => `${r.workspace_id}\0${r.message_id!}`;
 async function publishOnce(js: JetStreamClient, names: StreamNames, db: Db, groups: Group[], publish: (groups: Group[]) => Promise<unknown>): Promise<Persons> {
   const carrying = groups.flatMap((g) => g.records.filter((r) => r.message_id !== undefined));
   const stored = new Map((await firstEvents(db, carrying)).map((f) => [`${f.workspace_id}\0${f.message_id}`, f]));
-  const outcome = new Map<LogRecord, PersonOf>();
+  const outcome = new Map<LogRecord, PersonOf | undefined>();
   const firsts = new Map<string, LogRecord>();
   const alone: LogRecord[] = [];
   for (const r of carrying) {
     const first = stored.get(messageKey(r));
-    if (first) outcome.set(r, repeated(r, first));
+    // Its own id: an earlier try of this write (rewritten in halves) stored it already.
+    if (first) outcome.set(r, first.event_id === r.id ? undefined : repeated(r, first));
     else if (!firsts.has(messageKey(r))) {
       firsts.set(messageKey(r), r);
       alone.push(r);
@@ -140,11 +141,15 @@ async function publishOnce(js: JetStreamClient, names: StreamNames, db: Db, grou
   }));
 }
 
-/** The first event of `r`'s message once the store sink has applied it; `raced` (503, retry) if it has not within FIRST_WAIT_MS. */
-async function appliedFirst(db: Db, r: LogRecord): Promise<PersonOf> {
+/**
+ * The first event of `r`'s message once the store sink has applied it; `raced` (503, retry) if
+ * it has not within FIRST_WAIT_MS. Undefined when that first is `r` itself, published by an
+ * earlier try of this write (a group rewritten in halves, event-log.ts).
+ */
+async function appliedFirst(db: Db, r: LogRecord): Promise<PersonOf | undefined> {
   for (const until = Date.now() + FIRST_WAIT_MS; Date.now() < until; await new Promise((ok) => setTimeout(ok, FIRST_POLL_MS))) {
     const [first] = await firstEvents(db, [r]);
-    if (first) return repeated(r, first);
+    if (first) return first.event_id === r.id ? undefined : repeated(r, first);
   }
   return { id: '', created: false, raced: true };
 }
