@@ -24,6 +24,10 @@ export const uuid = { type: 'string', format: 'uuid', pattern: '^[0-9a-fA-F]{8}-
 
 export const nonEmptyString = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
 
+const messageId = { ...nonEmptyString(100), description: 'A repeat within 7 days is answered as the first, with `duplicate: true`, and changes nothing' } as const;
+/** The client's deduplication key and its aliases (README, messageId). */
+export const messageIds = { messageId, message_id: messageId, messageID: messageId } as const;
+
 /** An object schema; its type keeps what FromSchema reads (properties, required, nullable). */
 export const object = <const P extends Record<string, Schema>, const R extends readonly (keyof P & string)[] = [], const E extends Schema = Record<never, never>>(
   properties: P,

@@ -1,5 +1,5 @@
-import { nonEmptyString, object, pageBack, queryLimit, timestamp, type Schema } from './common.js';
-import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, isoTime, ok, personNotFound, str, uuidText, type RouteResponses } from './response-parts.js';
+import { messageIds, nonEmptyString, object, pageBack, queryLimit, timestamp, type Schema } from './common.js';
+import { closed, count, dashboardPersonNotFound, duplicate, enumOf, failure, freeObject, isoTime, ok, personNotFound, str, uuidText, type RouteResponses } from './response-parts.js';
 
 const userId = nonEmptyString(255);
 
@@ -13,6 +13,7 @@ export const track = object(
     parameters: { type: 'object' },
     properties: { type: 'object', description: 'Alias of parameters' },
     timestamp,
+    ...messageIds,
   },
   ['event'],
 );
@@ -57,7 +58,7 @@ export const workspaceEvent = closed({ ...eventFields, person_id: uuidText, exte
 const trackStatus: Schema = { ...enumOf('processed', 'accepted_with_warnings'), description: '`accepted_with_warnings`: stored, but a campaign trigger failed on it (see `warnings`)' };
 const triggerWarnings: Schema = { type: 'array', items: str, description: 'Present with `accepted_with_warnings`: what failed after the event was stored' };
 const trackResult = closed(
-  { index: count, event_id: uuidText, person_id: uuidText, event: str, status: trackStatus, warnings: triggerWarnings, person_created: { ...enumOf(true), description: 'Present when this event created the person' } },
+  { index: count, event_id: uuidText, person_id: uuidText, event: str, status: trackStatus, warnings: triggerWarnings, person_created: { ...enumOf(true), description: 'Present when this event created the person' }, duplicate },
   ['index', 'event_id', 'person_id', 'event', 'status'],
 );
 const trackBatchFields = { processed: count, total: count, results: { type: 'array', items: trackResult, description: 'The events stored' } };
@@ -77,6 +78,7 @@ export const eventResponses: Record<string, RouteResponses> = {
             status: trackStatus,
             warnings: triggerWarnings,
             person_created: { ...enumOf(true), description: 'Present when the external_id was unknown and a person was created' },
+            duplicate,
           },
           ['event_id', 'person_id', 'event', 'parameters', 'timestamp', 'processed_at', 'status'],
         ),

@@ -1,7 +1,7 @@
 import { PERSON_STATUSES } from '../src/domain/people.js';
 import { device } from './devices.js';
-import { nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
-import { closed, count, dashboardPersonNotFound, enumOf, failure, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, personNotFound, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
+import { messageIds, nonEmptyString, object, pagination, timestamp, type Schema, type SchemaRefusal } from './common.js';
+import { closed, count, dashboardPersonNotFound, duplicate, enumOf, failure, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, personNotFound, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
 
 const userId = nonEmptyString(255);
 // '' clears the stored email (README, Request bodies), so the empty string is allowed beside an address.
@@ -17,6 +17,7 @@ export const identify = object({
   anonymousId: { type: 'string', maxLength: 36 },
   traits: { type: 'object' },
   timestamp,
+  ...messageIds,
 });
 
 export const personUpdate = object({ traits: { type: 'object' } }, ['traits']);
@@ -123,17 +124,17 @@ const personPage = (description: string, item: Schema): ResponseDoc => ok(descri
 
 export const peopleResponses: Record<string, RouteResponses> = {
   'POST /identify': {
-    success: { 200: ok('The person, created or merged into', { person: personEcho }) },
+    success: { 200: ok('The person, created or merged into', { person: personEcho, duplicate }, ['person']) },
     errors: identifyErrors,
     badRequest: identifyBadRequest,
   },
   'POST /people': {
-    success: { 201: ok('The person, created or merged into', { person: personEcho }) },
+    success: { 201: ok('The person, created or merged into', { person: personEcho, duplicate }, ['person']) },
     errors: identifyErrors,
     badRequest: identifyBadRequest,
   },
   'POST /people/upsert': {
-    success: { 201: ok('The person, created or merged into', { person: personEcho }) },
+    success: { 201: ok('The person, created or merged into', { person: personEcho, duplicate }, ['person']) },
     errors: identifyErrors,
     badRequest: identifyBadRequest,
   },
@@ -144,7 +145,7 @@ export const peopleResponses: Record<string, RouteResponses> = {
           type: 'array',
           items: {
             anyOf: [
-              closed({ type: enumOf('identify'), index: count, success, data: keyPerson }),
+              closed({ type: enumOf('identify'), index: count, success, data: keyPerson, duplicate }, ['type', 'index', 'success', 'data']),
               closed({ type: enumOf('identify'), index: count, success: failure, error: str }),
             ],
           },

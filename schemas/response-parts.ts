@@ -33,6 +33,8 @@ export const failure: Schema = { type: 'boolean', enum: [false] };
 export const isoTime: Schema = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' };
 export const nullableIsoTime: Schema = { ...isoTime, nullable: true };
 export const enumOf = (...values: (string | number | boolean)[]): Schema => ({ type: typeof values[0] === 'number' ? 'integer' : typeof values[0], enum: values });
+/** On an ingest answer whose messageId was accepted before (README, messageId). */
+export const duplicate: Schema = { ...enumOf(true), description: 'Present when the messageId was accepted before: the first answer\'s ids; nothing was changed now' };
 
 /** An object with exactly these properties; all required unless `required` says otherwise. */
 export function closed(properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema {

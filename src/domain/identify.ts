@@ -13,6 +13,9 @@ export interface IdentifyBody {
   anonymousId?: string;
   traits?: Record<string, unknown>;
   timestamp?: string;
+  messageId?: string;
+  message_id?: string;
+  messageID?: string;
 }
 
 export interface IdentifyInput {
@@ -22,6 +25,8 @@ export interface IdentifyInput {
   traits: Record<string, unknown>;
   anonymousId?: string;
   seenAt: string;
+  /** Its messageId: written once per workspace in 7 days. */
+  messageId?: string;
 }
 
 /** The one identifier among the aliases `userId`, `user_id`, `external_id`. */
@@ -30,6 +35,13 @@ export function resolveUserId(body: { userId?: string; user_id?: string; externa
   if (given.length === 0) throw new InvalidInput('userId is required (aliases: user_id, external_id)', [{ field: 'userId', message: 'is required' }]);
   if (given.some((v) => v !== given[0])) throw new DomainError('IDENTIFIER_CONFLICT', 'userId, user_id and external_id name one identifier; the values sent disagree');
   return given[0]!;
+}
+
+/** A body's messageId among its aliases `messageId`, `message_id`, `messageID` (README, messageId); undefined when none. */
+export function resolveMessageId(body: { messageId?: string; message_id?: string; messageID?: string }): string | undefined {
+  const given = [body.messageId, body.message_id, body.messageID].filter((v): v is string => v !== undefined);
+  if (given.some((v) => v !== given[0])) throw new InvalidInput('messageId, message_id and messageID name one id; the values sent disagree', [{ field: 'messageId', message: 'aliases disagree' }]);
+  return given[0];
 }
 
 /** Checks traits (README, Request bodies) and returns the dedicated person fields they set. */
@@ -54,5 +66,6 @@ export function identifyInput(body: IdentifyBody): IdentifyInput {
     traits,
     anonymousId: body.anonymousId || undefined,
     seenAt: body.timestamp === undefined ? new Date().toISOString() : normalizeTimestamp(body.timestamp, 'timestamp'),
+    messageId: resolveMessageId(body),
   };
 }

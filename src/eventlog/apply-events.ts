@@ -18,15 +18,66 @@
 // record's new_person_id, in this statement and its commit, so a new person costs no
 // statement or commit of its own. Those records are the statement's rows: their ordinal in
 // `$1`, their person, and whether this statement created it (for the first of its records).
+//
+// Records carrying a message_id (a client's messageId; docs/ingest.md, messageId) go through a
+// variant of the statement, so the records without one keep this one untouched: a message_id
+// accepted in the last 7 days (`ingest_message_ids`), or repeated among the records, writes
+// nothing and is answered with its first event; the others claim their message_id in the
+// same commit as their event, so a crash cannot separate the two.
 import { prepared, type Prepared } from '../store/db.js';
+import { MESSAGE_ID_WINDOW } from '../store/ingest-messages.js';
 
 const COLUMNS = '(id uuid, workspace_id uuid, person_id uuid, external_id text, type text, parameters jsonb, created_at timestamptz, new_person_id uuid)';
 
-function applySql(analytics: boolean): string {
-  return `
+/** With message ids: the records that claim theirs (`recs`), those repeating one (`prior`, `firsts`). */
+const DEDUP_RECS = `
+WITH given AS (
+  SELECT * FROM ROWS FROM (jsonb_to_recordset($1::text::jsonb) AS ${COLUMNS.slice(0, -1)}, message_id text)) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, new_person_id, message_id, ord)
+), prior AS MATERIALIZED (
+  -- Lateral with LIMIT, never flattened into a join (which could hash the whole table): an index probe each, as found below.
+  SELECT g.ord, m.event_id, m.person_id FROM given g CROSS JOIN LATERAL (
+    SELECT m.event_id, m.person_id FROM ingest_message_ids m
+    WHERE m.workspace_id = g.workspace_id AND m.kind = 'track' AND m.message_id = g.message_id AND m.accepted_at > now() - ${MESSAGE_ID_WINDOW} LIMIT 1
+  ) m
+), firsts AS MATERIALIZED (
+  SELECT DISTINCT ON (workspace_id, message_id) ord, workspace_id, message_id FROM given
+  WHERE message_id IS NOT NULL AND ord NOT IN (SELECT ord FROM prior) ORDER BY workspace_id, message_id, ord
+), recs AS MATERIALIZED (
+  SELECT * FROM given WHERE message_id IS NULL OR ord IN (SELECT ord FROM firsts)
+)`;
+
+/**
+ * With message ids: each claims its message_id (one older than the window is taken over), and
+ * only a record whose claim it made is stored; `claimed` is the events that may be written.
+ */
+const DEDUP_CLAIM = `, claimed AS (
+  INSERT INTO ingest_message_ids AS m (workspace_id, kind, message_id, event_id, person_id)
+  SELECT workspace_id, 'track', message_id, id, person_id FROM resolved WHERE message_id IS NOT NULL
+  ON CONFLICT (workspace_id, kind, message_id) DO UPDATE SET event_id = EXCLUDED.event_id, person_id = EXCLUDED.person_id, accepted_at = now()
+    WHERE m.accepted_at <= now() - ${MESSAGE_ID_WINDOW}
+  RETURNING event_id
+)`;
+
+/**
+ * With message ids, a row for every record: a repeat names its first event (`event_id` and
+ * what it stored); `raced`: its message_id was claimed by a transaction this one could not
+ * see (answered 503, and its retry is a repeat).
+ */
+const DEDUP_ROWS = `
+SELECT ord, person_id::text AS person_id, person_id = new_person_id AS created, NULL AS event_id, NULL AS type, NULL::jsonb AS parameters, NULL::timestamptz AS created_at, message_id IS NOT NULL AND id NOT IN (SELECT event_id FROM claimed) AS raced FROM resolved
+UNION ALL
+SELECT p.ord, p.person_id::text, false, p.event_id::text, e.type, e.parameters, e.created_at, false
+FROM prior p LEFT JOIN LATERAL (SELECT type, parameters, created_at FROM events WHERE id = p.event_id LIMIT 1) e ON true
+UNION ALL
+SELECT g.ord, r.person_id::text, false, r.id::text, r.type, r.parameters, r.created_at, r.id NOT IN (SELECT event_id FROM claimed)
+FROM given g JOIN firsts f ON f.workspace_id = g.workspace_id AND f.message_id = g.message_id AND f.ord <> g.ord JOIN resolved r ON r.ord = f.ord`;
+
+function applySql(analytics: boolean, dedup: boolean): string {
+  const kept = dedup ? ' AND (message_id IS NULL OR id IN (SELECT event_id FROM claimed))' : '';
+  return `${dedup ? DEDUP_RECS : `
 WITH recs AS (
   SELECT * FROM ROWS FROM (jsonb_to_recordset($1::text::jsonb) AS ${COLUMNS}) WITH ORDINALITY AS r(id, workspace_id, person_id, external_id, type, parameters, created_at, new_person_id, ord)
-), found AS MATERIALIZED (
+)`}, found AS MATERIALIZED (
   -- Scalar subqueries, so each is an index probe per record: as joins, the planner (which
   -- expects 100 records) hashed the whole people table for every batch. Materialized, so the
   -- probes run once however often they are read below.
@@ -45,13 +96,13 @@ WITH recs AS (
   RETURNING id, workspace_id, external_id
 ), resolved AS MATERIALIZED (
   SELECT recs.ord, recs.id, recs.workspace_id, recs.external_id, recs.type, recs.parameters, recs.created_at,
-    recs.person_id AS given_person_id, recs.new_person_id, COALESCE(f.person_id, c.id) AS person_id
+    recs.person_id AS given_person_id, recs.new_person_id, COALESCE(f.person_id, c.id) AS person_id${dedup ? ', recs.message_id' : ''}
   FROM recs JOIN found f USING (ord)
   LEFT JOIN created c ON recs.person_id IS NULL AND f.person_id IS NULL AND c.workspace_id = recs.workspace_id AND c.external_id = recs.external_id
-), stored AS (
+)${dedup ? DEDUP_CLAIM : ''}, stored AS (
   INSERT INTO events (id, workspace_id, person_id, type, parameters, created_at)
   SELECT r.id, r.workspace_id, r.person_id, r.type, r.parameters, r.created_at
-  FROM resolved r WHERE r.person_id IS NOT NULL
+  FROM resolved r WHERE r.person_id IS NOT NULL${kept}
   ON CONFLICT (id) DO NOTHING
   RETURNING id, person_id, type, created_at
 ), counted AS (
@@ -64,18 +115,32 @@ WITH recs AS (
     first_at = LEAST(person_event_counts.first_at, EXCLUDED.first_at), last_at = GREATEST(person_event_counts.last_at, EXCLUDED.last_at)
 )${analytics ? `, analytics AS (
   INSERT INTO analytics_events (id, workspace_id, person_id, external_id, type, parameters, created_at)
-  SELECT id, workspace_id, given_person_id, external_id, type, parameters, created_at FROM resolved WHERE person_id IS NULL
+  SELECT id, workspace_id, given_person_id, external_id, type, parameters, created_at FROM resolved WHERE person_id IS NULL${kept}
   ON CONFLICT (id) DO NOTHING
-)` : ''}
-SELECT ord, person_id::text AS person_id, person_id = new_person_id AS created FROM resolved WHERE given_person_id IS NULL`;
+)` : ''}${dedup ? DEDUP_ROWS : `
+SELECT ord, person_id::text AS person_id, person_id = new_person_id AS created FROM resolved WHERE given_person_id IS NULL`}`;
 }
 
-/** The statement applying `$1`, a JSON array of event records; `analytics`: the store is the analytics store (no ClickHouse). Its rows are {@link PersonOfRecord}s. */
-export const applyEvents = (analytics: boolean): Prepared => prepared(`apply-events-${analytics}`, applySql(analytics));
+/**
+ * The statement applying `$1`, a JSON array of event records; `analytics`: the store is the
+ * analytics store (no ClickHouse); `dedup`: some records carry a message_id. Its rows are
+ * {@link PersonOfRecord}s ({@link RecordOutcome}s with `dedup`).
+ */
+export const applyEvents = (analytics: boolean, dedup = false): Prepared => prepared(`apply-events-${analytics}${dedup ? '-dedup' : ''}`, applySql(analytics, dedup));
 
 /** A row of the statement: the person of the record at `ord` (1-based) that named them by external_id. */
 export interface PersonOfRecord {
   ord: string;
   person_id: string;
   created: boolean;
+}
+
+/** A row of the statement with message ids: one per record (a record with its person and no message_id: person_id null unless a repeat). */
+export interface RecordOutcome extends PersonOfRecord {
+  /** The first event of the message this record repeats, with what it stored (null fields: since deleted). */
+  event_id: string | null;
+  type: string | null;
+  parameters: Record<string, unknown> | null;
+  created_at: Date | null;
+  raced: boolean;
 }

@@ -6,7 +6,8 @@
 // Log finds the person, or creates them bare (the actor's cache answers known people).
 import { isDataError, type Db } from '../store/db.js';
 import { personIds } from '../store/person-cache.js';
-import { applyEvents, type PersonOfRecord } from './apply-events.js';
+import { applyEvents, type PersonOfRecord, type RecordOutcome } from './apply-events.js';
+import { purgeMessageIds, type FirstEvent } from '../store/ingest-messages.js';
 import type { EventRecord } from '../domain/events.js';
 import { newId } from '../ids.js';
 import { InvalidInput, Unavailable, type DomainError } from '../domain/errors.js';
@@ -16,13 +17,21 @@ import { isolatePoison } from './poison.js';
 import { countLogFailures, countLogWrite } from '../metrics/index.js';
 
 
-/** An event to append, for the person its `external_id` names (person_id is the Log's to find). */
-export type NewEvent = Omit<EventRecord, 'person_id'>;
+/**
+ * An event to append, for the person its `external_id` names (person_id is the Log's to find);
+ * `message_id`: the client's messageId, appended once per workspace in 7 days.
+ */
+export type NewEvent = Omit<EventRecord, 'person_id'> & { message_id?: string };
 
-/** An appended event with its person; `personCreated`: this append created them (true for exactly one append). */
+/**
+ * An appended event with its person; `personCreated`: this append created them (true for
+ * exactly one append). `duplicate`: its message_id was appended before, and `record` is that
+ * first event; nothing was appended now.
+ */
 export interface Appended {
   record: EventRecord;
   personCreated: boolean;
+  duplicate?: true;
 }
 
 export interface Log {
@@ -31,7 +40,8 @@ export interface Log {
    * order. Rejects with LogUnavailable when they are not (an outage: retry later), or with a
    * DomainError when the Log refuses these events themselves (e.g. a value the store cannot
    * hold): nothing of them was appended, no one was created for them, and the other appends
-   * committed with them are not affected.
+   * committed with them are not affected. An event whose message_id the workspace appended in
+   * the last 7 days is not appended: it resolves as that first event, `duplicate`.
    */
   appendEvents(events: NewEvent[]): Promise<Appended[]>;
   close(): Promise<void>;
@@ -48,18 +58,25 @@ export class LogUnavailable extends Unavailable {
  * A record as appended: person_id null when the person is not known yet (the store's Log
  * finds or creates them with the records, trying `new_person_id` for them).
  */
-export type LogRecord = Omit<EventRecord, 'person_id'> & { person_id: string | null; new_person_id?: string };
+export type LogRecord = NewEvent & { person_id: string | null; new_person_id?: string };
 
-/** One append, serialized once: `json` is the JSON array text of `records`. */
+/** One append, serialized once: `json` is the JSON array text of `records`; `dedup`: some carry a message_id. */
 export interface Group {
   records: LogRecord[];
   json: string;
+  dedup: boolean;
 }
 
-/** A record's person; `created`: by this append. */
+/**
+ * A record's person; `created`: by this append. `repeatOf`: the record's message_id was
+ * appended before, as this event (nothing appended now); `raced`: another write claimed it
+ * meanwhile (nothing appended; a retry is a repeat).
+ */
 export interface PersonOf {
   id: string;
   created: boolean;
+  repeatOf?: EventRecord;
+  raced?: boolean;
 }
 
 /**
@@ -177,7 +194,10 @@ export class GroupCommitLog implements Log {
     const known = await this.knownPersons(events);
     const records = events.map((e, i): LogRecord => (known[i] ? { ...e, person_id: known[i].id } : { ...e, person_id: null, new_person_id: newId() }));
     const found = await this.append(records);
+    if (found?.some((f) => f?.raced)) throw new LogUnavailable(new Error('a messageId of these events was claimed by a concurrent append'));
     return records.map((r, i) => {
+      const repeatOf = found?.[i]?.repeatOf;
+      if (repeatOf) return { record: repeatOf, personCreated: false, duplicate: true };
       const person = known[i];
       // A record with its person is the event as appended; one without gets its person now.
       if (person) return { record: r as EventRecord, personCreated: person.created };
@@ -207,7 +227,8 @@ export class GroupCommitLog implements Log {
       // A RangeError (a value nested deeper than the serializer's stack): this append only.
       return Promise.reject(unserializable(err));
     }
-    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json }, done: (err, persons) => (err ? reject(err) : resolve(persons)) }));
+    const dedup = records.some((r) => r.message_id !== undefined);
+    return new Promise((resolve, reject) => this.batcher.add({ group: { records, json, dedup }, done: (err, persons) => (err ? reject(err) : resolve(persons)) }));
   }
 
   async close(): Promise<void> {
@@ -232,6 +253,10 @@ const STORE_SPLIT_AT = 500;
 
 /** Without ClickHouse (which needs NATS), analytics copies live in the store too. */
 const APPLY = applyEvents(true);
+const APPLY_DEDUP = applyEvents(true, true);
+
+/** Message ids past their window count as absent; deleting them is housekeeping, at most hourly. */
+const PURGE_EVERY_MS = 60 * 60_000;
 
 /**
  * The store's Log: the appends of a tick are applied to `events` and the counts in one
@@ -242,10 +267,19 @@ const APPLY = applyEvents(true);
  * same statement, in the same commit (they took a statement and a commit of their own).
  */
 export function storeLog(db: Db): Log {
+  let purgedAt = 0;
   return new GroupCommitLog(
     async (groups) => {
       // Each group's json is an array: their elements, joined, are the one array applied.
-      const { rows } = await db.query<PersonOfRecord>(APPLY, [`[${groups.map((g) => g.json.slice(1, -1)).filter((inner) => inner !== '').join(',')}]`]);
+      const all = `[${groups.map((g) => g.json.slice(1, -1)).filter((inner) => inner !== '').join(',')}]`;
+      if (groups.some((g) => g.dedup)) {
+        if (Date.now() - purgedAt > PURGE_EVERY_MS) {
+          purgedAt = Date.now();
+          purgeMessageIds(db);
+        }
+        return outcomes(groups, (await db.query<RecordOutcome>(APPLY_DEDUP, [all])).rows);
+      }
+      const { rows } = await db.query<PersonOfRecord>(APPLY, [all]);
       const found = new Map(rows.map((r) => [Number(r.ord), { id: r.person_id, created: r.created }]));
       let ord = 0;
       return groups.map((g) => g.records.map((r) => {
@@ -255,6 +289,29 @@ export function storeLog(db: Db): Log {
     },
     { maxInFlight: 2, lanes: { splitAt: STORE_SPLIT_AT }, refusal: storeRefusal },
   );
+}
+
+/** The answer to `r`, a repeat of the message whose first event `first` is. */
+export function repeated(r: LogRecord, first: Omit<FirstEvent, 'workspace_id' | 'message_id'>): PersonOf {
+  // The first event's stored fields; its person deleted since, what this repeat sent.
+  const repeatOf = {
+    id: first.event_id, workspace_id: r.workspace_id, person_id: first.person_id, external_id: r.external_id,
+    type: first.type ?? r.type, parameters: first.parameters ?? r.parameters, created_at: first.created_at?.toISOString() ?? r.created_at,
+  };
+  return { id: first.person_id, created: false, repeatOf };
+}
+
+/** What the statement with message ids says of each record of `groups`, as {@link Persons}. */
+function outcomes(groups: Group[], rows: RecordOutcome[]): Persons {
+  const byOrd = new Map(rows.map((r) => [Number(r.ord), r]));
+  let ord = 0;
+  return groups.map((g) => g.records.map((r) => {
+    const row = byOrd.get(++ord);
+    if (row?.raced) return { id: '', created: false, raced: true };
+    if (row?.event_id) return repeated(r, { ...row, event_id: row.event_id });
+    if (r.person_id !== null) return undefined;
+    return row?.person_id ? { id: row.person_id, created: row.created } : missing(r);
+  }));
 }
 
 /** The statement answers every record without a person; not doing so is a defect, not an outage to retry. */

@@ -252,6 +252,8 @@ function recordText(r: { record: unknown; msg: JsMsg }): string {
 class UnserializableRecords extends Error {}
 
 /** `records` as one JSON text, for a statement's parameter. */
+const hasMessageId = (r: unknown): boolean => typeof r === 'object' && r !== null && 'message_id' in r;
+
 function recordsJson(records: unknown[]): string {
   try {
     return JSON.stringify(records);
@@ -268,8 +270,10 @@ function recordsJson(records: unknown[]): string {
  */
 export function jetStreamSink(db: Db, nc: NatsConnection, names: StreamNames, embeddedAnalytics: boolean, statements: number): Sink {
   const sql = applyEvents(embeddedAnalytics);
+  // Records with a message_id claim it with their event, so a repeat that outlived JetStream's duplicate window is not stored twice.
+  const dedupSql = applyEvents(embeddedAnalytics, true);
   const isPoison = (err: unknown) => isDataError(err) || err instanceof UnserializableRecords;
-  const apply = (records: unknown[]) => db.query(sql, [recordsJson(records)]);
+  const apply = (records: unknown[]) => db.query(records.some(hasMessageId) ? dedupSql : sql, [recordsJson(records)]);
   return jetStreamConsumerSink({ label: 'jetstream sink', sink: 'jetstream-store', consumer: names.storeSink, apply, isPoison, parts: statements }, db, nc, names.stream);
 }
 

@@ -4,8 +4,10 @@
 // The stream keeps a message until the store sink has acknowledged it (interest retention).
 import { connect, InvalidArgumentError, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { GroupCommitLog, type Group, type Log, type Refusal } from './event-log.js';
+import { createHash } from 'node:crypto';
+import { GroupCommitLog, repeated, type Group, type Log, type LogRecord, type PersonOf, type Persons, type Refusal } from './event-log.js';
 import type { Db } from '../store/db.js';
+import { firstEvents } from '../store/ingest-messages.js';
 import { resolvePerson } from '../store/person-resolver.js';
 import { DomainError } from '../domain/errors.js';
 import { logger } from '../logger.js';
@@ -93,6 +95,65 @@ function messages(groups: Group[]): { data: string; firstId: string }[] {
   return out;
 }
 
+/** How long a repeat JetStream dropped waits for the store sink to have applied its first (docs/ingest.md, messageId). */
+const FIRST_WAIT_MS = 5000;
+const FIRST_POLL_MS = 20;
+
+const messageKey = (r: LogRecord) => `${r.workspace_id}\0${r.message_id!}`;
+
+/**
+ * Appends `groups`, some of whose records carry a message_id: those accepted before (in the
+ * store, or earlier in this write) are repeats, answered with their first event and not
+ * published; each other one is published alone with its workspace and message_id (hashed) as
+ * msgID, so JetStream's duplicate window drops a repeat racing it. A repeat it drops is
+ * answered once the store sink has applied the first (what outlives the window is the sink's
+ * store constraint, apply-events.ts). The records without one go as before.
+ */
+async function publishOnce(js: JetStreamClient, names: StreamNames, db: Db, groups: Group[], publish: (groups: Group[]) => Promise<unknown>): Promise<Persons> {
+  const carrying = groups.flatMap((g) => g.records.filter((r) => r.message_id !== undefined));
+  const stored = new Map((await firstEvents(db, carrying)).map((f) => [`${f.workspace_id}\0${f.message_id}`, f]));
+  const outcome = new Map<LogRecord, PersonOf | undefined>();
+  const firsts = new Map<string, LogRecord>();
+  const alone: LogRecord[] = [];
+  for (const r of carrying) {
+    const first = stored.get(messageKey(r));
+    // Its own id: an earlier try of this write (rewritten in halves) stored it already.
+    if (first) outcome.set(r, first.event_id === r.id ? undefined : repeated(r, first));
+    else if (!firsts.has(messageKey(r))) {
+      firsts.set(messageKey(r), r);
+      alone.push(r);
+    }
+  }
+  const rest = groups.map((g) => (g.dedup ? { ...g, records: g.records.filter((r) => r.message_id === undefined) } : g));
+  await Promise.all([
+    publish(rest.map((g) => (g.dedup ? { ...g, json: JSON.stringify(g.records) } : g))),
+    ...alone.map(async (r) => {
+      const ack = await js.publish(names.subject, JSON.stringify([r]), { msgID: createHash('sha256').update(messageKey(r)).digest('hex') });
+      if (ack.duplicate) outcome.set(r, await appliedFirst(db, r));
+    }),
+  ]);
+  return groups.map((g) => g.records.map((r) => {
+    if (r.message_id === undefined || outcome.has(r)) return outcome.get(r);
+    // A repeat within this write: answered as its first.
+    const first = firsts.get(messageKey(r))!;
+    if (first === r) return undefined;
+    return outcome.get(first) ?? repeated(r, { event_id: first.id, person_id: first.person_id!, type: first.type, parameters: first.parameters, created_at: new Date(first.created_at) });
+  }));
+}
+
+/**
+ * The first event of `r`'s message once the store sink has applied it; `raced` (503, retry) if
+ * it has not within FIRST_WAIT_MS. Undefined when that first is `r` itself, published by an
+ * earlier try of this write (a group rewritten in halves, event-log.ts).
+ */
+async function appliedFirst(db: Db, r: LogRecord): Promise<PersonOf | undefined> {
+  for (const until = Date.now() + FIRST_WAIT_MS; Date.now() < until; await new Promise((ok) => setTimeout(ok, FIRST_POLL_MS))) {
+    const [first] = await firstEvents(db, [r]);
+    if (first) return first.event_id === r.id ? undefined : repeated(r, first);
+  }
+  return { id: '', created: false, raced: true };
+}
+
 /** JetStream's "message size exceeds maximum allowed" (a stream's max_msg_size). */
 const MESSAGE_TOO_LARGE = 10054;
 
@@ -116,10 +177,12 @@ const publishRefusal: Refusal = (err) => {
  */
 export function jetStreamLog(nc: NatsConnection, names: StreamNames, db: Db): Log {
   const js: JetStreamClient = jetstream(nc, { timeout: 3000 });
+  // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
+  const publish = (groups: Group[]) => Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
   return new GroupCommitLog(
     async (groups) => {
-      // msgID (the first event id) lets JetStream drop a duplicate of a retried publish.
-      await Promise.all(messages(groups).map((m) => js.publish(names.subject, m.data, { msgID: m.firstId })));
+      if (!groups.some((g) => g.dedup)) await publish(groups);
+      else return publishOnce(js, names, db, groups, publish);
     },
     { maxInFlight: PUBLISHES_IN_FLIGHT, refusal: publishRefusal, personFirst: (e) => resolvePerson(db, e.workspace_id, e.external_id) },
   );

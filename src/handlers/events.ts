@@ -10,11 +10,12 @@ import { pageBack } from './page-back.js';
 import { personByUuid, personNotFound } from './people.js';
 import { DomainError } from '../domain/errors.js';
 import { checkParameters, eventTime } from '../domain/events.js';
-import { resolveUserId } from '../domain/identify.js';
+import { resolveMessageId, resolveUserId } from '../domain/identify.js';
 import { iso, normalizeTimestamp } from '../domain/time.js';
 import { newId } from '../ids.js';
 import { eventNames, eventsOf, findPerson, latestEvents, searchEvents, type EventFilter, type EventRow } from '../store/index.js';
-import type { NewEvent } from '../eventlog/index.js';
+import type { Appended, NewEvent } from '../eventlog/index.js';
+import type { EventRecord } from '../domain/events.js';
 import * as schemas from '../../schemas/events.js';
 import type { FromSchema } from '../../schemas/common.js';
 
@@ -29,6 +30,7 @@ interface Checked {
   type: string;
   parameters: Record<string, unknown>;
   createdAt: string;
+  messageId?: string;
 }
 
 /** The rules a schema cannot say (identifier aliases, the timestamp's instant, parameter depth); throws DomainError. */
@@ -36,11 +38,18 @@ function checkTrack(body: TrackBody): Checked {
   const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
   const parameters = body.parameters ?? body.properties ?? {};
   checkParameters(parameters, body.parameters ? 'parameters' : 'properties');
-  return { externalId, type: body.event, parameters, createdAt: eventTime(body.timestamp) };
+  return { externalId, type: body.event, parameters, createdAt: eventTime(body.timestamp), messageId: resolveMessageId(body) };
 }
 
-/** The checked event, to append. */
-const newEvent = (ctx: Ctx, c: Checked): NewEvent => ({ id: newId(), workspace_id: ctx.workspaceId, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt });
+/** The checked event, to append (with a message_id only when one was sent: the Log's plain path otherwise). */
+function newEvent(ctx: Ctx, c: Checked): NewEvent {
+  const e: NewEvent = { id: newId(), workspace_id: ctx.workspaceId, external_id: c.externalId, type: c.type, parameters: c.parameters, created_at: c.createdAt };
+  if (c.messageId !== undefined) e.message_id = c.messageId;
+  return e;
+}
+
+/** Appended events to fire triggers on: a repeat of a messageId fired its campaigns the first time. */
+const fresh = (appended: readonly Appended[]): EventRecord[] => appended.filter((a) => !a.duplicate).map((a) => a.record);
 
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (README, Routes). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
@@ -50,9 +59,10 @@ function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
 
 const track: Handler<'POST /track'> = async (ctx) => {
   // Checked before the append: a refused event creates no one.
-  const { record, personCreated } = (await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]))[0]!;
+  const appended = await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]);
+  const { record, personCreated, duplicate } = appended[0]!;
   // Durable: what the triggers do cannot fail the request any more.
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, [record]);
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
   return json(201, {
     success: true,
     data: {
@@ -64,6 +74,7 @@ const track: Handler<'POST /track'> = async (ctx) => {
       processed_at: new Date().toISOString(),
       ...outcome(warnings, record.id),
       ...(personCreated ? { person_created: true } : {}),
+      ...(duplicate ? { duplicate } : {}),
     },
   });
 };
@@ -87,12 +98,11 @@ const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
   }
   // One append for the whole batch: all of it is durable, or the request fails.
   const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
-  const records = resolved.map((r) => r.record);
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, records);
-  const results = resolved.map(({ record, personCreated }, i) => ({
-    index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}),
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(resolved));
+  const results = resolved.map(({ record, personCreated, duplicate }, i) => ({
+    index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}), ...(duplicate ? { duplicate } : {}),
   }));
-  const body = { success: errors.length === 0, processed: records.length, total: entries.length, results };
+  const body = { success: errors.length === 0, processed: resolved.length, total: entries.length, results };
   return errors.length === 0 ? json(201, body) : json(207, { ...body, errors });
 };
 

@@ -8,7 +8,7 @@ import { checkTraits, identifyInput, type IdentifyBody, type IdentifyInput } fro
 import { iso } from '../domain/time.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
-import { deletePerson, findPerson, findPersonById, identifyPerson, listPeople, peopleStats, personIds, runMerge, scheduleMerge, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/index.js';
+import { answerIdentify, claimIdentify, deletePerson, findPerson, findPersonById, identifyPerson, listPeople, peopleStats, personIds, runMerge, scheduleMerge, setConsent, updateTraits, upsertPerson, type PersonRow } from '../store/index.js';
 import * as schemas from '../../schemas/people.js';
 
 /** `limit` above these is silently reduced (README, Request bodies). */
@@ -63,26 +63,46 @@ function echo(ctx: Ctx, p: PersonRow) {
 
 export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
-/** Writes a checked identify (identifyInput has applied every rule). */
-async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<PersonRow> {
-  const ws = ctx.workspaceId;
-  if (!input.anonymousId) return (await identifyPerson(ctx.db, ws, input)).person;
-  // The merge is recorded with the person in one transaction and runs after the response.
-  const { person, mergeId } = await ctx.db.tx(async (q) => {
-    const { person } = await upsertPerson(q, ws, input);
-    return { person, mergeId: await scheduleMerge(q, ws, person.id, input.anonymousId!) };
-  });
-  ctx.defer(() => runMerge(ctx.db, mergeId));
-  return person;
+/** The person an identify answers with; `duplicate`: its messageId was accepted before, and nothing was written now. */
+interface Identified {
+  person: PersonRow;
+  duplicate?: true;
 }
 
-const identify: Handler<'POST /identify'> = async (ctx) => json(200, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+/** Writes a checked identify (identifyInput has applied every rule). */
+async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> {
+  const ws = ctx.workspaceId;
+  const { messageId, anonymousId } = input;
+  if (!anonymousId && messageId === undefined) return { person: (await identifyPerson(ctx.db, ws, input)).person };
+  // The merge is recorded with the person in one transaction and runs after the response; a
+  // messageId is claimed in that transaction, so a repeat finds it even if the answer was lost.
+  const r = await ctx.db.tx(async (q) => {
+    const first = messageId === undefined ? null : await claimIdentify(q, ws, messageId);
+    if (first) return { repeatOf: first.personId };
+    const { person } = await upsertPerson(q, ws, input);
+    if (messageId !== undefined) await answerIdentify(q, ws, messageId, person.id);
+    return { person, mergeId: anonymousId ? await scheduleMerge(q, ws, person.id, anonymousId) : undefined };
+  });
+  if (r.repeatOf !== undefined) {
+    // Null only when deleted since the claim was read (a race with the delete).
+    const person = await findPersonById(ctx.db, ws, r.repeatOf);
+    if (!person) throw personNotFound(input.userId);
+    return { person, duplicate: true };
+  }
+  const { person, mergeId } = r;
+  if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId));
+  return { person };
+}
 
-const upsert: Handler<'POST /people' | 'POST /people/upsert'> = async (ctx) => json(201, { success: true, person: echo(ctx, await identifyOne(ctx, identifyInput(ctx.body))) });
+const identified = (ctx: Ctx, { person, duplicate }: Identified) => ({ success: true, person: echo(ctx, person), ...(duplicate ? { duplicate } : {}) });
+
+const identify: Handler<'POST /identify'> = async (ctx) => json(200, identified(ctx, await identifyOne(ctx, identifyInput(ctx.body))));
+
+const upsert: Handler<'POST /people' | 'POST /people/upsert'> = async (ctx) => json(201, identified(ctx, await identifyOne(ctx, identifyInput(ctx.body))));
 
 const checkIdentifyEntry = compileBody(schemas.identify);
 
-type BatchResult = { type: 'identify'; index: number; success: true; data: ReturnType<typeof keyPerson> } | { type: 'identify'; index: number; success: false; error: string };
+type BatchResult = { type: 'identify'; index: number; success: true; data: ReturnType<typeof keyPerson>; duplicate?: true } | { type: 'identify'; index: number; success: false; error: string };
 
 const batch: Handler<'POST /people/batch'> = async (ctx) => {
   const entries = ctx.body.identify;
@@ -99,10 +119,15 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
       return null;
     }
   });
+  // An entry repeating an earlier entry's messageId is answered as that entry, once written.
+  const firsts = new Map<string, Promise<Identified>>();
   const write = async (index: number, input: IdentifyInput) => {
-    const person = await identifyOne(ctx, input);
+    const earlier = input.messageId === undefined ? undefined : firsts.get(input.messageId);
+    const done = earlier ? earlier.then((r): Identified => ({ person: r.person, duplicate: true })) : identifyOne(ctx, input);
+    if (!earlier && input.messageId !== undefined) firsts.set(input.messageId, done);
+    const { person, duplicate } = await done;
     // Batch entries always carry the full person, whatever the key holds (README, Routes).
-    results[index] = { type: 'identify', index, success: true, data: keyPerson(person) };
+    results[index] = { type: 'identify', index, success: true, data: keyPerson(person), ...(duplicate ? { duplicate } : {}) };
   };
   const valid = [...inputs.entries()].filter((e): e is [number, IdentifyInput] => e[1] !== null);
   // Without merges the entries go in one group commit (a repeated userId in entry order, by

@@ -15,6 +15,7 @@ export { deactivateDevice, devicesByTokens, devicesOf, type DeviceRow } from './
 export { eventNames, eventsOf, latestEvents, searchEvents, type EventFilter, type EventRow } from './events.js';
 export type { PageBack } from './page-back.js';
 export { identifyPerson } from './identify-group.js';
+export { answerIdentify, claimIdentify } from './ingest-messages.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, unsubscribeByLink, unsubscribeSubject, updateTraits, upsertPerson, type PersonRow } from './people.js';
 export { loadMessageChannel, saveMessageChannel, type EmailChannel, type MessageChannel, type SmsChannel, type StoredSettings } from './message-channels.js';
