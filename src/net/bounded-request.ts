@@ -1,10 +1,11 @@
-// One HTTPS request to a destination a tenant controls (an FCM token endpoint today), bounded so
+// One HTTP(S) request to a destination a tenant controls (an FCM token endpoint, a webhook), bounded so
 // that the worst the other end can do is fail it: the answer is read up to `maxBytes` (then the
 // connection is destroyed, never buffered on), the whole exchange (connect, TLS, answer) has a
 // total deadline (not an idle timeout, which a server dripping a byte at a time never trips),
 // and the destination rule (destinations.ts) is applied to the literal host and to every address
 // DNS answers at connect time. Every failure is one of four kinds, without the socket's text,
 // so what a tenant is shown cannot map the operator's network.
+import http from 'node:http';
 import https from 'node:https';
 import type { TransportFailure } from '../domain/push-outcome.js';
 import { DestinationRefused, type OutboundPolicy } from './destinations.js';
@@ -39,7 +40,8 @@ export interface BoundedAnswer {
 
 /** Sends the request; rejects with an OutboundFailure only. */
 export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedAnswer> {
-  const port = Number(url.port) || 443;
+  const secure = url.protocol === 'https:';
+  const port = Number(url.port) || (secure ? 443 : 80);
   const refused = opts.outbound.refusal(url.hostname, port);
   if (refused) return Promise.reject(new OutboundFailure('refused', refused));
   return new Promise((resolve, reject) => {
@@ -49,7 +51,7 @@ export function boundedRequest(url: URL, opts: BoundedRequest): Promise<BoundedA
       reject(f);
       req.destroy();
     };
-    const req = https.request(url, {
+    const req = (secure ? https : http).request(url, {
       method: opts.method,
       headers: opts.headers,
       lookup: opts.outbound.lookupFor(port),
