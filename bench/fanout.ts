@@ -68,6 +68,9 @@ export const FANOUT_USAGE = `usage: npm run bench -- --scenario fanout|email-fan
   --timeout 600s      give up when the provider has not received everything by then
   --cpu-prof DIR      write V8 CPU profiles of Herald's threads into DIR when it stops
                       (node --cpu-prof; profiling slows Herald down)
+  --wal-detail        after the run, the WAL records and full-page images of the measured phase by
+                      table and index (pg_walinspect; a run small enough that no checkpoint
+                      recycled its segments, e.g. --people 20000)
   --out bench/results where the JSON result goes`;
 
 /** What the campaign sends through. */
@@ -99,6 +102,7 @@ interface FanoutOptions {
   connections: number;
   timeoutMs: number;
   cpuProf?: string;
+  walDetail: boolean;
   out: string;
 }
 
@@ -117,6 +121,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
       connections: { type: 'string', default: '5' },
       timeout: { type: 'string', default: '600s' },
       'cpu-prof': { type: 'string' },
+      'wal-detail': { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -144,6 +149,7 @@ function options(argv: string[], channel: FanoutChannel): FanoutOptions {
     sendInMs: Math.max(3000, dur('send-in', values['send-in'])),
     timeoutMs: dur('timeout', values.timeout),
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    walDetail: values['wal-detail'] ?? false,
     out: values.out,
   };
 }
@@ -215,16 +221,53 @@ async function statementStats(url: string, action: 'reset' | 'read'): Promise<{ 
   }
 }
 
-/** PostgreSQL's WAL and checkpoint counters (pg_stat_wal, pg_stat_checkpointer, PostgreSQL 17+); null when unreadable. */
-async function walCounters(url: string): Promise<{ records: number; full_page_images: number; bytes: number; checkpoints: number } | null> {
+/** PostgreSQL's WAL and checkpoint counters (pg_stat_wal, pg_stat_checkpointer, PostgreSQL 17+) and the WAL position; null when unreadable. */
+async function walCounters(url: string): Promise<{ records: number; full_page_images: number; bytes: number; checkpoints: number; lsn: string } | null> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    const w = (await db.query<{ records: number; full_page_images: number; bytes: number }>('SELECT wal_records::float8 AS records, wal_fpi::float8 AS full_page_images, wal_bytes::float8 AS bytes FROM pg_stat_wal')).rows[0]!;
+    const w = (await db.query<{ records: number; full_page_images: number; bytes: number; lsn: string }>('SELECT wal_records::float8 AS records, wal_fpi::float8 AS full_page_images, wal_bytes::float8 AS bytes, pg_current_wal_lsn()::text AS lsn FROM pg_stat_wal')).rows[0]!;
     const c = (await db.query<{ n: number }>('SELECT (num_timed + num_requested)::float8 AS n FROM pg_stat_checkpointer')).rows[0]!;
     return { ...w, checkpoints: c.n };
   } catch {
     return null; // an older PostgreSQL (DATABASE_URL)
+  } finally {
+    await db.end();
+  }
+}
+
+/** One relation's (or, without a block, one record type's) share of the WAL between two positions. */
+interface WalShare {
+  what: string;
+  records: number;
+  full_page_images: number;
+}
+
+/**
+ * `--wal-detail`: the WAL written between two positions by relation (tables and indexes, through
+ * pg_walinspect), and the records that touch no relation (commits, say) by type, most records
+ * first; null when unreadable (the segments recycled by a checkpoint, or no pg_walinspect).
+ */
+async function walByRelation(url: string, from: string, to: string): Promise<WalShare[] | null> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const r = await db.query<WalShare>(
+      `SELECT coalesce(c.relname, b.relfilenode::text) AS what, count(DISTINCT b.start_lsn)::float8 AS records, count(*) FILTER (WHERE b.block_fpi_length > 0)::float8 AS full_page_images
+         FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+        GROUP BY 1
+       UNION ALL
+       SELECT resource_manager || '/' || record_type, count(*)::float8, 0
+         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) WHERE block_ref IS NULL
+        GROUP BY 1
+       ORDER BY records DESC LIMIT 20`,
+      [from, to],
+    );
+    return r.rows;
+  } catch (err) {
+    process.stderr.write(`WAL by relation: ${(err as Error).message}\n`);
+    return null;
   } finally {
     await db.end();
   }
@@ -501,6 +544,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
     const walEnd = await walCounters(url);
     // What PostgreSQL wrote to its WAL for the run (none after a kill: its counters restarted with it).
     const wal = walStart && walEnd && !kill ? { records: walEnd.records - walStart.records, full_page_images: walEnd.full_page_images - walStart.full_page_images, bytes: walEnd.bytes - walStart.bytes, checkpoints: walEnd.checkpoints - walStart.checkpoints } : null;
+    const walDetail = opt.walDetail && walStart && walEnd && !kill ? await walByRelation(url, walStart.lsn, walEnd.lsn) : null;
     sampler.stop();
     const providerStats = (await rig.stats?.()) ?? null;
     t = Date.now();
@@ -548,6 +592,7 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
       postgres: pgDir ? { pss_mb_max: sampler.maxPgPss('start', 'end'), cpu_s: round((sampler.marks.end?.pg_cpu_s ?? 0) - (sampler.marks.start?.pg_cpu_s ?? 0), 1) } : null,
       statements,
       wal,
+      wal_by_relation: walDetail,
       metrics: metricsStart && metricsEnd ? summarize(metricsStart, metricsEnd) : null,
       herald_log: herald.logged,
       shutdown,
@@ -578,6 +623,11 @@ export async function fanout(argv: string[], channel: FanoutChannel = 'push'): P
         result.metrics ? `herald's own metrics from send_at until every send was recorded (GET /metrics):\n${formatSummary(result.metrics)}` : '',
         result.postgres ? `embedded PostgreSQL: PSS ${fmt(result.postgres.pss_mb_max)} MB max; CPU ${fmt(result.postgres.cpu_s, 1)} s` : 'PostgreSQL: DATABASE_URL (not sampled)',
         wal && received > 0 ? `PostgreSQL WAL: ${fmt(wal.bytes / 2 ** 20)} MB (${fmt(wal.bytes / received)} bytes and ${fmt(wal.records / received, 1)} records a send), ${fmt(wal.full_page_images)} full-page images, ${fmt(wal.checkpoints)} checkpoints` : '',
+        opt.walDetail && received > 0
+          ? walDetail
+            ? `WAL records a send by relation (full-page images in all): ${walDetail.map((w) => `${w.what} ${fmt(w.records / received, 2)} (${fmt(w.full_page_images)})`).join(', ')}`
+            : 'WAL by relation: not readable (segments recycled, or no pg_walinspect)'
+          : '',
         herald.logged.warn + herald.logged.error > 0 ? `Herald logged ${herald.logged.warn} warnings and ${herald.logged.error} errors; first: ${herald.logged.samples[0] ?? ''}` : '',
         `1-min load average: ${fmt(loadStart[0], 1)} at send_at, ${fmt(loadEnd[0], 1)} at the end (above ${availableParallelism()} means other work competed for the CPUs)`,
         `JSON: ${file}`,
