@@ -245,7 +245,7 @@ interface WalShare {
 
 /**
  * `--wal-detail`: the WAL written between two positions by relation (tables and indexes, through
- * pg_walinspect), and the records that touch no relation (commits, say) by type, most records
+ * pg_walinspect) and record type, and the records that touch no relation (commits, say), most records
  * first; null when unreadable (the segments recycled by a checkpoint, or no pg_walinspect).
  */
 async function walByRelation(url: string, from: string, to: string): Promise<WalShare[] | null> {
@@ -254,14 +254,14 @@ async function walByRelation(url: string, from: string, to: string): Promise<Wal
   try {
     await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
     const r = await db.query<WalShare>(
-      `SELECT coalesce(c.relname, b.relfilenode::text) AS what, count(DISTINCT b.start_lsn)::float8 AS records, count(*) FILTER (WHERE b.block_fpi_length > 0)::float8 AS full_page_images
+      `SELECT coalesce(c.relname, b.relfilenode::text) || ' ' || b.record_type AS what, count(DISTINCT b.start_lsn)::float8 AS records, count(*) FILTER (WHERE b.block_fpi_length > 0)::float8 AS full_page_images
          FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
         GROUP BY 1
        UNION ALL
        SELECT resource_manager || '/' || record_type, count(*)::float8, 0
          FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) WHERE block_ref IS NULL
         GROUP BY 1
-       ORDER BY records DESC LIMIT 20`,
+       ORDER BY records DESC LIMIT 30`,
       [from, to],
     );
     return r.rows;

@@ -1,6 +1,7 @@
-// Campaigns (README, Request bodies) and their enrolments' stats (campaign_enrolments); their
-// messages' counters are store/channel-stats.ts.
+// Campaigns (README, Request bodies); their enrolments' counters are store/enrolment-counters.ts,
+// their messages' store/channel-stats.ts.
 import { prepared, type Queryable } from './db.js';
+import { DELETE_COUNTERS, enrolmentStats, type EnrolmentStats } from './enrolment-counters.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
 
 export interface CampaignRow {
@@ -19,12 +20,6 @@ export interface CampaignRow {
 
 /** What an update may change. */
 export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition'>;
-
-export interface CampaignStats {
-  enrolled: number;
-  triggered: number;
-  last_triggered_at: Date | null;
-}
 
 const LIVE = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at';
@@ -82,9 +77,9 @@ export async function saveCampaign(q: Queryable, id: string, c: CampaignFields):
   return r.rows[0]!;
 }
 
-/** Deletes the campaign with its enrolments (cascade); push records attributed to it stay. */
+/** Deletes the campaign with its enrolments (cascade) and their counters; the messages attributed to it stay. */
 export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
-  await q.query('DELETE FROM campaigns WHERE id = $1', [id]);
+  await q.query(`WITH counters AS (${DELETE_COUNTERS}) DELETE FROM campaigns WHERE id = $1`, [id]);
 }
 
 /** Names of the workspace's live campaigns whose push nodes, or creation template, use the template. */
@@ -99,17 +94,9 @@ export async function liveCampaignsUsing(q: Queryable, workspaceId: string, temp
   return r.rows.map((c) => c.name);
 }
 
-/**
- * A campaign's enrolment stats (README, Routes): `enrolled` counts its enrolments, `triggered`
- * the distinct runs that enrolled someone, `last_triggered_at` the latest enrolment.
- */
-export async function campaignStats(q: Queryable, id: string): Promise<CampaignStats> {
-  const r = await q.query<CampaignStats>(
-    `SELECT count(*)::int AS enrolled, count(DISTINCT run_id)::int AS triggered, max(enrolled_at) AS last_triggered_at
-     FROM campaign_enrolments WHERE campaign_id = $1`,
-    [id],
-  );
-  return r.rows[0]!;
+/** A campaign's enrolment stats (store/enrolment-counters.ts). */
+export async function campaignStats(q: Queryable, id: string): Promise<EnrolmentStats> {
+  return (await enrolmentStats(q, [id])).get(id)!;
 }
 
 /** How many people one run (a webhook trigger, a schedule run) enrolled in the campaign. */

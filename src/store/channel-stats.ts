@@ -5,6 +5,7 @@
 // Read from message_counters (migration 441), which the statements writing messages keep per
 // campaign, channel and status: a read sums a few rows, however many messages the campaign has.
 import { sqlLiterals, type Queryable } from './db.js';
+import { enrolmentStats } from './enrolment-counters.js';
 import { MESSAGE_STATUSES, type Channel } from '../domain/messages.js';
 
 const S = sqlLiterals(MESSAGE_STATUSES);
@@ -78,15 +79,18 @@ export interface GlanceStats {
   last_triggered_at: Date | null;
 }
 
-/** One statement for a page of campaigns: per campaign its enrolments and its message counters. */
+/** Two statements for a page of campaigns: per campaign its enrolment counters and its message counters. */
 export async function glanceStats(q: Queryable, workspaceId: string, campaignIds: readonly string[]): Promise<Map<string, GlanceStats>> {
-  const r = await q.query<GlanceStats & { id: string }>(
-    `SELECT c.id::text AS id, e.enrolled, e.last_triggered_at, m.sent, m.delivered, m.failed
+  const enrolments = await enrolmentStats(q, campaignIds);
+  const r = await q.query<Pick<GlanceStats, 'sent' | 'delivered' | 'failed'> & { id: string }>(
+    `SELECT c.id::text AS id, m.sent, m.delivered, m.failed
      FROM unnest($2::uuid[]) AS c(id)
-     CROSS JOIN LATERAL (SELECT count(*)::int AS enrolled, max(enrolled_at) AS last_triggered_at FROM campaign_enrolments WHERE campaign_id = c.id) e
      CROSS JOIN LATERAL (SELECT ${select(['sent', 'delivered', 'failed'])} FROM message_counters
                          WHERE workspace_id = $1 AND campaign_id = c.id::text) m`,
     [workspaceId, campaignIds],
   );
-  return new Map(r.rows.map(({ id, ...s }) => [id, s]));
+  return new Map(r.rows.map(({ id, ...s }) => {
+    const e = enrolments.get(id)!;
+    return [id, { ...s, enrolled: e.enrolled, last_triggered_at: e.last_triggered_at }];
+  }));
 }

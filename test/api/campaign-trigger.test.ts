@@ -120,6 +120,23 @@ async function stats(w: Setup, id: string, srv = s): Promise<{ enrolled: number;
   return { enrolled: r.body.data.stats.enrolled, triggered: r.body.data.stats.triggered };
 }
 
+t.test('the stats follow deletions: a deleted person leaves enrolled, a deleted campaign leaves no counters', async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:read', 'people:write', 'people:delete', 'devices:register'] });
+  const w = { ws: k.ws, trigger: k.trigger, write: k.write };
+  const [first] = await addPeople(w, 'gone', 3, { plan: 'pro' });
+  const id = await campaign(w, { audience: PRO });
+  processing(t, await fire(w, id), id, 3);
+  const r = await s.req('DELETE', `/people/${first}`, { token: w.write });
+  t.equal(r.status, 200, r.text);
+  t.same(await stats(w, id), { enrolled: 2, triggered: 1 }, 'the deleted person is no longer counted; the run still is');
+  const hdr = { token: w.ws.token, headers: { 'x-workspace-id': w.ws.id } };
+  t.equal((await s.req('PUT', `/campaigns/${id}`, { ...hdr, body: { status: 'paused' } })).status, 200);
+  const d = await s.req('DELETE', `/campaigns/${id}`, hdr);
+  t.equal(d.status, 200, d.text);
+  const left = await sql.query('SELECT count(*)::int AS n FROM enrolment_counters WHERE campaign_id = $1', [id]);
+  t.equal(left.rows[0].n, 0, 'the counters went with the campaign');
+});
+
 t.test('a trigger enrols the audience and answers 202 processing', async (t) => {
   const w = await setup();
   await addPeople(w, 'pro', 3, { plan: 'pro' });
