@@ -6,7 +6,7 @@
 // whose answer was lost is retried with the same messageIds and stored once; what waits when
 // the page is hidden arrives by sendBeacon with the public key in `?key=`; reset() gives a new
 // anonymous id; registerPush stores a web device. And the server side of `?key=`: read on the
-// ingest routes only, and only for a public key.
+// ingest routes only, and only for a public key. The dashboard's API keys page shows the snippet.
 import t from 'tap';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -254,6 +254,18 @@ t.test('?key=: read on the ingest routes, for a public key only', async (t) => {
   const device = await post(`/people/${user}/devices`, publicKey, { token: 'a-web-push-token', platform: 'web' });
   t.equal(device.status, 401, 'not read on other routes');
   t.equal((await eventsOf(user)).length, 1, 'one event stored');
+});
+
+t.test("the dashboard's API keys page shows the snippet for this host and a public key", async (t) => {
+  const dash = await openPage(browser);
+  t.teardown(() => dash.context.close());
+  await dash.page.goto(`${s.base}/dashboard/#token=${ws.token}`);
+  await dash.page.getByRole('heading', { level: 1 }).waitFor();
+  await dash.page.goto(`${s.base}/dashboard/w/${ws.id}/keys`);
+  const snippet = await dash.page.getByRole('region', { name: 'The browser SDK snippet' }).textContent();
+  t.match(snippet, `<script src="${s.base}/dashboard/sdk/herald.js"></script>`, 'the script tag, from this host');
+  t.match(snippet, `herald.init({ writeKey: '${publicKey.split('.')[0]}.…', host: '${s.base}' })`, 'init with the public key and the host');
+  t.same(dash.problems, [], 'no console errors');
 });
 
 t.test('the page saw no errors', async (t) => {
