@@ -53,7 +53,7 @@ export function init(options: Options): void {
   state = { writeKey: options.writeKey, host, outbox };
   // `visibilitychange` to hidden is the last event a page is sure to get (a phone's browser may
   // never fire `pagehide` or `unload`); `pagehide` covers browsers that skip the former.
-  addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && outbox.beacon());
+  document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && outbox.beacon());
   addEventListener('pagehide', () => outbox.beacon());
 }
 
