@@ -6,9 +6,11 @@
 // whose answer was lost is retried with the same messageIds and stored once; what waits when
 // the page is hidden arrives by sendBeacon with the public key in `?key=`; reset() gives a new
 // anonymous id; registerPush stores a web device. And the server side of `?key=`: read on the
-// ingest routes only, and only for a public key. The dashboard's API keys page shows the snippet.
+// ingest routes only, and only for a public key. The dashboard's API keys page shows the snippet,
+// and the ES module bundle exports the same calls as the script tag's global.
 import t from 'tap';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { launch, openPage } from '../helpers/browser.js';
@@ -71,6 +73,10 @@ const proxy = await listen(
 /** The test page: loads the bundle from Herald, as the README's snippet does, and inits it against the proxy. */
 const site = await listen(
   createServer((req, res) => {
+    if (req.url === '/herald.mjs') {
+      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(new URL('../../dist/dashboard/sdk/herald.mjs', import.meta.url)));
+      return;
+    }
     const q = new URL(req.url ?? '/', 'http://x').searchParams;
     const flushInterval = Number(q.get('flushInterval') ?? 50);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>SDK test page</title>
@@ -266,6 +272,14 @@ t.test("the dashboard's API keys page shows the snippet for this host and a publ
   t.match(snippet, `<script src="${s.base}/dashboard/sdk/herald.js"></script>`, 'the script tag, from this host');
   t.match(snippet, `herald.init({ writeKey: '${publicKey.split('.')[0]}.…', host: '${s.base}' })`, 'init with the public key and the host');
   t.same(dash.problems, [], 'no console errors');
+});
+
+t.test('the ES module bundle exports the same API', async (t) => {
+  await page.goto(`${site}/`);
+  // A URL the page resolves, not a module of this program.
+  const exported = await page.evaluate(async (url) => Object.keys((await import(url)) as object).sort(), '/herald.mjs');
+  t.same(exported, Object.keys(await page.evaluate(() => ({ ...herald }))).sort(), 'as the script tag');
+  t.same(exported, ['anonymousId', 'flush', 'identify', 'init', 'page', 'registerPush', 'reset', 'track', 'userId'], 'the documented calls');
 });
 
 t.test('the page saw no errors', async (t) => {
