@@ -14,7 +14,7 @@ const newest = (dir) => {
   return t;
 };
 const stamp = 'dist/.build-stamp';
-const sources = Math.max(...['src', 'workers', 'schemas', 'bench', 'dashboard'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
+const sources = Math.max(...['src', 'workers', 'schemas', 'bench', 'dashboard', 'sdk'].filter(existsSync).map(newest), statSync('tsconfig.json').mtimeMs, statSync('package.json').mtimeMs);
 if (!existsSync(stamp) || statSync(stamp).mtimeMs < sources) {
   process.stdout.write('Building Herald (TypeScript and the dashboard to dist/; under a minute on a quiet 2-core machine, longer on a busy one)\n');
   execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });

@@ -48,6 +48,11 @@ interface KeyRoute extends Common {
   scope: Extract<Scope, 'ws-ingest' | 'ws-devices' | 'ws-reads'>;
   /** Callable from browsers with a public key. */
   cors?: boolean;
+  /**
+   * Also takes a public key as `?key=`: navigator.sendBeacon (a page's last send as it is
+   * hidden) cannot set an Authorization header. Never a secret key, which a URL would leak.
+   */
+  beacon?: boolean;
   errors?: Extract<ErrorShape, 'key' | 'flat'>;
 }
 
@@ -90,9 +95,9 @@ const defs = [
   { method: 'GET', path: '/openapi.json', auth: 'public', summary: 'This OpenAPI description' },
 
   // Ingestion and people (key).
-  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, body: people.identify, refusals: people.identifyRefusals, summary: 'Identify a person' },
-  { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.track, summary: 'Track an event' },
-  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, body: events.trackBatch, refusals: [BATCH_TOO_LARGE('/events', '100 events')], summary: 'Track up to 100 events' },
+  { method: 'POST', path: '/identify', auth: 'key', permissions: ['people:write', 'people:identify'], scope: 'ws-ingest', cors: true, beacon: true, body: people.identify, refusals: people.identifyRefusals, summary: 'Identify a person' },
+  { method: 'POST', path: '/track', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, beacon: true, body: events.track, summary: 'Track an event' },
+  { method: 'POST', path: '/track/batch', auth: 'key', permissions: ['events:write'], scope: 'ws-ingest', cors: true, beacon: true, body: events.trackBatch, refusals: [BATCH_TOO_LARGE('/events', '100 events')], summary: 'Track up to 100 events' },
   { method: 'POST', path: '/people', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, refusals: people.identifyRefusals, summary: 'Create a person' },
   { method: 'POST', path: '/people/upsert', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.identify, refusals: people.identifyRefusals, summary: 'Create or update a person' },
   { method: 'POST', path: '/people/batch', auth: 'key', permissions: ['people:write'], scope: 'ws-ingest', body: people.peopleBatch, refusals: [BATCH_TOO_LARGE('/identify', '1,000 operations'), ...people.peopleBatchRefusals], summary: 'Identify up to 1,000 people' },

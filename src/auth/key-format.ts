@@ -32,6 +32,11 @@ export function looksLikeApiKey(credential: string): boolean {
   return credential.startsWith('ws_live_') || credential.startsWith('pk_live_');
 }
 
+/** A public key's credential (`pk_live_…`): meant to be seen in pages and apps. */
+export function isPublicKey(credential: string): boolean {
+  return credential.startsWith('pk_live_');
+}
+
 export function secretMatches(secret: string, storedHash: string): boolean {
   const a = Buffer.from(hashSecret(secret), 'hex');
   const b = Buffer.from(storedHash, 'hex');

@@ -10,7 +10,7 @@ import type { Buckets, Refusal } from '../ratelimit/buckets.js';
 import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
 import type { UsageRecorder } from '../auth/usage.js';
 import type { SessionVerifier } from '../auth/sessions.js';
-import { looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
+import { isPublicKey, looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
@@ -49,7 +49,10 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
   /** authenticate the key → allowlist → workspace match → permission. */
   async function keyCaller(inc: Asking, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>): Promise<Caller | Reply> {
     const shape = errorShapeOf(route);
-    const auth = await authenticateKey(inc, bearer(inc.authorization));
+    const header = bearer(inc.authorization);
+    const inQuery = !header && route.beacon ? keyInQuery(inc.query) : '';
+    if (inQuery && !isPublicKey(inQuery)) return failedAuth(inc, unauthorized(shape, 'Only a public key (pk_live_…) is read from ?key='));
+    const auth = await authenticateKey(inc, header || inQuery);
     if ('refused' in auth) return rateLimited(auth.refused);
     if (!auth.ok) return auth.paid ? unauthorized(shape, auth.details) : failedAuth(inc, unauthorized(shape, auth.details));
     const key = auth.key;
@@ -122,6 +125,15 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
   }
 
   return { keyCaller, sessionCaller };
+}
+
+/**
+ * `?key=` of a beacon route: navigator.sendBeacon, a page's last send as it is hidden, cannot
+ * set an Authorization header. Only a public key is read there (a secret key in a URL would
+ * reach every log the URL does).
+ */
+function keyInQuery(query: string): string {
+  return query ? (new URLSearchParams(query).get('key') ?? '') : '';
 }
 
 /** The credential of an `Authorization: Bearer <credential>` header (scheme case-insensitive). */

@@ -44,6 +44,9 @@ function operation(r: Route): Record<string, unknown> {
   for (const [name, schema] of Object.entries(query?.properties ?? {})) {
     params.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema } as never);
   }
+  if (r.auth === 'key' && r.beacon) {
+    params.push({ name: 'key', in: 'query', required: false, description: 'A public API key (pk_live_…) instead of the Authorization header, for navigator.sendBeacon; a secret key here is 401', schema: { type: 'string' } } as never);
+  }
   for (const [name, description] of Object.entries(r.headers ?? {})) {
     params.push({ name, in: 'header', required: false, description, schema: { type: 'string' } } as never);
   }

@@ -1,10 +1,11 @@
 // API keys: create (permission picker that knows which names a public key may hold), the
 // new credential shown once with a copy button, usage per day, an edit of the name,
 // description, permissions and IP allowlist (entries that can never match are reported),
-// refresh and revoke.
+// refresh and revoke; and the browser SDK's snippet for this host.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
+import { SdkSnippet } from './sdk-snippet';
 import { Actions, Empty, Field, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
 
 type Key = Schemas['ApiKey'];
@@ -106,6 +107,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
           }}
         />
       )}
+      {load.state === 'done' && <SdkSnippet keys={load.data.api_keys} justCreated={secret?.credential ?? null} />}
       {usageOf && load.state === 'done' && <Usage workspaceId={workspaceId} keyId={usageOf} name={load.data.api_keys.find((k) => k.id === usageOf)?.name ?? ''} />}
       <CreateKey
         workspaceId={workspaceId}
