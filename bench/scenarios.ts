@@ -55,7 +55,7 @@ const API = '/api/v1';
  * clients send one): the load generator replaces each with an id of its own on every send
  * (autocannon's idReplacement), so a sequence sent again is new messages, not repeats.
  */
-export const MESSAGE_ID = 'bench-[<id>]';
+const MESSAGE_ID = 'bench-[<id>]';
 /** The event names the bench sends; the sink-lag sentinel uses a name of its own. */
 export const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
 export const PLANS = ['free', 'pro', 'team', 'enterprise'];

@@ -19,8 +19,9 @@ const properties = { type: 'object' } as const;
 
 export const identify = object({ ...common, traits: { type: 'object' } });
 export const track = object({ ...common, event: id, properties }, ['event']);
-export const page = object({ ...common, name: { type: 'string' }, category: { type: 'string' }, properties });
-export const screen = page;
+const viewed = () => object({ ...common, name: { type: 'string' }, category: { type: 'string' }, properties });
+export const page = viewed();
+export const screen = viewed();
 export const group = object({ ...common, groupId: id, traits: { type: 'object' } }, ['groupId']);
 export const alias = object({ ...common, previousId: id }, ['previousId', 'userId']);
 
@@ -58,15 +59,16 @@ export const sourceError: Schema = closed(
 export const sourceAccepted: Schema = closed({ success });
 const accepted = (what: string) => ({ 200: { description: `${what} durable (or a repeat of a messageId already accepted, which changed nothing)`, schema: sourceAccepted } });
 const single = (what: string, why: string): RouteResponses => ({ success: accepted(what), badRequest: why });
+const identifying = (what: string, why: string): RouteResponses => ({ ...single(what, why), errors: { 403: { codes: [], why: 'identify, group and alias also need people:identify or people:write' } } });
 const MESSAGE_400 = 'no userId and no anonymousId, a field of the wrong type, a timestamp out of range, traits or properties Herald refuses';
 
 export const sourceResponses: Record<string, RouteResponses> = {
-  'POST /v1/identify': single('The person is written', MESSAGE_400),
+  'POST /v1/identify': identifying('The person is written', MESSAGE_400),
   'POST /v1/track': single('The event is', MESSAGE_400),
   'POST /v1/page': single('The event is', MESSAGE_400),
   'POST /v1/screen': single('The event is', MESSAGE_400),
-  'POST /v1/group': single('The person is written', MESSAGE_400),
-  'POST /v1/alias': single('The merge is recorded', `${MESSAGE_400}; no previousId`),
+  'POST /v1/group': identifying('The person is written', MESSAGE_400),
+  'POST /v1/alias': identifying('The merge is recorded', `${MESSAGE_400}; no previousId`),
   'POST /v1/batch': {
     success: accepted('Every message is'),
     badRequest: 'some messages refused (an unknown `type`, a message over 32 KB, one the key may not send, or as for the single routes): `errors` names them by index and every other message is durable',

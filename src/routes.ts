@@ -96,9 +96,10 @@ const EMAIL_CALLBACK_HEADERS = {
 const SOURCE_MESSAGE_BYTES = 32 * 1024;
 const SOURCE_BATCH_BYTES = 500 * 1024;
 const SOURCE_HEADERS = { 'Content-Encoding': '`gzip` or `deflate` (RudderStack gzips its batches): the limits apply to the decoded body' };
-const sourceRoute = <const B, const S extends string>(path: S, body: B, permissions: readonly string[], summary: string) =>
-  ({ method: 'POST', path, auth: 'key', source: true, permissions, scope: 'ws-ingest', body, maxBody: path === '/v1/batch' ? SOURCE_BATCH_BYTES : SOURCE_MESSAGE_BYTES, headers: SOURCE_HEADERS, summary }) as const;
-const IDENTIFYING = ['people:write', 'people:identify'] as const;
+// Every source route needs events:write; identify, group and alias (alone or in a batch) also
+// need people:identify or people:write, which the handler checks.
+const sourceRoute = <const B, const S extends string>(path: S, body: B, summary: string) =>
+  ({ method: 'POST', path, auth: 'key', source: true, permissions: ['events:write'], scope: 'ws-ingest', body, maxBody: path === '/v1/batch' ? SOURCE_BATCH_BYTES : SOURCE_MESSAGE_BYTES, headers: SOURCE_HEADERS, summary }) as const;
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
 const defs = [
@@ -198,13 +199,13 @@ const defs = [
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 
   // The Segment-compatible source, at the root (README, Segment-compatible source; docs/ingest.md).
-  sourceRoute('/v1/identify', source.identify, IDENTIFYING, 'Segment identify: the person and their traits'),
-  sourceRoute('/v1/track', source.track, ['events:write'], 'Segment track: an event'),
-  sourceRoute('/v1/page', source.page, ['events:write'], 'Segment page: the event page_viewed'),
-  sourceRoute('/v1/screen', source.screen, ['events:write'], 'Segment screen: the event screen_viewed'),
-  sourceRoute('/v1/group', source.group, IDENTIFYING, 'Segment group: the traits group_id and group'),
-  sourceRoute('/v1/alias', source.alias, IDENTIFYING, 'Segment alias: previousId merged into userId'),
-  sourceRoute('/v1/batch', source.batch, ['events:write'], 'Segment batch: messages of every type, valid ones kept'),
+  sourceRoute('/v1/identify', source.identify, 'Segment identify: the person and their traits'),
+  sourceRoute('/v1/track', source.track, 'Segment track: an event'),
+  sourceRoute('/v1/page', source.page, 'Segment page: the event page_viewed'),
+  sourceRoute('/v1/screen', source.screen, 'Segment screen: the event screen_viewed'),
+  sourceRoute('/v1/group', source.group, 'Segment group: the traits group_id and group'),
+  sourceRoute('/v1/alias', source.alias, 'Segment alias: previousId merged into userId'),
+  sourceRoute('/v1/batch', source.batch, 'Segment batch: messages of every type, valid ones kept'),
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },

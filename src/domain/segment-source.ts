@@ -33,7 +33,7 @@ export interface Envelope {
 }
 
 /** A track body of the ingest path (the fields /track reads). */
-export interface TrackFields {
+interface TrackFields {
   event: string;
   userId: string;
   parameters: Record<string, unknown>;

@@ -54,6 +54,7 @@ const envelope = (body: { context?: Record<string, unknown>; sentAt?: string }):
 const single =
   (type: MessageType): Handler =>
   async (ctx) => {
+    if (IDENTIFYING_TYPES.has(type) && !grants(ctx.key!.permissions, PEOPLE_PERMISSIONS)) return json(403, { success: false, error: lacksPeople(type) });
     const message = ctx.body as SourceMessage;
     const sorted = sort([{ type, message }], { receivedAt: Date.now() });
     const refused = sorted.refused[0];
@@ -85,7 +86,7 @@ function refusal(entry: unknown, mayIdentify: boolean): string | null {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return 'A message must be an object';
   const type = (entry as { type?: unknown }).type;
   if (!isMessageType(type)) return `Unknown message type ${JSON.stringify(type)}: one of ${Object.keys(MESSAGE_TYPES).join(', ')}`;
-  if (IDENTIFYING_TYPES.has(type) && !mayIdentify) return `The key lacks ${PEOPLE_PERMISSIONS.join(' or ')}, which ${type} needs`;
+  if (IDENTIFYING_TYPES.has(type) && !mayIdentify) return lacksPeople(type);
   if (Buffer.byteLength(JSON.stringify(entry)) > MESSAGE_BYTES) return `The message is over ${MESSAGE_BYTES} bytes`;
   try {
     check(validators[type], entry, 'message');
@@ -95,6 +96,8 @@ function refusal(entry: unknown, mayIdentify: boolean): string | null {
   }
   return null;
 }
+
+const lacksPeople = (type: string) => `The key lacks ${PEOPLE_PERMISSIONS.join(' or ')}, which ${type} needs`;
 
 function batchRefusal(refused: { index: number; error: string }[], total: number): Reply {
   const stored = total - refused.length;

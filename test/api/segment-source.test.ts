@@ -282,6 +282,9 @@ t.test('bad input: each its documented 4xx, nothing stored; a batch keeps its va
   t.match(forbidden.body, { success: false, error: /events:write/ });
   const tracker = await newKey(s, w.ws, { permissions: ['events:write'] });
   t.equal((await post('/v1/identify', tracker.key, { userId: user, traits: { a: 1 } })).status, 403, 'identify needs people:identify or people:write');
+  const identifier = await newKey(s, w.ws, { permissions: ['people:identify'] });
+  t.equal((await post('/v1/identify', identifier.key, { userId: user, traits: { a: 1 } })).status, 403, 'and events:write');
+  t.equal(await personOf(w, user), undefined, 'no one written');
 
   const big = await post('/v1/track', w.key, { ...track, properties: { blob: 'x'.repeat(33 * 1024) } });
   t.equal(big.status, 413, 'a message over 32 KB');
