@@ -337,6 +337,13 @@ t.test('writeKey in the body; a repeat messageId is answered 200 and stores noth
     headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
   });
   t.equal(zipped.status, 200, `writeKey inside a gzip body: ${zipped.text}`);
+  // A client clock an hour behind: originalTimestamp corrected by sentAt is receipt − 1 h.
+  const clocked = uniqueUser('clock');
+  const sent = Date.now();
+  const skewed = await post('/v1/page', w.key, { userId: clocked, name: 'Late', originalTimestamp: '2020-01-01T00:00:00.000Z', sentAt: '2020-01-01T01:00:00.000Z', messageId: randomUUID() });
+  t.equal(skewed.status, 200, skewed.text);
+  const [late] = await settled(w, clocked, 1);
+  t.ok(late && Math.abs(late.created_at.getTime() - (sent - 3_600_000)) < 30_000, `the event time is receipt minus sentAt − originalTimestamp (${late?.created_at.toISOString()})`);
   const openapi = await s.req('GET', '/openapi.json');
   t.ok(openapi.body.paths['/v1/batch']?.post, 'the OpenAPI document covers /v1/batch');
   t.same(openapi.body.paths['/v1/track'].post.security, [{ writeKey: [] }], 'with Basic auth');
