@@ -60,7 +60,9 @@ export const sourceAccepted: Schema = closed({ success });
 const accepted = (what: string) => ({ 200: { description: `${what} durable (or a repeat of a messageId already accepted, which changed nothing)`, schema: sourceAccepted } });
 const single = (what: string, why: string): RouteResponses => ({ success: accepted(what), badRequest: why });
 const identifying = (what: string, why: string): RouteResponses => ({ ...single(what, why), errors: { 403: { codes: [], why: 'identify, group and alias also need people:identify or people:write' } } });
-const MESSAGE_400 = 'no userId and no anonymousId, a field of the wrong type, a timestamp out of range, traits or properties Herald refuses';
+/** What the source refuses of any body: a coding it does not take, or bytes that do not decode. */
+const ENCODING_400 = 'a Content-Encoding other than gzip or deflate, or a body that does not decode';
+const MESSAGE_400 = `no userId and no anonymousId, a field of the wrong type, a timestamp out of range, traits or properties Herald refuses; ${ENCODING_400}`;
 
 export const sourceResponses: Record<string, RouteResponses> = {
   'POST /v1/identify': identifying('The person is written', MESSAGE_400),
@@ -71,6 +73,6 @@ export const sourceResponses: Record<string, RouteResponses> = {
   'POST /v1/alias': identifying('The merge is recorded', `${MESSAGE_400}; no previousId`),
   'POST /v1/batch': {
     success: accepted('Every message is'),
-    badRequest: 'some messages refused (an unknown `type`, a message over 32 KB, one the key may not send, or as for the single routes): `errors` names them by index and every other message is durable',
+    badRequest: `some messages refused (an unknown \`type\`, a message over 32 KB, one the key may not send, or as for the single routes): \`errors\` names them by index and every other message is durable; ${ENCODING_400}`,
   },
 };

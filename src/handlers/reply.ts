@@ -23,7 +23,6 @@ export function errorReply(shape: ErrorShape, code: ErrorCode, message: string, 
   const headers = ERROR_HEADERS[code] && { ...ERROR_HEADERS[code] };
   if (code === 'FORBIDDEN') return forbidden(shape, message);
   if (shape === 'flat') return json(status, { error: message }, headers);
-  if (shape === 'source') return json(status, { success: false, error: message, code, ...(details === undefined ? {} : { details }) }, headers);
   if (shape === 'session') return json(status, { success: false, error: { code, message, details: details ?? {} } }, headers);
   return json(status, { success: false, error: message, code, ...(details === undefined ? {} : { details }) }, headers);
 }
