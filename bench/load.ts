@@ -29,6 +29,8 @@ interface AcOptions {
   pipelining: number;
   timeout: number;
   setupClient: (client: AcClient) => void;
+  /** Replace each `[<id>]` of a body with a fresh id on every send. */
+  idReplacement?: boolean;
 }
 interface AcResult {
   duration: number;
@@ -56,6 +58,8 @@ export interface LoadConfig {
   durationMs: number;
   /** Requests per second over all connections; unset: as fast as the target answers. */
   rate?: number;
+  /** `--message-ids`: every track, batch entry and identify carries a messageId, new on every send. */
+  messageIds?: boolean;
 }
 
 export interface KindStats {
@@ -172,6 +176,13 @@ class Tally {
   }
 }
 
+/** Whether bodies carry messageIds to make fresh on every send (scenarios.ts MESSAGE_ID). */
+const freshIds = (cfg: LoadConfig): boolean => cfg.messageIds === true || cfg.scenario === 'v1-batch';
+let idCounter = 0;
+const idStem = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+/** A fresh id for the paced loop (autocannon makes its own in the closed one). */
+const nextId = (): string => `${idStem}-${(idCounter++).toString(36)}`;
+
 function prepare(cfg: LoadConfig, tally: Tally): { sequences: Prepared[][]; perConnection: number } {
   const onResponse = function (this: Prepared, status: number, body: string): void {
     tally.response(this.bench, status, body);
@@ -179,7 +190,7 @@ function prepare(cfg: LoadConfig, tally: Tally): { sequences: Prepared[][]; perC
   // Every connection loops over a sequence of its own, built now (fresh for each phase).
   const perConnection = Math.max(8, Math.min(2048, Math.floor(SEQUENCE_BUDGET_BYTES / cfg.connections / approxRequestBytes(cfg.scenario))));
   const sequences = Array.from({ length: cfg.connections }, () =>
-    sequence(cfg.scenario, cfg.workspaces, cfg.people, perConnection).map((bench) => ({ method: bench.method, path: bench.path, headers: bench.headers, body: bench.body, bench, onResponse })),
+    sequence(cfg.scenario, cfg.workspaces, cfg.people, perConnection, cfg.messageIds).map((bench) => ({ method: bench.method, path: bench.path, headers: bench.headers, body: bench.body, bench, onResponse })),
   );
   return { sequences, perConnection };
 }
@@ -205,6 +216,7 @@ function runClosed(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
         duration: Math.max(1, cfg.durationMs / 1000),
         pipelining: 1,
         timeout: requestTimeoutMs(cfg.scenario) / 1000,
+        idReplacement: freshIds(cfg),
         setupClient: (client) => client.setRequests(sequences[nextClient++ % sequences.length]!),
       },
       (err, result) => {
@@ -283,7 +295,8 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
       outstanding++;
       const t = performance.now();
       const headers: Record<string, string | number> = { ...req.headers };
-      if (req.body !== undefined) headers['Content-Length'] = Buffer.byteLength(req.body);
+      const body = req.body !== undefined && freshIds(cfg) ? req.body.replaceAll('[<id>]', nextId) : req.body;
+      if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
       const r = http.request({ agent, host: target.hostname, port: target.port, method: req.method, path: req.path, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -303,7 +316,7 @@ function runPaced(cfg: LoadConfig, onStart: () => void): Promise<LoadResult> {
         errors++;
         maybeDone();
       });
-      r.end(req.body);
+      r.end(body);
     };
     let finished = false;
     const finish = () => {

@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|scale> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -24,11 +24,12 @@ import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
+import { segment, SEGMENT_USAGE } from './segment.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|scale> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -57,6 +58,9 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
                       load: match (listens to every event sent: each enrols its person),
                       first (the same with first_occurrence), other (listens to a name
                       never sent)
+  --message-ids       every track, track-batch entry and identify carries a messageId, fresh on
+                      every send (issue 36: CPU per request against a run without); v1-batch
+                      messages always carry one, as Segment's clients send them
   --lag-timeout 300s  how long to wait for the sink-lag sentinel to become readable
   --out bench/results where the JSON result goes
 
@@ -67,6 +71,8 @@ ${STORE_FLOOR_USAGE}
 ${ISOLATION_USAGE}
 
 ${CALLBACKS_USAGE}
+
+${SEGMENT_USAGE}
 
 ${SCALE_USAGE}`;
 
@@ -85,6 +91,7 @@ interface Options {
   secret?: string;
   cpuProf?: string;
   eventCampaign: EventCampaign;
+  messageIds: boolean;
   lagTimeoutMs: number;
   out: string;
 }
@@ -108,6 +115,7 @@ function options(argv: string[]): Options {
       'cpu-prof': { type: 'string' },
       'lag-timeout': { type: 'string', default: '300s' },
       'event-campaign': { type: 'string', default: 'none' },
+      'message-ids': { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -158,6 +166,8 @@ function options(argv: string[]): Options {
     secret: values.secret,
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     eventCampaign,
+    // v1-batch's messages always carry one, so its track-batch comparison's do too.
+    messageIds: values['message-ids'] === true || scenario === 'v1-batch',
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout'], 1000, 3_600_000),
     out: values.out,
   };
@@ -467,9 +477,10 @@ async function main(): Promise<number> {
       }
     }
 
-    const loadConfig = (url: string): LoadConfig => ({
+    const loadConfig = (url: string, scenario: Scenario = loadScenario): LoadConfig => ({
       url,
-      scenario: loadScenario,
+      scenario,
+      messageIds: opt.messageIds,
       workspaces,
       people: opt.people,
       connections: opt.connections,
@@ -478,20 +489,20 @@ async function main(): Promise<number> {
     });
 
     /** Warm-up (not counted), wait until the target has worked off what it abandoned, measure. */
-    const measure = async (name: string, url: string, onStart?: () => Promise<void>) => {
+    const measure = async (name: string, url: string, onStart?: () => Promise<void>, scenario?: Scenario) => {
       const gen = new LoadGenerator();
       try {
         let settled: { ms: number; settled: boolean } | null = null;
         if (opt.warmupMs > 0) {
           log(`${name}: warming up for ${opt.warmupMs / 1000} s`);
-          await gen.run({ ...loadConfig(url), durationMs: opt.warmupMs });
+          await gen.run({ ...loadConfig(url, scenario), durationMs: opt.warmupMs });
           settled = await settle(url, 100, 120_000);
           log(`${name}: ${settled.settled ? 'settled' : 'still busy'} ${settled.ms} ms after the warm-up`);
         }
         log(`${name}: measuring for ${opt.durationMs / 1000} s`);
         // The measurements start with the load, once the generator has built its requests.
         let started: Promise<void> | undefined;
-        const result = await gen.run(loadConfig(url), () => {
+        const result = await gen.run(loadConfig(url, scenario), () => {
           started = onStart?.();
         });
         await started;
@@ -516,6 +527,8 @@ async function main(): Promise<number> {
 
     // 2. Herald.
     let heraldResult: (LoadResult & { settle_after_warmup: unknown }) | undefined;
+    /** v1-batch: the same load through /api/v1/track/batch, after it. */
+    let trackBatchResult: (LoadResult & { settle_after_warmup: unknown }) | undefined;
     let sampler: Sampler | undefined;
     let lag: SinkLag | undefined;
     let shutdown: Awaited<ReturnType<typeof stopChild>> | undefined;
@@ -539,7 +552,12 @@ async function main(): Promise<number> {
       [fakesAt.end, metricsAt.end] = await Promise.all([fakesNow(), scrapeMetrics(base!)]);
       loadavgAt.after_herald = loadavg();
       log(`herald: ${fmt(heraldResult.requests_per_s)} req/s, ${fmt(heraldResult.events_per_s)} ${push ? 'recipients' : 'events'}/s`);
-      if (opt.scenario === 'track' || opt.scenario === 'track-batch' || opt.scenario === 'mixed') {
+      if (opt.scenario === 'v1-batch') {
+        // The comparison: the same events through /api/v1/track/batch on the same Herald, with messageIds as /v1/batch has them.
+        trackBatchResult = await measure('herald /api/v1/track/batch', base!, undefined, 'track-batch');
+        log(`herald /api/v1/track/batch: ${fmt(trackBatchResult.events_per_s)} events/s; /v1/batch ${fmt(heraldResult.events_per_s)} events/s (${fmt(heraldResult.events_per_s / Math.max(1, trackBatchResult.events_per_s), 3)} of it)`);
+      }
+      if (opt.scenario === 'track' || opt.scenario === 'track-batch' || opt.scenario === 'v1-batch' || opt.scenario === 'mixed') {
         log('measuring sink lag (sentinel event)');
         lag = await sinkLag(base!, workspaces[0]!, loadEnd, opt.lagTimeoutMs, process.env.CLICKHOUSE_URL);
         sampler?.mark('drained');
@@ -596,7 +614,9 @@ async function main(): Promise<number> {
         ? { requests_per_s: round(heraldResult.requests_per_s / Math.max(1, floorResult.requests_per_s), 3), events_per_s: round(heraldResult.events_per_s / Math.max(1, floorResult.events_per_s), 3) }
         : undefined;
     const rows: Row[] = floorResult ? [{ name: 'floor (bare uWS)', load: floorResult }] : [];
-    if (heraldResult) rows.push({ name: 'herald', load: heraldResult, rss, ratio: ratio?.requests_per_s });
+    if (heraldResult) rows.push({ name: opt.scenario === 'v1-batch' ? 'herald /v1/batch' : 'herald', load: heraldResult, rss, ratio: ratio?.requests_per_s });
+    if (trackBatchResult) rows.push({ name: 'herald /api/v1/track/batch', load: trackBatchResult, ratio: floorResult ? round(trackBatchResult.requests_per_s / Math.max(1, floorResult.requests_per_s), 3) : undefined });
+    const v1Comparison = heraldResult && trackBatchResult ? { track_batch: trackBatchResult, events_per_s_ratio: round(heraldResult.events_per_s / Math.max(1, trackBatchResult.events_per_s), 3) } : null;
     const providers = fakesAt.start && fakesAt.end ? providerFigures(fakesAt.start, fakesAt.end, pushFloor) : undefined;
     const metrics = metricsAt.start && metricsAt.end ? summarize(metricsAt.start, metricsAt.end) : null;
 
@@ -604,7 +624,7 @@ async function main(): Promise<number> {
       scenario: opt.scenario,
       started_at: startedAt.toISOString(),
       revision: revision(),
-      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, seed_events: opt.seedEvents, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign },
+      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, seed_events: opt.seedEvents, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign, message_ids: opt.messageIds },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
       seed: seed ?? null,
@@ -612,6 +632,7 @@ async function main(): Promise<number> {
       herald: heraldResult ? { ...heraldResult, rss_mb: rss ?? null, cpu: cpu ?? null, rss_samples: sampler?.samples ?? [] } : null,
       embedded_postgres: pg ?? null,
       ratio_to_floor: ratio ?? null,
+      v1_batch_vs_track_batch: v1Comparison,
       sink_lag: lag ?? null,
       metrics,
       push: push ? { provider: opt.pushProvider, providers: providers ?? null, push_floor: pushFloor ?? null, providers_quiet_after_load: providersQuiet ?? null } : null,
@@ -638,6 +659,7 @@ async function main(): Promise<number> {
     if (providers) lines.push('', providerTable(providers, pushFloor), '');
     if (providers?.ratio) lines.push(`ratio to the push floor: provider requests/s ${fmt(providers.ratio.provider_requests_per_s, 3)} (FCM and APNs), FCM requests/s alone ${fmt(providers.ratio.fcm_requests_per_s, 3)}`);
     if (push) lines.push(`push: ${opt.pushProvider === 'fakes' ? 'the fake FCM and APNs in a process of their own' : "Herald's sandbox provider"}; events/s counts recipients (${opt.scenario === 'push-batch' ? `${Math.min(PUSH_BATCH_SIZE, opt.people)} a request` : 'one a request'}), each with an android and an ios device`);
+    if (v1Comparison) lines.push(`/v1/batch events/s ${fmt(v1Comparison.events_per_s_ratio, 3)} of /api/v1/track/batch's (100 events a request each, every event with a messageId; the floor row is /v1/batch's)`);
     if (ratio) lines.push(`ratio to floor: requests/s ${fmt(ratio.requests_per_s, 3)}, events/s ${fmt(ratio.events_per_s, 3)}`);
     if (cpu) lines.push(`server CPU: ${fmt(cpu.server_cpu_s, 1)} s over the measured phase (${fmt(cpu.server_cores_used, 2)} cores); load generator ${fmt(heraldResult!.loadgen_cpu_s, 1)} s`);
     if (cpu?.threads.length) lines.push(`server threads, busiest first (cores): ${cpu.threads.slice(0, 6).map((t) => `${t.main ? 'main' : t.tid} ${fmt(t.cores, 2)}`).join(', ')}`);
@@ -680,6 +702,7 @@ const own: [string, () => Promise<number>][] = [
   ['callbacks', () => callbacks(argv)],
   ['store-floor', () => storeFloor(argv)],
   ['isolation', () => isolation(argv)],
+  ['segment', () => segment(argv)],
   ['scale', () => scale(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

@@ -7,7 +7,7 @@
 // which shares the 2 CPUs with the server, about as much as the floor spends answering it
 // (measured: ~37k req/s with a per-request build against ~100k with pre-built requests).
 
-export const SCENARIOS = ['track', 'track-batch', 'identify', 'mixed', 'devices', 'reads', 'floor', 'push-send', 'push-batch'] as const;
+export const SCENARIOS = ['track', 'track-batch', 'v1-batch', 'identify', 'mixed', 'devices', 'reads', 'floor', 'push-send', 'push-batch'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** The push scenarios: their people, devices and provider credentials are set up before the load. */
@@ -23,7 +23,7 @@ export interface BenchWorkspace {
   people?: string[];
 }
 
-export type Kind = 'track' | 'track-batch' | 'identify' | 'person' | 'device' | 'push-send' | 'push-batch' | 'person-events' | 'events-search';
+export type Kind = 'track' | 'track-batch' | 'v1-batch' | 'identify' | 'person' | 'device' | 'push-send' | 'push-batch' | 'person-events' | 'events-search';
 
 /** Events stored before the load (`--seed-events`) when not given: the `reads` scenario's, issue 12's 10 M. */
 export function defaultSeedEvents(scenario: Scenario): number {
@@ -49,6 +49,13 @@ export interface BenchRequest {
 }
 
 const API = '/api/v1';
+
+/**
+ * Where a messageId goes in a body (`--message-ids`, and every v1-batch message as Segment's
+ * clients send one): the load generator replaces each with an id of its own on every send
+ * (autocannon's idReplacement), so a sequence sent again is new messages, not repeats.
+ */
+const MESSAGE_ID = 'bench-[<id>]';
 /** The event names the bench sends; the sink-lag sentinel uses a name of its own. */
 export const EVENT_NAMES = ['bench_page_view', 'bench_app_open', 'bench_purchase', 'bench_button_click', 'bench_signup'];
 export const PLANS = ['free', 'pro', 'team', 'enterprise'];
@@ -64,7 +71,7 @@ export function requestTimeoutMs(scenario: Scenario): number {
 
 /** Rough size of one request of the scenario, to size the sequences within a memory budget. */
 export function approxRequestBytes(scenario: Scenario): number {
-  return scenario === 'push-batch' ? 95_000 : scenario === 'track-batch' ? 15_500 : scenario === 'mixed' ? 900 : 450;
+  return scenario === 'push-batch' ? 95_000 : scenario === 'track-batch' ? 15_500 : scenario === 'v1-batch' ? 19_000 : scenario === 'mixed' ? 900 : 450;
 }
 
 /**
@@ -78,9 +85,12 @@ export function approxRequestBytes(scenario: Scenario): number {
  * `GET /events/search` of a random bench event name, a quarter of those with a `since` at a random
  * instant of the seeded span (SEED_SPAN_MS before the sequence is built), both `limit=50`.
  */
-export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], people: number, count: number): BenchRequest[] {
+export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], people: number, count: number, messageIds = false): BenchRequest[] {
   if (workspaces.length === 0) throw new Error('no workspaces to send to');
   const auth = workspaces.map((w) => `Bearer ${w.key}`);
+  // The Segment-compatible source takes the key as HTTP Basic user name (README, Segment-compatible source).
+  const basic = workspaces.map((w) => `Basic ${Buffer.from(`${w.key}:`).toString('base64')}`);
+  const mid = messageIds ? { messageId: MESSAGE_ID } : {};
   const seen: string[][] = workspaces.map(() => []);
   let seq = 0;
 
@@ -89,6 +99,7 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     event: pick(EVENT_NAMES),
     external_id: externalId,
     parameters: { source: pick(SOURCES), plan: pick(PLANS), amount: randInt(10_000) / 100, screen: `screen-${randInt(50)}`, seq: seq++ },
+    ...mid,
   });
   const post = (kind: Kind, path: string, ws: number, payload: unknown, events: number): BenchRequest => ({
     kind,
@@ -110,6 +121,15 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     const events = Array.from({ length: min + randInt(max - min + 1) }, () => event(person()));
     return post('track-batch', '/track/batch', ws, { events }, events.length);
   };
+  /** What track-batch sends, as Segment's clients send it: /v1/batch, the same events as track messages, each with a messageId. */
+  const v1Batch = (): BenchRequest => {
+    const ws = randInt(workspaces.length);
+    const batch = Array.from({ length: 100 }, () => {
+      const { event: name, external_id, parameters } = event(person());
+      return { type: 'track', event: name, userId: external_id, properties: parameters, messageId: MESSAGE_ID, context: { library: { name: 'herald-bench' } } };
+    });
+    return { kind: 'v1-batch', method: 'POST', path: '/v1/batch', headers: { 'Content-Type': 'application/json', Authorization: basic[ws]! }, body: JSON.stringify({ batch, sentAt: new Date().toISOString() }), events: batch.length };
+  };
   const identify = (): BenchRequest => {
     const ws = randInt(workspaces.length);
     const who = person();
@@ -118,6 +138,7 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     return post('identify', '/identify', ws, {
       userId: who,
       traits: { email: `${who}@bench.example.com`, first_name: `First${n}`, last_name: `Last${n}`, plan: pick(PLANS), logins: randInt(1000), beta: Math.random() < 0.5 },
+      ...mid,
     }, 0);
   };
   const read = (): BenchRequest => {
@@ -180,6 +201,7 @@ export function sequence(scenario: Scenario, workspaces: BenchWorkspace[], peopl
     track,
     floor: track,
     'track-batch': () => batch(100, 100),
+    'v1-batch': v1Batch,
     identify,
     mixed,
     devices: device,

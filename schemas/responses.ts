@@ -27,6 +27,7 @@ import { channelResponses, pushChannels } from './channels.js';
 import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
 import { authoringResponses } from './authoring.js';
+import { sourceAccepted, sourceError, sourceResponses } from './segment-source.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -145,6 +146,8 @@ export const COMPONENTS: Record<string, Schema> = {
   KeyUnauthorized: keyUnauthorized,
   SessionUnauthorized: sessionUnauthorized,
   Forbidden: forbidden,
+  SourceAccepted: sourceAccepted,
+  SourceError: sourceError,
   // The error bodies many routes share (same objects as the routes' responses use).
   KeyPayloadTooLarge: keyError(['PAYLOAD_TOO_LARGE']),
   KeyInternalError: keyError(['INTERNAL_ERROR']),
@@ -184,6 +187,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...channelResponses,
   ...messageChannelResponses,
   ...apiKeyResponses,
+  ...sourceResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */
@@ -216,9 +220,9 @@ export const UNROUTED_RESPONSES: Record<'UnknownRoute' | 'MethodNotAllowed' | 'E
   UnknownRoute: { description: 'No route has this path (any method): 404 NOT_FOUND in the key-route shape', schema: keyError(['NOT_FOUND']) },
   MethodNotAllowed: {
     description: "The path exists under other methods (listed in `Allow`): 405 METHOD_NOT_ALLOWED in the error shape of the path's routes",
-    schema: { anyOf: [keyError(['METHOD_NOT_ALLOWED']), sessionError(['METHOD_NOT_ALLOWED']), flatError] },
+    schema: { anyOf: [keyError(['METHOD_NOT_ALLOWED']), sessionError(['METHOD_NOT_ALLOWED']), flatError, sourceError] },
     headers: { Allow: 'The methods this path serves' },
   },
   EdgeRateLimited: { description: 'The per-IP backstop (edge), before routing', schema: rateLimited(['edge']), headers: RATE_LIMIT_HEADERS },
-  BadFraming: badFramingDoc({ anyOf: [badRequest, sessionError(['VALIDATION_ERROR'], 'fields'), flatError], description: "In the input-error shape of the path's routes (the key routes' for a path no route has)" }),
+  BadFraming: badFramingDoc({ anyOf: [badRequest, sessionError(['VALIDATION_ERROR'], 'fields'), flatError, sourceError], description: "In the input-error shape of the path's routes (the key routes' for a path no route has)" }),
 };

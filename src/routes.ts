@@ -15,14 +15,15 @@ import * as channels from '../schemas/channels.js';
 import * as campaigns from '../schemas/campaigns.js';
 import * as messageChannels from '../schemas/message-channels.js';
 import * as authoring from '../schemas/authoring.js';
+import * as source from '../schemas/segment-source.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Which error bodies a route answers with (README, Errors). */
-export type ErrorShape = 'key' | 'session' | 'flat';
+/** Which error bodies a route answers with (README, Errors); `source`: Segment's `{success: false, error}`. */
+export type ErrorShape = 'key' | 'session' | 'flat' | 'source';
 
 interface Common {
   method: Method;
@@ -54,6 +55,13 @@ interface KeyRoute extends Common {
    */
   beacon?: boolean;
   errors?: Extract<ErrorShape, 'key' | 'flat'>;
+  /**
+   * The Segment-compatible source (README, Segment-compatible source): served at the root, so
+   * that a Segment or RudderStack client switches by its host alone; the key comes as Segment's
+   * write key (HTTP Basic user name, or the body's `writeKey`), a gzip body is accepted, and
+   * errors are Segment's `{success: false, error}`.
+   */
+  source?: true;
 }
 
 interface SessionRoute extends Common {
@@ -89,6 +97,14 @@ const EMAIL_CALLBACK_HEADERS = {
   'X-Twilio-Email-Event-Webhook-Timestamp': 'SendGrid: the signed timestamp',
   Authorization: 'Postmark: Basic auth with the webhook username and password',
 };
+/** Segment's limits: 32 KB a message, 500 KB a batch. */
+const SOURCE_MESSAGE_BYTES = 32 * 1024;
+const SOURCE_BATCH_BYTES = 500 * 1024;
+const SOURCE_HEADERS = { 'Content-Encoding': '`gzip` or `deflate` (RudderStack gzips its batches): the limits apply to the decoded body' };
+// Every source route needs events:write; identify, group and alias (alone or in a batch) also
+// need people:identify or people:write, which the handler checks.
+const sourceRoute = <const B, const S extends string>(path: S, body: B, summary: string) =>
+  ({ method: 'POST', path, auth: 'key', source: true, permissions: ['events:write'], scope: 'ws-ingest', body, maxBody: path === '/v1/batch' ? SOURCE_BATCH_BYTES : SOURCE_MESSAGE_BYTES, headers: SOURCE_HEADERS, summary }) as const;
 const BATCH_TOO_LARGE = (at: string, most: string): SchemaRefusal => ({ at, keyword: 'maxItems', code: 'BATCH_TOO_LARGE', message: `At most ${most} per batch` });
 
 const defs = [
@@ -187,6 +203,15 @@ const defs = [
   { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
 
+  // The Segment-compatible source, at the root (README, Segment-compatible source; docs/ingest.md).
+  sourceRoute('/v1/identify', source.identify, 'Segment identify: the person and their traits'),
+  sourceRoute('/v1/track', source.track, 'Segment track: an event'),
+  sourceRoute('/v1/page', source.page, 'Segment page: the event page_viewed'),
+  sourceRoute('/v1/screen', source.screen, 'Segment screen: the event screen_viewed'),
+  sourceRoute('/v1/group', source.group, 'Segment group: the traits group_id and group'),
+  sourceRoute('/v1/alias', source.alias, 'Segment alias: previousId merged into userId'),
+  sourceRoute('/v1/batch', source.batch, 'Segment batch: messages of every type, valid ones kept'),
+
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
@@ -220,12 +245,16 @@ export type Route = RouteDef & { id: RouteId };
 
 export const ROUTES: readonly Route[] = defs.map((d) => ({ ...(d as RouteDef), id: `${d.method} ${d.path}` as RouteId }));
 
-/** Routes served at the root rather than under API_PREFIX. */
+/** Routes served at the root with no credential. */
 export const isOutside = (route: Route): route is Route & OutsideRoute => route.auth === 'none';
+/** The Segment-compatible source's routes. */
+export const isSource = (route: Route): route is Route & KeyRoute & { source: true } => route.auth === 'key' && route.source === true;
+/** Routes served at the root rather than under API_PREFIX. */
+export const atRoot = (route: Route): boolean => isOutside(route) || isSource(route);
 
 export function errorShapeOf(route: Route): ErrorShape {
   if (route.auth === 'session') return 'session';
   if (route.auth === 'none') return 'flat';
-  if (route.auth === 'key') return route.errors ?? 'key';
+  if (route.auth === 'key') return route.source ? 'source' : (route.errors ?? 'key');
   return 'key';
 }

@@ -25,7 +25,7 @@ const READ_MAX = 500;
 type TrackBody = FromSchema<typeof schemas.track>;
 
 /** A track body checked by every rule but the person's: what is left to do touches no store. */
-interface Checked {
+export interface Checked {
   externalId: string;
   type: string;
   parameters: Record<string, unknown>;
@@ -34,7 +34,7 @@ interface Checked {
 }
 
 /** The rules a schema cannot say (identifier aliases, the timestamp's instant, parameter depth); throws DomainError. */
-function checkTrack(body: TrackBody): Checked {
+export function checkTrack(body: TrackBody): Checked {
   const externalId = resolveUserId({ userId: body.userId, user_id: body.user_id, external_id: body.external_id });
   const parameters = body.parameters ?? body.properties ?? {};
   checkParameters(parameters, body.parameters ? 'parameters' : 'properties');
@@ -51,6 +51,18 @@ function newEvent(ctx: Ctx, c: Checked): NewEvent {
 /** Appended events to fire triggers on: a repeat of a messageId fired its campaigns the first time. */
 const fresh = (appended: readonly Appended[]): EventRecord[] => appended.filter((a) => !a.duplicate).map((a) => a.record);
 
+/**
+ * Appends checked events as one group (all durable, or the request fails), then fires the
+ * campaigns of those not already accepted under their messageId: every track of the API and
+ * of the Segment-compatible source goes through here.
+ */
+export async function appendTracks(ctx: Ctx, checked: readonly Checked[]): Promise<{ appended: Appended[]; warnings: ReadonlyMap<string, string[]> }> {
+  const appended = checked.length > 0 ? await ctx.events.appendEvents(checked.map((c) => newEvent(ctx, c))) : [];
+  // Durable: what the triggers do cannot fail the request any more.
+  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
+  return { appended, warnings };
+}
+
 /** `status` of a durable event, with the warnings of the campaign triggers that failed on it (README, Routes). */
 function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
   const w = warnings.get(eventId);
@@ -59,10 +71,8 @@ function outcome(warnings: ReadonlyMap<string, string[]>, eventId: string) {
 
 const track: Handler<'POST /track'> = async (ctx) => {
   // Checked before the append: a refused event creates no one.
-  const appended = await ctx.events.appendEvents([newEvent(ctx, checkTrack(ctx.body))]);
+  const { appended, warnings } = await appendTracks(ctx, [checkTrack(ctx.body)]);
   const { record, personCreated, duplicate } = appended[0]!;
-  // Durable: what the triggers do cannot fail the request any more.
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
   return json(201, {
     success: true,
     data: {
@@ -97,8 +107,7 @@ const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
     }
   }
   // One append for the whole batch: all of it is durable, or the request fails.
-  const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
-  const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(resolved));
+  const { appended: resolved, warnings } = await appendTracks(ctx, valid.map((v) => v.checked));
   const results = resolved.map(({ record, personCreated, duplicate }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}), ...(duplicate ? { duplicate } : {}),
   }));

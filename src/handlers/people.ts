@@ -64,7 +64,7 @@ function echo(ctx: Ctx, p: PersonRow) {
 export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
 /** The person an identify answers with; `duplicate`: its messageId was accepted before, and nothing was written now. */
-interface Identified {
+export interface Identified {
   person: PersonRow;
   duplicate?: true;
 }
@@ -119,23 +119,37 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
       return null;
     }
   });
-  // An entry repeating an earlier entry's messageId is answered as that entry, once written.
-  const firsts = new Map<string, Promise<Identified>>();
-  const write = async (index: number, input: IdentifyInput) => {
-    const earlier = input.messageId === undefined ? undefined : firsts.get(input.messageId);
-    const done = earlier ? earlier.then((r): Identified => ({ person: r.person, duplicate: true })) : identifyOne(ctx, input);
-    if (!earlier && input.messageId !== undefined) firsts.set(input.messageId, done);
-    const { person, duplicate } = await done;
+  const valid = [...inputs.entries()].filter((e): e is [number, IdentifyInput] => e[1] !== null);
+  const written = await identifyAll(ctx, valid.map(([, input]) => input));
+  for (const [i, { person, duplicate }] of written.entries()) {
+    const index = valid[i]![0];
     // Batch entries always carry the full person, whatever the key holds (README, Routes).
     results[index] = { type: 'identify', index, success: true, data: keyPerson(person), ...(duplicate ? { duplicate } : {}) };
-  };
-  const valid = [...inputs.entries()].filter((e): e is [number, IdentifyInput] => e[1] !== null);
-  // Without merges the entries go in one group commit (a repeated userId in entry order, by
-  // rounds); a merge (anonymousId) is its own transaction, so such a batch goes one by one.
-  if (valid.some(([, input]) => input.anonymousId)) for (const [index, input] of valid) await write(index, input);
-  else await Promise.all(valid.map(([index, input]) => write(index, input)));
+  }
   return json(200, { success: true, results, total: entries.length });
 };
+
+/**
+ * Writes several checked identifies, answered in their order: /people/batch and the
+ * Segment-compatible source's batches. One repeating an earlier one's messageId is answered as
+ * that one, once written.
+ */
+export async function identifyAll(ctx: Ctx, inputs: readonly IdentifyInput[]): Promise<Identified[]> {
+  const firsts = new Map<string, Promise<Identified>>();
+  const write = (input: IdentifyInput): Promise<Identified> => {
+    const earlier = input.messageId === undefined ? undefined : firsts.get(input.messageId);
+    if (earlier) return earlier.then((r): Identified => ({ person: r.person, duplicate: true }));
+    const done = identifyOne(ctx, input);
+    if (input.messageId !== undefined) firsts.set(input.messageId, done);
+    return done;
+  };
+  // Without merges the identifies go in one group commit (a repeated userId in order, by
+  // rounds); a merge (anonymousId) is its own transaction, so such a group goes one by one.
+  if (!inputs.some((input) => input.anonymousId)) return Promise.all(inputs.map(write));
+  const out: Identified[] = [];
+  for (const input of inputs) out.push(await write(input));
+  return out;
+}
 
 const get: Handler<'GET /people/{id}'> = async (ctx) => {
   const p = await findPerson(ctx.db, ctx.workspaceId, ctx.params.id);

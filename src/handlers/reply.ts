@@ -28,12 +28,14 @@ export function errorReply(shape: ErrorShape, code: ErrorCode, message: string, 
 }
 
 export function unauthorized(shape: ErrorShape, details: string): Reply {
+  if (shape === 'source') return json(401, { success: false, error: `Invalid write key: ${details}` });
   const message = shape === 'session' ? 'Invalid or expired session token' : 'Invalid or expired API key';
   return json(401, { error: 'Unauthorized', message, details });
 }
 
 /** The fixed 403 body; the trigger route's flat shape carries the reason instead. */
 export function forbidden(shape: ErrorShape, why = 'Insufficient permissions'): Reply {
+  if (shape === 'source') return json(403, { success: false, error: why });
   return shape === 'flat' ? json(403, { error: why }) : json(403, { error: 'Forbidden', message: 'Insufficient permissions' });
 }
 
@@ -54,6 +56,7 @@ export function rateLimited(r: Refusal): Reply {
 /** A request failing its JSON Schema: the `Bad Request` shape on key routes. */
 export function invalidRequest(shape: ErrorShape, message: string, details: FieldError[]): Reply {
   if (shape === 'key') return json(400, { error: 'Bad Request', message, code: 400, details });
+  if (shape === 'source') return json(400, { success: false, error: message, details });
   return errorReply(shape, 'VALIDATION_ERROR', message, details);
 }
 

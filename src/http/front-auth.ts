@@ -11,13 +11,19 @@ import type { KeyCache, KeyRecord } from '../auth/key-cache.js';
 import type { UsageRecorder } from '../auth/usage.js';
 import type { SessionVerifier } from '../auth/sessions.js';
 import { isPublicKey, looksLikeApiKey, parseKey, secretMatches } from '../auth/key-format.js';
+import { bodyWriteKey, writeKey } from './write-key.js';
 import { grants } from '../auth/permissions.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 
+const MISSING_KEY = 'Missing Authorization: Bearer <API_KEY> header';
+const MISSING_WRITE_KEY = 'Missing write key: send it as the HTTP Basic user name (empty password) or as writeKey in the body';
+
 /** What authentication reads of a request. */
 export interface Asking {
   authorization: string;
+  /** The headers the route reads, by lower-case name (the source's Content-Encoding: its body may carry the write key). */
+  headers: Record<string, string[]>;
   workspaceHeader: string;
   query: string;
   ip: string;
@@ -46,13 +52,17 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
   const allowlistEnforced = cfg.enforceIpAllowlist || cfg.trustedProxies.length > 0;
   const warnedAt = new Map<string, number>();
 
-  /** authenticate the key → allowlist → workspace match → permission. */
-  async function keyCaller(inc: Asking, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>): Promise<Caller | Reply> {
+  /**
+   * authenticate the key → allowlist → workspace match → permission. The Segment-compatible
+   * source's key is its write key: the Basic user name, else the body's `writeKey`.
+   */
+  async function keyCaller(inc: Asking, route: Extract<Route, { auth: 'key' }>, params: Record<string, string>, body: Uint8Array | null = null): Promise<Caller | Reply> {
     const shape = errorShapeOf(route);
-    const header = bearer(inc.authorization);
+    // A beacon (the browser SDK's flush on page hide) cannot send a header: a public key may come in ?key=.
+    const header = route.source ? (writeKey(inc.authorization) ?? bodyWriteKey(body, inc.headers['content-encoding'], route.maxBody ?? cfg.maxBodyBytes)) : bearer(inc.authorization);
     const inQuery = !header && route.beacon ? keyInQuery(inc.query) : '';
     if (inQuery && !isPublicKey(inQuery)) return failedAuth(inc, unauthorized(shape, 'Only a public key (pk_live_…) is read from ?key='));
-    const auth = await authenticateKey(inc, header || inQuery);
+    const auth = await authenticateKey(inc, header || inQuery, route.source ? MISSING_WRITE_KEY : MISSING_KEY);
     if ('refused' in auth) return rateLimited(auth.refused);
     if (!auth.ok) return auth.paid ? unauthorized(shape, auth.details) : failedAuth(inc, unauthorized(shape, auth.details));
     const key = auth.key;
@@ -62,7 +72,7 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
       warnAllowlist(key, inc.ip);
     }
     if (params.workspaceId !== undefined && params.workspaceId !== key.workspaceId) return forbidden(shape, 'Workspace does not match the API key');
-    if (!grants(key.permissions, route.permissions)) return forbidden(shape);
+    if (!grants(key.permissions, route.permissions)) return forbidden(shape, route.source ? `The key lacks ${route.permissions.join(' or ')}` : undefined);
     return { principal: { kind: 'key', keyId: key.id, workspaceId: key.workspaceId, permissions: key.permissions }, workspaceId: key.workspaceId, shard: key.workspaceId };
   }
 
@@ -93,8 +103,8 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
    * request that joins a lookup already under way costs none and pays nothing beforehand: a
    * busy client's requests arriving while its key is read again do not drain the budget.
    */
-  async function authenticateKey(inc: Asking, token: string): Promise<KeyAuth> {
-    if (!token) return { ok: false, details: 'Missing Authorization: Bearer <API_KEY> header', paid: false };
+  async function authenticateKey(inc: Asking, token: string, missing: string): Promise<KeyAuth> {
+    if (!token) return { ok: false, details: missing, paid: false };
     const parsed = parseKey(token);
     if (!parsed) return { ok: false, details: 'The credential is not an API key', paid: false };
     let key = deps.keys.peek(parsed.prefix);

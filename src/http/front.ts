@@ -11,7 +11,7 @@ import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
 import { createDashboard, dashboardOidc } from './dashboard.js';
 import { createAuthentication, type AuthDeps, type Caller } from './front-auth.js';
-import { API_PREFIX, ROUTES, errorShapeOf, isOutside, type Route } from '../routes.js';
+import { API_PREFIX, ROUTES, atRoot, errorShapeOf, isOutside, type Route } from '../routes.js';
 import { errorReply, invalidRequest, rateLimited, type Reply } from '../handlers/reply.js';
 import type { FieldError } from '../domain/errors.js';
 import { parseRange } from '../domain/ip-ranges.js';
@@ -139,9 +139,9 @@ function answering(process: Process) {
 function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>) {
   const { cfg } = deps;
   const { release, finish, start, refuseFraming } = answers;
-  const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
-  /** Unsubscribe links and provider callbacks, at the root (docs/channels.md). */
-  const outside = new Router(ROUTES.filter(isOutside), '');
+  const router = new Router(ROUTES.filter((r) => !atRoot(r)), API_PREFIX);
+  /** Unsubscribe links and provider callbacks (docs/channels.md), and the Segment-compatible source, at the root. */
+  const outside = new Router(ROUTES.filter(atRoot), '');
   const trusted = cfg.trustedProxies.map(parseRange);
   const dashboard = createDashboard(dashboardOidc(cfg));
 
@@ -263,7 +263,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
     try {
       if (route.auth === 'public') return publicRoute(inc, route);
       if (isOutside(route)) return await outsideRoute(inc, route, params, body);
-      const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
+      const caller = route.auth === 'key' ? await keyCaller(inc, route, params, body) : await sessionCaller(inc, route, params);
       if ('status' in caller) return caller;
       return await dispatch(inc, route, params, body, caller);
     } catch (err) {

@@ -57,8 +57,9 @@ function operation(r: Route): Record<string, unknown> {
     operationId: operationId(r.id),
     summary: r.summary,
     ...(r.auth === 'key' ? { description: `Permission: ${r.permissions.join(' or ')}; rate-limit scope ${r.scope}.${r.notImplemented ? ' Not served by this version: 501 after authentication, permission and the workspace budget.' : ''}` } : {}),
+    ...(r.auth === 'key' && r.source ? { servers: [{ url: '/' }], description: `The Segment-compatible source, served outside ${API_PREFIX}. The API key is the write key (HTTP Basic user name, empty password; or \`writeKey\` in the body). Permission: ${r.permissions.join(' or ')}; rate-limit scope ${r.scope}.` } : {}),
     ...(r.auth === 'none' ? { servers: [{ url: '/' }], description: `Served outside ${API_PREFIX}, no credential; rate-limit scope ${r.scope} (per IP).` } : {}),
-    security: r.auth === 'key' ? [{ apiKey: [] }] : r.auth === 'session' ? [{ session: [] }] : [],
+    security: r.auth === 'key' ? [r.source ? { writeKey: [] } : { apiKey: [] }] : r.auth === 'session' ? [{ session: [] }] : [],
     ...(params.length ? { parameters: params } : {}),
     ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
     responses: responses(RESPONSES[r.id]!),
@@ -103,6 +104,7 @@ export function buildOpenApi(): Record<string, unknown> {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key `<prefix>.<secret>`' },
         session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Dashboard session token' },
+        writeKey: { type: 'http', scheme: 'basic', description: 'The Segment-compatible source: an API key as the user name, empty password' },
       },
       schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, withRefs(schema, schema)])),
       responses: unrouted,

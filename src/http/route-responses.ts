@@ -11,12 +11,13 @@ import { str, type SessionDetails } from '../../schemas/response-parts.js';
 import {
   BAD_FRAMING, RATE_LIMIT_HEADERS, RETRY_AFTER, ROUTE_RESPONSES, badRequest, flatError, forbidden, keyError, keyUnauthorized, providerError, rateLimited, sessionError, sessionUnauthorized, type Responses,
 } from '../../schemas/responses.js';
+import { sourceError } from '../../schemas/segment-source.js';
 
 function responsesOf(route: Route): Responses {
   const spec = ROUTE_RESPONSES[route.id];
   if (!spec) throw new Error(`schemas/responses.ts: no responses for ${route.id}`);
   const shape = errorShapeOf(route);
-  const error = (codes: ErrorCode[], details?: SessionDetails): Schema => (shape === 'flat' ? flatError : shape === 'session' ? sessionError(codes, details) : keyError(codes));
+  const error = (codes: ErrorCode[], details?: SessionDetails): Schema => (shape === 'flat' ? flatError : shape === 'source' ? sourceError : shape === 'session' ? sessionError(codes, details) : keyError(codes));
   const served = !route.notImplemented;
   const out: Responses = { ...spec.success };
 
@@ -45,14 +46,14 @@ function responsesOf(route: Route): Responses {
   if (route.auth === 'key' || route.auth === 'session') {
     out['401'] = {
       description: 'Missing, malformed, unknown, revoked or expired credential',
-      schema: route.auth === 'session' ? sessionUnauthorized : keyUnauthorized,
+      schema: route.auth === 'session' ? sessionUnauthorized : shape === 'source' ? sourceError : keyUnauthorized,
     };
     out['403'] =
       route.auth === 'session'
         ? { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
         : {
             description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist${spec.errors?.[403] ? `; ${spec.errors[403].why}` : ''}`,
-            schema: shape === 'flat' ? flatError : forbidden,
+            schema: shape === 'flat' ? flatError : shape === 'source' ? sourceError : forbidden,
           };
   }
   const own404 = spec.errors?.[404];
@@ -61,9 +62,9 @@ function responsesOf(route: Route): Responses {
     const own = spec.errors?.[status];
     if (own) out[status] = { description: own.why, schema: error(own.codes) };
   }
-  const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch';
+  const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch' || (route.auth === 'key' && route.source === true);
   out['413'] = {
-    description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
+    description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${route.headers?.['Content-Encoding'] ? ' (or once decoded)' : ''}${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
     schema: error(['PAYLOAD_TOO_LARGE']),
   };
   // Routes with no credential spend their own per-IP budget (the provider callbacks' is ip-webhooks).

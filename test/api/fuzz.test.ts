@@ -11,6 +11,7 @@
 import t from 'tap';
 import net from 'node:net';
 import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import twilioLib from 'twilio';
 import { startServer, newKey, newWorkspace, eventually, triggerWebhookCampaign, uniqueUser, type Res, type TestServer } from '../helpers/server.js';
 import { NO_LIMITS } from '../helpers/assert.js';
@@ -132,7 +133,8 @@ type Schema = Record<string, unknown>;
 interface Operation {
   method: string;
   path: string;
-  auth: 'key' | 'session' | 'public';
+  /** `writeKey`: the Segment-compatible source, at the root, its key sent as HTTP Basic user name. */
+  auth: 'key' | 'session' | 'public' | 'writeKey';
   body?: Schema;
   query: { name: string; schema: Schema; required: boolean }[];
   header: boolean;
@@ -147,16 +149,18 @@ for (const [path, item] of Object.entries(doc.paths)) {
     // The routes outside /api/v1 (their own `servers`: unsubscribe, provider callbacks) take
     // forms and provider signatures, not this generator's JSON: the callbacks are fuzzed below,
     // signed; the unsubscribe routes have their own tests.
-    if (method === 'options' || op.servers) continue;
-    const params = (op.parameters ?? []) as { name: string; in: string; required: boolean; schema: Schema }[];
+    // The Segment-compatible source is outside too, but takes JSON and a key: fuzzed here.
     const security = (op.security ?? []) as Record<string, unknown>[];
+    const source = security.some((x) => 'writeKey' in x);
+    if (method === 'options' || (op.servers && !source)) continue;
+    const params = (op.parameters ?? []) as { name: string; in: string; required: boolean; schema: Schema }[];
     operations.push({
       method: method.toUpperCase(),
       path,
-      auth: security.some((x) => 'apiKey' in x) ? 'key' : security.some((x) => 'session' in x) ? 'session' : 'public',
+      auth: source ? 'writeKey' : security.some((x) => 'apiKey' in x) ? 'key' : security.some((x) => 'session' in x) ? 'session' : 'public',
       body: (op.requestBody as { content: Record<string, { schema: Schema }> } | undefined)?.content['application/json']?.schema,
       query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema, required: p.required })),
-      header: params.some((p) => p.in === 'header'),
+      header: params.some((p) => p.in === 'header' && p.name === 'X-Workspace-ID'),
       notImplemented: '501' in (op.responses as object),
     });
   }
@@ -165,6 +169,14 @@ const bodyOf = (method: string, path: string) => operations.find((o) => o.method
 // Batch entries are `{}` in their schemas (each is checked on its own): generate real ones.
 const ITEMS: Record<string, Schema> = { events: bodyOf('POST', '/track'), identify: bodyOf('POST', '/identify') };
 t.ok(operations.length >= 45, `${operations.length} operations to fuzz`);
+const SOURCE_TYPES = ['identify', 'track', 'page', 'screen', 'group', 'alias'];
+t.equal(operations.filter((o) => o.auth === 'writeKey').length, SOURCE_TYPES.length + 1, 'the source routes are fuzzed (/v1/*)');
+/** A message of a source batch: one of the single routes' bodies with its type (sometimes another). */
+function sourceMessage(depth: number): unknown {
+  const type = pick(SOURCE_TYPES);
+  const message = gen(bodyOf('POST', `/v1/${type}`), depth, '') as Record<string, unknown>;
+  return { ...message, type: chance(0.9) ? type : pick(['sneeze', '', 'Track', 'batch']) };
+}
 
 const TIME_ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata'];
 
@@ -182,7 +194,8 @@ function gen(schema: Schema, depth = 0, name = ''): unknown {
       if (name === 'token') return `fuzz-token-${int(0, 20)}-abcdef`;
       if (name === 'ip_whitelist') return pick(['10.0.0.1', '192.168.0.0/16']);
       if (name === 'permissions') return pick(['people:read', 'events:write', 'devices:register', '*']);
-      if (name === 'userId' || name === 'user_id' || name === 'external_id') return pick(userIds);
+      if (name === 'userId' || name === 'user_id' || name === 'external_id' || name === 'previousId') return pick(userIds);
+      if (name === 'writeKey') return chance(0.5) ? main.key : pick([otherKey.key, publicKey.key, 'garbage']);
       const min = (schema.minLength as number | undefined) ?? 0;
       const max = Math.min((schema.maxLength as number | undefined) ?? 20, min + 20);
       return `${name || 's'}-${'abcdefghijklmnopqrstuvwxyz'.slice(0, int(min, max))}`.slice(0, Math.max(min, max));
@@ -197,6 +210,7 @@ function gen(schema: Schema, depth = 0, name = ''): unknown {
       const items = (schema.items as Schema | undefined) ?? {};
       const itemSchema = Object.keys(items).length === 0 ? ITEMS[name] ?? { type: 'string' } : items;
       const n = int(0, Math.min((schema.maxItems as number | undefined) ?? 3, 3));
+      if (name === 'batch') return Array.from({ length: n }, () => sourceMessage(depth + 1));
       return Array.from({ length: n }, () => gen(itemSchema, depth + 1, name));
     }
     case 'object': {
@@ -311,6 +325,19 @@ function queryString(op: Operation): string {
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
+const basic = (user: string, password = '') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** The source's write key: mostly the main key as Basic user name, else odd Basic headers, another scheme, none (the body's writeKey, if any, then counts). */
+function writeKeyHeader(): { authorization?: string; label: string } {
+  const r = rand();
+  if (r < 0.06) return { label: 'none' };
+  if (r < 0.09) return { authorization: pick(['Basic', 'Basic ', 'Basic !!!', 'basic ' + Buffer.from(main.key).toString('base64'), basic('', main.key), basic('garbage'), `Bearer ${main.key}`, basic('x'.repeat(5000))]), label: 'odd basic' };
+  if (r < 0.12) return { authorization: basic(publicKey.key), label: 'public key' };
+  if (r < 0.14) return { authorization: basic(otherKey.key), label: "another workspace's key" };
+  if (r < 0.16) return { authorization: basic(victims[0]!.key), label: 'people:read key' };
+  return { authorization: basic(main.key, chance(0.1) ? 'ignored' : ''), label: 'key * (basic)' };
+}
+
 function credential(op: Operation): { token?: string; label: string } {
   const r = rand();
   if (r < 0.04) return { label: 'none' };
@@ -344,13 +371,23 @@ function plan(index: number): Planned {
   let method = op.method;
   if (chance(0.03)) method = pick(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
   const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(name, op.method, op.path)) + queryString(op);
-  const { token, label } = credential(op);
+  const source = op.auth === 'writeKey';
+  const write = source ? writeKeyHeader() : null;
+  const { token, label } = write ? { token: undefined, label: write.label } : credential(op);
   // fetch sends no body with GET or HEAD.
-  const { raw, kind } = method === 'GET' || method === 'HEAD' ? { raw: undefined, kind: 'none' } : bodyText(op);
+  let { raw, kind } = method === 'GET' || method === 'HEAD' ? { raw: undefined, kind: 'none' } : bodyText(op);
   const headers: Record<string, string> = {};
+  if (write?.authorization !== undefined) headers.authorization = write.authorization;
+  // RudderStack gzips its batches: sometimes a gzip body, sometimes a coding Herald does not take or a lie.
+  if (source && raw !== undefined && chance(0.2)) {
+    const coding = pick(['gzip', 'gzip', 'deflate', 'br', 'gzip, gzip', 'identity']);
+    if (coding === 'gzip' && chance(0.8)) raw = gzipSync(typeof raw === 'string' ? Buffer.from(raw) : raw);
+    headers['content-encoding'] = coding;
+    kind += ` (Content-Encoding ${coding})`;
+  }
   if (raw !== undefined) headers['content-type'] = chance(0.9) ? 'application/json' : pick(['text/plain', 'application/x-www-form-urlencoded', '']);
   if (op.header && chance(0.9)) headers['x-workspace-id'] = pick([ws.id, ws.id.toUpperCase(), other.id, 'not-a-uuid', '']);
-  return { index, method, path, token, auth: label, raw, bodyKind: kind, headers, notImplemented: op.notImplemented };
+  return { index, method, path: source ? `${s.base}${path}` : path, token, auth: label, raw, bodyKind: kind, headers, notImplemented: op.notImplemented };
 }
 
 // Every request is planned before any is sent: the list depends on the seed alone.
@@ -358,7 +395,7 @@ const planned = Array.from({ length: REQUESTS }, (_, i) => plan(i));
 
 function describe(p: Planned): string {
   const body = p.raw === undefined ? '(none)' : typeof p.raw === 'string' ? `${p.raw.length} chars: ${JSON.stringify(p.raw.slice(0, 400))}` : `bytes ${Buffer.from(p.raw).toString('hex').slice(0, 80)}`;
-  return `seed ${SEED} request #${p.index}: ${p.method} /api/v1${p.path.slice(0, 400)}${p.path.length > 400 ? '…' : ''}\n  auth: ${p.auth}; headers: ${JSON.stringify(p.headers)}\n  body (${p.bodyKind}): ${body}`;
+  return `seed ${SEED} request #${p.index}: ${p.method} ${p.path.startsWith('http') ? '' : '/api/v1'}${p.path.slice(0, 400)}${p.path.length > 400 ? '…' : ''}\n  auth: ${p.auth}; headers: ${JSON.stringify(p.headers)}\n  body (${p.bodyKind}): ${body}`;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -367,6 +404,8 @@ function describe(p: Planned): string {
 t.test(`fuzz: ${REQUESTS} requests, seed ${SEED}: no 5xx, no hang, every answer documented`, async (t) => {
   const failures: string[] = [];
   const statuses = new Map<number, number>();
+  /** The source's answers by how its write key was sent: Basic auth must be exercised, accepted and refused. */
+  const sourceStatuses = new Map<string, number>();
   let next = 0;
   const started = Date.now();
   async function worker(): Promise<void> {
@@ -381,12 +420,19 @@ t.test(`fuzz: ${REQUESTS} requests, seed ${SEED}: no 5xx, no hang, every answer 
         continue;
       }
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (p.path.startsWith('http')) {
+        const tally = `${p.auth} ${r.status}`;
+        sourceStatuses.set(tally, (sourceStatuses.get(tally) ?? 0) + 1);
+      }
       if (r.status >= 500 && !(r.status === 501 && p.notImplemented)) failures.push(`${describe(p)}\n  answered ${r.status}: ${r.text.slice(0, 500)}`);
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, () => worker()));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   t.comment(`seed ${SEED}: ${next} requests in ${seconds} s; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+  t.comment(`/v1/* by credential and status: ${JSON.stringify(Object.fromEntries([...sourceStatuses].sort()))}`);
+  t.ok(sourceStatuses.get('key * (basic) 200'), 'the source accepted messages with the write key as Basic user name');
+  t.ok([...sourceStatuses.keys()].some((k) => /^(none|odd basic) 401$/.test(k)), 'and refused missing or malformed Basic credentials');
   for (const f of failures) t.fail(f);
   t.equal(failures.length, 0, `no failures (seed ${SEED})`);
   t.equal(s.proc.exitCode, null, 'the server is running');
@@ -458,7 +504,8 @@ t.test(`bodies that are not UTF-8 (seed ${SEED}): never accepted, never a 5xx`, 
   const statuses = new Map<number, number>();
   for (let i = 0; i < 150; i++) {
     const op = hPick(withBodies);
-    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(name, op.method, op.path));
+    const source = op.auth === 'writeKey';
+    const path = (source ? s.base : '') + op.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(name, op.method, op.path));
     const text = Buffer.from(JSON.stringify(op.body ? gen(op.body) : { event: 'x', external_id: 'y' }) ?? '{}');
     // Inside a string where there is one (the JSON is otherwise valid), else anywhere.
     const quotes = [...text.keys()].filter((k) => text[k] === 0x22);
@@ -466,8 +513,8 @@ t.test(`bodies that are not UTF-8 (seed ${SEED}): never accepted, never a 5xx`, 
     const seq = hPick(NOT_UTF8);
     const raw = new Uint8Array(Buffer.concat([text.subarray(0, at), Buffer.from(seq), text.subarray(at)]));
     const token = op.auth === 'key' ? main.key : op.auth === 'session' ? ws.token : undefined;
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(op.header ? { 'x-workspace-id': ws.id } : {}) };
-    const what = `seed ${SEED} #${i}: ${op.method} /api/v1${path} with ${Buffer.from(seq).toString('hex')} at ${at} of ${text.toString().slice(0, 200)}`;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(op.header ? { 'x-workspace-id': ws.id } : {}), ...(source ? { authorization: basic(main.key) } : {}) };
+    const what = `seed ${SEED} #${i}: ${op.method} ${source ? '' : '/api/v1'}${path} with ${Buffer.from(seq).toString('hex')} at ${at} of ${text.toString().slice(0, 200)}`;
     let r: Res;
     try {
       r = await s.req(op.method, path, { token, raw, headers, timeoutMs: REQUEST_TIMEOUT_MS });

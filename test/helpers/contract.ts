@@ -44,9 +44,9 @@ async function load(): Promise<Contract> {
   ajv.addFormat('time-zone', true); // Herald's own format for IANA zone names; responses echo what the request schema checked
   ajv.addSchema(doc, DOC_ID);
   const { Router } = (await import(new URL('../../dist/src/http/router.js', import.meta.url).href)) as { Router: new (routes: unknown, prefix: string) => RouterLike };
-  const { ROUTES, API_PREFIX } = (await import(new URL('../../dist/src/routes.js', import.meta.url).href)) as { ROUTES: { auth: string }[]; API_PREFIX: string };
-  // As the front routes: the API under its prefix, the routes outside it (unsubscribe, provider callbacks) at the root.
-  const outside = (r: { auth: string }) => r.auth === 'none';
+  const { ROUTES, API_PREFIX, atRoot } = (await import(new URL('../../dist/src/routes.js', import.meta.url).href)) as { ROUTES: { auth: string }[]; API_PREFIX: string; atRoot: (r: { auth: string }) => boolean };
+  // As the front routes: the API under its prefix, the routes outside it (unsubscribe, provider callbacks, the Segment-compatible source) at the root.
+  const outside = atRoot;
   return { doc, ajv, router: new Router(ROUTES.filter((r) => !outside(r)), API_PREFIX), outside: new Router(ROUTES.filter(outside), ''), validators: new Map() };
 }
 

@@ -6,7 +6,7 @@ import { DomainError, Unavailable } from '../../src/domain/errors.js';
 import { errorReply, toReply } from '../../src/handlers/reply.js';
 import { LogUnavailable } from '../../src/eventlog/event-log.js';
 
-const SHAPES = ['key', 'session', 'flat'] as const;
+const SHAPES = ['key', 'session', 'flat', 'source'] as const;
 
 t.test('SERVICE_UNAVAILABLE carries Retry-After: 1 in every shape, however it is raised', async (t) => {
   for (const shape of SHAPES) {
