@@ -5,14 +5,14 @@
 // decisions (channels/decisions.ts), render step (the render pool), retry rule
 // (channels/retry.ts), metrics call and callback applier (channels/callbacks.ts) for all of them;
 // what differs is asked of the channel object, never branched on by name.
-import type { Db } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
 import type { RenderPool } from '../render/pool.js';
 import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
 import type { AddressChannel, AddressSuppressionType, Channel as ChannelName, ProviderEventKind } from '../domain/messages.js';
 import type { Held, PolicyScope } from './decisions.js';
 import type { MessagingSettings } from './settings.js';
-import type { EmailTransports } from './email/transport.js';
+import type { ChannelPools } from './pools.js';
 
 /** What every channel declares to the decisions. */
 export interface Channel {
@@ -59,8 +59,27 @@ export interface OpenChannel {
 export interface ChannelDeps {
   db: Db;
   settings: MessagingSettings;
-  smtp: EmailTransports;
+  /** Each channel's own connection pools, made by the channel on first use. */
+  pools: ChannelPools;
   renders: Pick<RenderPool, 'render'>;
+}
+
+/** What the settings route gives a channel. */
+export type SettingsDeps = Pick<ChannelDeps, 'settings' | 'pools'>;
+
+/**
+ * A channel's settings as the settings route handles them (PUT /workspaces/{id}/channels/<name>,
+ * GET /workspaces/{id}/channels): stored sealed in the channel's column (store/channel-settings.ts).
+ */
+export interface SettingsRoute {
+  /**
+   * Applies a PUT's body (already valid against the route's schema; partial: a field omitted
+   * keeps its stored value, `null` removes one) within the caller's transaction, the stored row
+   * locked; refuses what cannot be completed with InvalidInput naming the fields.
+   */
+  put(q: Queryable, deps: SettingsDeps, workspaceId: string, body: unknown): Promise<void>;
+  /** How GET /channels shows the channel: its non-secret identifiers and the callback URLs to paste into the provider's console. */
+  describe(q: Queryable, deps: SettingsDeps, workspaceId: string): Promise<Record<string, unknown>>;
 }
 
 /** A channel that sends a person one message at one address of theirs (email, SMS). */
@@ -76,6 +95,10 @@ export interface AddressedChannel extends Channel {
   preview(rendered: Record<string, string>): Record<string, string | null>;
   /** The workspace's provider: its stored settings, else the sandbox when the server says so. */
   open(deps: ChannelDeps, workspaceId: string): Promise<OpenChannel>;
+  /** Its settings route. */
+  readonly settings: SettingsRoute;
+  /** An address as its suppressions store it (a suppression set by hand); refuses one that is not an address of this channel with InvalidInput. */
+  suppressionAddress(address: string): string;
 }
 
 /** The provider of a channel that cannot send: each send fails with why. */

@@ -96,7 +96,7 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
       data: { message_id: id, node_id: node.id, channel: 'push', status: o!.status, provider: o!.provider, provider_id: o!.provider_id ?? null, address: null, skip_reason: o!.skip_reason ?? null, error: o!.error ?? null },
     });
   }
-  const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp, renders: ctx.renders };
+  const deps = { db: ctx.db, settings: ctx.messaging, pools: ctx.pools, renders: ctx.renders };
   // Answered with its outcome, recorded, before the request times out (a 503 would say nothing was done).
   const deadline = AbortSignal.timeout(ctx.messaging.testSendDeadlineMs);
   const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, deadline, withRecords: async () => {} }, [{ id, person, variables: {} }]);
