@@ -45,7 +45,7 @@ import { giveBack, type JobTable } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
-import { recordInterrupted, type CampaignSendRecord } from '../store/push-messages.js';
+import { recordInterrupted, type CampaignSendRecord } from '../store/messages.js';
 import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode, type Workflow } from '../domain/campaigns.js';
 import { compileContent } from '../domain/templates.js';
 import { logger } from '../logger.js';

@@ -4,7 +4,7 @@
 import { ADDRESS_CHANNELS, type ProviderEventKind } from '../domain/messages.js';
 import type { Queryable } from '../store/db.js';
 import { applyOutcomes, type Effect, type EffectOf } from './effects.js';
-import type { ChannelMessageRecord } from '../store/channel-messages.js';
+import type { MessageRecord } from '../store/messages.js';
 import { groupBy } from '../util/group-by.js';
 
 export interface ProviderEvent {
@@ -25,7 +25,7 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 /** The message id in a Message-ID Herald set (`<{id}@domain>`, with or without the brackets). */
 export const messageIdIn = (header: unknown): string | undefined => (typeof header === 'string' ? UUID.exec(header)?.[0]?.toLowerCase() : undefined);
 
-type Status = ChannelMessageRecord['status'];
+type Status = MessageRecord['status'];
 
 /** The status an event moves the message to, and what else it does. */
 function outcome(e: ProviderEvent): { status?: Status; error?: string; effect?: Effect } {

@@ -10,12 +10,12 @@
 import type { Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
-import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
+import { saveMessages, type MessageRecord } from '../store/messages.js';
 import { sendPolicy as loadSendPolicy } from '../store/send-context.js';
 import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
 import type { SendPolicy } from '../domain/send-policy.js';
 import { compileFields, personScope, type TemplateScope } from '../domain/templates.js';
-import type { ProviderEventKind } from '../domain/messages.js';
+import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
 import { countMessages } from '../metrics/index.js';
 import type { ChannelDeps, SendAnswer } from './channel.js';
 import { consent, held, sendPolicy, type Held } from './decisions.js';
@@ -69,14 +69,17 @@ export function channelScope(person: PersonRow | null, variables: Record<string,
   };
 }
 
+/** A record of a channel with one address a person. */
+type AddressRecord = MessageRecord & { channel: AddressChannel };
+
 interface Done {
-  record: ChannelMessageRecord;
+  record: AddressRecord;
   effect?: Effect;
   reported?: ProviderEventKind;
 }
 
 /** Sends the node to each recipient; answers their records, in order, once written. */
-export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<ChannelMessageRecord[]> {
+export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<AddressRecord[]> {
   const { db, settings } = deps;
   const { workspaceId, node } = send;
   const channel = ADDRESSED_CHANNELS[node.type];
@@ -113,8 +116,8 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       const d = decisions[i]!;
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: channel.name, provider: open.provider, provider_id: null,
-        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [], tags: send.tags ?? null,
-      } satisfies Omit<ChannelMessageRecord, 'status'>;
+        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
+      } satisfies Omit<AddressRecord, 'status'>;
       if (!('address' in d)) return { record: { ...base, status: d.status, skip_reason: d.skip, error: d.error } };
       const outcome = rendered.get(i)!;
       if ('error' in outcome) return { record: { ...base, status: 'failed', error: `Template render failed: ${outcome.error}` } };
@@ -123,13 +126,13 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       const message = channel.compose(outcome.content.custom_data as Record<string, string>);
       const kept = { ...base, title: message.title, body: message.body };
       const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: message.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
-      if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId }, reported: answer.reported };
+      if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId, sent_at: new Date().toISOString() }, reported: answer.reported };
       return { record: { ...kept, status: 'failed', error: answer.error }, ...(answer.suppress ? { effect: { suppress: answer.suppress } } : {}) };
     }),
   );
   countMessages(channel.name, done.map((x) => x.record), true);
   await db.tx(async (q) => {
-    await saveChannelMessages(q, done.map((x) => x.record));
+    await saveMessages(q, done.map((x) => x.record));
     for (const { record, effect } of done) if (effect) await applyOutcome(q, record, effect);
     // The sandbox's provider reports, through the callback applier (docs/channels.md).
     const reported = done.flatMap((x) => (x.reported ? [{ record: x.record, kind: x.reported }] : []));

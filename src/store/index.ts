@@ -22,7 +22,7 @@ export { loadChannelSettings, saveChannelSettings, type StoredSettings } from '.
 export { personIds } from './person-cache.js';
 export type { StoreLink } from './open.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';
-export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveRecords, type StoredMessage } from './push-messages.js';
+export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveMessages, type StoredMessage } from './messages.js';
 export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';
 export { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templateContents, templatesOf, type TemplateFields, type TemplateRow } from './templates.js';
 export { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from './workspaces.js';
