@@ -1,5 +1,5 @@
 -- name: a campaign's messages, newest first
--- GET /workspaces/{id}/campaigns/{campaignId}/messages (store/messages.ts
+-- GET /workspaces/{id}/campaigns/{campaignId}/messages (store/push-messages.ts
 -- campaignMessages): the dashboard's live progress pages back through a campaign's
 -- messages newest first; push_messages_by_campaign is by status, so without this every
 -- message of the campaign would be sorted.
