@@ -25,6 +25,7 @@ import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/channels/settings.js';
 import { ChannelPools } from '../src/channels/pools.js';
+import { PUSH_ENGINE } from '../src/channels/push/channel.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -63,8 +64,8 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
   const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
-  const pools = new ChannelPools(messaging);
-  const executor = new Executor(db, push, claimant, { db, settings: messaging, pools, renders });
+  const pools = new ChannelPools(messaging).provide(PUSH_ENGINE, push);
+  const executor = new Executor(db, claimant, { db, settings: messaging, pools, renders });
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();

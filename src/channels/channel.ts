@@ -1,26 +1,76 @@
 // The channel model (docs/channels.md, "The channel model"), after Novu's provider interface: a
 // channel declares what a send on it needs, and its providers do the I/O side by side (send and
-// classify; where they have callbacks, verify and parse them). The send path (channels/send.ts
-// for channels with one address a person, channels/push/engine.ts for devices) runs the same
-// decisions (channels/decisions.ts), render step (the render pool), retry rule
-// (channels/retry.ts), metrics call and callback applier (channels/callbacks.ts) for all of them;
-// what differs is asked of the channel object, never branched on by name.
+// classify; where they have callbacks, verify and parse them). Every caller that sends a node (a
+// campaign step, a test send) asks the registry's channel (`sendNode`); behind it the send path
+// (channels/send.ts for channels with one address a person, channels/push/engine.ts for a
+// person's devices) runs the same decisions (channels/decisions.ts), render step (the render
+// pool), retry rule (channels/retry.ts), record writer (store/messages.ts), metrics call and
+// callback applier (channels/callbacks.ts) for all of them; what differs is asked of the channel
+// object, never branched on by name.
 import type { Db, Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
 import type { RenderPool } from '../render/pool.js';
-import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
+import type { EmailNode, MessageNode, SmsNode, Templates } from '../domain/campaigns.js';
 import type { AddressChannel, AddressSuppressionType, Channel as ChannelName, ProviderEventKind } from '../domain/messages.js';
 import type { Held, PolicyScope } from './decisions.js';
 import type { MessagingSettings } from './settings.js';
 import type { ChannelPools } from './pools.js';
 
 /** What every channel declares to the decisions. */
-export interface Channel {
+export interface ChannelRules {
   readonly name: ChannelName;
   /** Whether a `bounced` person is sent nothing (their email address bounced). */
   readonly stopsAtBounce: boolean;
   /** What of the send policy applies to it. */
   readonly policy: PolicyScope;
+}
+
+/** One recipient of a node's send. */
+export interface NodeRecipient {
+  /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */
+  id: string;
+  person: PersonRow;
+  variables: Record<string, unknown>;
+  /** A campaign send's template scope (docs/campaigns-runtime.md): the triggering event's parameters, a webhook's trigger_data. */
+  event?: Record<string, unknown>;
+  trigger?: Record<string, unknown>;
+  /** The triggering event, recorded as the record's event_id. */
+  eventId?: string;
+}
+
+/** A message node sent to recipients: a campaign step, or a dashboard test send. */
+export interface NodeSend {
+  workspaceId: string;
+  campaignId: string;
+  node: MessageNode;
+  /** The template the node names, if any (its fields apply where the node has none). */
+  templates: Templates;
+  /** What must commit with the records, in their transaction (a campaign's enrolments moved past the node). */
+  withRecords: (q: Queryable) => Promise<void>;
+  /** Recorded on every message (a dashboard test send: `["test"]`). */
+  tags?: string[];
+  /** A dashboard test send (README, Dashboard): the send policy does not apply (the person's and address checks still do). */
+  outsidePolicy?: boolean;
+  /** Past it, nothing more is waited for from a provider (a test send answers within its request's time). */
+  deadline?: AbortSignal;
+}
+
+/** What became of one recipient, as recorded. */
+export interface NodeOutcome {
+  id: string;
+  status: string;
+  provider: string;
+  provider_id: string | null;
+  /** The address sent to (null for push, whose tokens are its deliveries'). */
+  address: string | null;
+  skip_reason: string | null;
+  error: string | null;
+}
+
+/** A channel in the registry: its rules, and the one entry every caller that sends a node uses. */
+export interface Channel extends ChannelRules {
+  /** Sends the node to each recipient; answers their outcomes, in order, once recorded. */
+  sendNode(deps: ChannelDeps, send: NodeSend, recipients: readonly NodeRecipient[]): Promise<NodeOutcome[]>;
 }
 
 /** A provider's answer to one send, classified into the outcome every channel shares. */
@@ -82,7 +132,7 @@ export interface SettingsRoute {
   describe(q: Queryable, deps: SettingsDeps, workspaceId: string): Promise<Record<string, unknown>>;
 }
 
-/** A channel that sends a person one message at one address of theirs (email, SMS). */
+/** A channel that sends a person one message at one address of theirs (email, SMS), through channels/send.ts. */
 export interface AddressedChannel extends Channel {
   readonly name: AddressChannel;
   /** The skip of a person with no address on it. */

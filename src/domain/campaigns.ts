@@ -56,7 +56,7 @@ export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['b
  */
 export const NODE_REQUIRED: Readonly<Record<AddressChannel, readonly (readonly string[])[]>> = { email: [['subject'], ['html', 'text']], sms: [['body']] };
 /** Whether a node is a message on a channel with one address a person (not push, not a delay). */
-const isAddressNode = (n: WorkflowNode): n is EmailNode | SmsNode => Object.hasOwn(NODE_REQUIRED, n.type);
+export const isAddressNode = (n: { type: string }): n is EmailNode | SmsNode => Object.hasOwn(NODE_REQUIRED, n.type);
 
 export interface PushNode extends PushContent {
   id: string;

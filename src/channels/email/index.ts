@@ -5,6 +5,7 @@ import { channelFields } from '../../domain/campaigns.js';
 import { InvalidInput } from '../../domain/errors.js';
 import { unavailable, type AddressedChannel, type ChannelDeps, type OpenChannel, type Outgoing, type SendAnswer } from '../channel.js';
 import { held } from '../decisions.js';
+import { sendAddressed } from '../send.js';
 import { emailMessage, htmlPart, textPart, type EmailContent } from './message.js';
 import { sandboxEmailEvent } from './sandbox.js';
 import { EMAIL_SETTINGS, loadEmailSettings, type EmailChannel } from './settings.js';
@@ -30,8 +31,8 @@ const SANDBOX: OpenChannel = {
   send: async (out) => ({ status: 'sent', providerId: out.messageId, reported: sandboxEmailEvent(out.address) }),
 };
 
-export const email = {
-  name: 'email' as const,
+export const email: AddressedChannel = {
+  name: 'email',
   stopsAtBounce: true,
   policy: 'none',
   noAddress: held('no_email_address', 'The person has no email address'),
@@ -59,5 +60,6 @@ export const email = {
     if (!isEmailAddress(lower)) throw new InvalidInput('Request body is invalid: address must be an email address', [{ field: 'address', message: 'must be an email address' }]);
     return lower;
   },
-} satisfies AddressedChannel;
+  sendNode: (deps, send, recipients) => sendAddressed(email, deps, send, recipients),
+};
 

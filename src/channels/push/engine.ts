@@ -20,7 +20,7 @@ import { suppressToken } from '../../store/suppressions.js';
 import { saveMessages, type DeliveryRecord, type PushRecord } from '../../store/messages.js';
 import { setsCap, type SendPolicy } from '../../domain/send-policy.js';
 import { consent, sendPolicy } from '../decisions.js';
-import { push } from './channel.js';
+import { PUSH_RULES as push } from './rules.js';
 import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../domain/templates.js';
 import type { PushOutcome } from '../../domain/push-outcome.js';
 import type { RenderPool } from '../../render/pool.js';

@@ -5,6 +5,7 @@ import { channelFields } from '../../domain/campaigns.js';
 import { InvalidInput } from '../../domain/errors.js';
 import { unavailable, type AddressedChannel, type OpenChannel, type SendAnswer } from '../channel.js';
 import { held } from '../decisions.js';
+import { sendAddressed } from '../send.js';
 import { sandboxed } from '../settings.js';
 import { SMS_SETTINGS, loadSmsSettings, smsCallbackUrls } from './settings.js';
 import { e164 } from './phone.js';
@@ -21,8 +22,8 @@ const SANDBOX: OpenChannel = {
   send: async (out) => answer(sandboxTwilio(out.address, out.messageId), 'delivered'),
 };
 
-export const sms = {
-  name: 'sms' as const,
+export const sms: AddressedChannel = {
+  name: 'sms',
   stopsAtBounce: false,
   policy: 'quiet_hours',
   noAddress: held('no_phone_number', 'The person has no valid phone number'),
@@ -49,4 +50,5 @@ export const sms = {
     if (!number) throw new InvalidInput('Request body is invalid: address must be a phone number in E.164 (+ and the country code)', [{ field: 'address', message: 'must be a phone number in E.164' }]);
     return number;
   },
-} satisfies AddressedChannel;
+  sendNode: (deps, send, recipients) => sendAddressed(sms, deps, send, recipients),
+};
