@@ -6,7 +6,7 @@
 // Setup is not timed: one workspace whose email channel names SendGrid with a verification key
 // of this run's own (an ECDSA P-256 key pair), people inserted in SQL as the fanout scenario
 // does, and one email record `sent` per message, written with Herald's own statement
-// (saveChannelMessages), ⌈events / 4⌉ messages, each getting its four events (delivered, open,
+// (saveMessages), ⌈events / 4⌉ messages, each getting its four events (delivered, open,
 // click, open) one after the other, in one batch, as a provider reports a message's events close
 // together (so batches in flight at once touch different messages). Each batch is signed
 // as SendGrid signs (ECDSA over the timestamp and the raw body); the first is checked with
@@ -27,7 +27,7 @@ import { call, databaseUrl, guardRun, Sampler, sessionToken, setupWorkspaces, st
 import { insertAudience } from './fanout.js';
 import { LatencyHistogram, round } from './stats.js';
 import { optionChecks } from './cli.js';
-import { saveChannelMessages, type ChannelMessageRecord } from '../src/store/channel-messages.js';
+import { saveMessages, type MessageRecord } from '../src/store/messages.js';
 import type { Queryable } from '../src/store/db.js';
 import { newId } from '../src/ids.js';
 
@@ -82,13 +82,13 @@ async function seedMessages(url: string, workspaceId: string, n: number): Promis
   await db.connect();
   try {
     const people = await db.query<{ id: string; external_id: string; email: string }>(`SELECT id, external_id, email FROM people WHERE workspace_id = $1 ORDER BY id LIMIT $2`, [workspaceId, n]);
-    const records: ChannelMessageRecord[] = people.rows.map((p) => ({
+    const records: MessageRecord[] = people.rows.map((p) => ({
       id: newId(), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, channel: 'email', status: 'sent', provider: 'smtp', provider_id: null,
-      address: p.email, skip_reason: null, error: null, title: 'Hello', body: 'Your plan: pro', campaign_id: null, event_id: null, events: [], tags: null,
+      address: p.email, skip_reason: null, error: null, title: 'Hello', body: 'Your plan: pro', campaign_id: null, event_id: null, tags: null, sent_at: new Date().toISOString(),
     }));
-    // saveChannelMessages needs only `query` of a Queryable.
+    // saveMessages needs only `query` of a Queryable.
     const q: Queryable = { query: (sql, params) => db.query(typeof sql === 'string' ? sql : sql.text, params) as never, exec: async (sql) => void (await db.query(sql)) };
-    for (let i = 0; i < records.length; i += 5000) await saveChannelMessages(q, records.slice(i, i + 5000));
+    for (let i = 0; i < records.length; i += 5000) await saveMessages(q, records.slice(i, i + 5000));
     return records.map((r) => ({ id: r.id, address: r.address! }));
   } finally {
     await db.end();

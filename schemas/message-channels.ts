@@ -1,12 +1,12 @@
 // Email and SMS channels, PUT /workspaces/{id}/channels/email|sms (docs/channels.md). Partial like
 // push: a field omitted keeps its stored value, `null` removes an optional one, and `smtp: null`
 // (`twilio: null`) removes the whole channel. What a schema cannot say (the merged settings are
-// complete, where the SMTP host may point) is checked by handlers/message-channels.ts.
+// complete, where the SMTP host may point) is checked by each channel's settings (channels/<name>/settings.ts).
 import { nonEmptyString, object, pagination, type Schema } from './common.js';
 import { ADDRESS_CHANNELS, ADDRESS_SUPPRESSION_TYPES } from '../src/domain/messages.js';
 import { closed, count, enumOf, isoTime, message, nullableStr, ok, str, uuidText, type RouteResponses } from './response-parts.js';
 
-/** An email address; also what an email suppression's address must be (handlers/address-suppressions.ts). */
+/** An email address (format email: the rule channels/email/address.ts applies to suppressions too). */
 export const email = { type: 'string', format: 'email', maxLength: 254 } as const;
 const nullable = <S extends Schema>(s: S, description?: string) => ({ ...s, nullable: true as const, ...(description ? { description } : {}) });
 const e164 = { type: 'string', pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +15005550006' } as const;

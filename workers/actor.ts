@@ -24,7 +24,8 @@ import { Instance } from '../src/store/leases.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/channels/settings.js';
-import { EmailTransports } from '../src/channels/email/transport.js';
+import { ChannelPools } from '../src/channels/pools.js';
+import { PUSH_ENGINE } from '../src/channels/push/channel.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -63,8 +64,8 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
   const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
-  const smtp = new EmailTransports(messaging.outbound);
-  const executor = new Executor(db, push, claimant, { db, settings: messaging, smtp, renders });
+  const pools = new ChannelPools(messaging).provide(PUSH_ENGINE, push);
+  const executor = new Executor(db, claimant, { db, settings: messaging, pools, renders });
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();
@@ -75,7 +76,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
@@ -85,7 +86,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
       await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
-      smtp.close();
+      pools.close();
       await eventLog.close();
       await shared?.close();
       await parts.close();

@@ -45,15 +45,15 @@ import { giveBack, type JobTable } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
-import { recordInterrupted, type CampaignSendRecord } from '../store/push-messages.js';
-import { nodeContent, templateIdsOf, type EmailNode, type PushNode, type SmsNode, type Workflow } from '../domain/campaigns.js';
-import { compileContent } from '../domain/templates.js';
+import { recordInterrupted } from '../store/messages.js';
+import { templateIdsOf, type MessageNode, type Workflow } from '../domain/campaigns.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
-import { SEND_CONCURRENCY, WORKSPACE_SHARE, type PushEngine, type Recipient } from '../channels/push/engine.js';
+import { SEND_CONCURRENCY, WORKSPACE_SHARE } from '../channels/push/engine.js';
 import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
-import { sendChannelNode, type ChannelDeps } from '../channels/send.js';
+import { CHANNELS } from '../channels/index.js';
+import type { ChannelDeps } from '../channels/channel.js';
 
 /** Pages of one workspace under way at once, all actors together… */
 const WORKSPACE_PAGES = 4;
@@ -74,9 +74,8 @@ export class Executor {
 
   constructor(
     private readonly db: Db,
-    private readonly engine: PushEngine,
     claimant: Claimant,
-    /** Email and SMS nodes (docs/channels.md). */
+    /** What the channels send nodes with (docs/channels.md). */
     private readonly channels: ChannelDeps,
   ) {
     // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each
@@ -133,12 +132,15 @@ export class Executor {
     const node = workflow.nodes[index]!;
     const next = workflow.nodes[index + 1]?.id ?? null;
     if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    if (node.type !== 'push') return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
-    await this.push(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    await this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
   }
 
-  /** An email or SMS node for the enrolments (channels/send.ts); those claimed here before are recorded interrupted, as push ones. */
-  private async message(workspaceId: string, campaignId: string, node: EmailNode | SmsNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
+  /**
+   * A message node for the enrolments, through its channel (channels/index.ts): one send, or, for
+   * those claimed here before, the interruption recorded; then `movedOn`, in the transaction of
+   * the send's records (one commit for both).
+   */
+  private async message(workspaceId: string, campaignId: string, node: MessageNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
     const present = enrolments.filter((e) => people.has(e.person_id));
     const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;
     await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null, channel: node.type })));
@@ -146,29 +148,6 @@ export class Executor {
     if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
     const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
-    await sendChannelNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
-  }
-
-  /**
-   * One push node for the enrolments: one engine send, or, for those claimed here before, the
-   * interruption recorded; then `movedOn`, in the transaction of the send's records (one commit
-   * for both).
-   */
-  private async push(workspaceId: string, campaignId: string, node: PushNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
-    const present = enrolments.filter((e) => people.has(e.person_id));
-    const record = (e: ClaimedEnrolment): CampaignSendRecord => {
-      const p = people.get(e.person_id)!;
-      return { id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null, channel: 'push' };
-    };
-    await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map(record));
-    const fresh = present.filter((e) => e.claims === 1);
-    if (fresh.length === 0) return movedOn(this.db);
-    const recipients = fresh.map((e): Recipient => {
-      const c = e.context;
-      return { person: people.get(e.person_id)!, variables: c.variables ?? {}, scheduledId: campaignSendId(e.id, node.id), event: c.event?.parameters, trigger: c.trigger, eventId: c.event?.id };
-    });
-    const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
-    const content = compileContent(nodeContent(node, templates));
-    await this.engine.send({ workspaceId, content, campaignId, bypassCaps: node.bypass_frequency_cap === true, renderErrors: 'fail', withRecords: movedOn }, recipients);
+    await CHANNELS[node.type].sendNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
   }
 }

@@ -1,10 +1,10 @@
 // A provider's delivery event applied to the message it names (docs/channels.md), once: the
 // provider's own event id is recorded in provider_events (migration 202) in the transaction that
 // applies it, so a retried callback changes nothing the second time.
-import type { ProviderEventKind } from '../domain/messages.js';
+import { ADDRESS_CHANNELS, type ProviderEventKind } from '../domain/messages.js';
 import type { Queryable } from '../store/db.js';
 import { applyOutcomes, type Effect, type EffectOf } from './effects.js';
-import type { ChannelMessageRecord } from '../store/channel-messages.js';
+import type { MessageRecord } from '../store/messages.js';
 import { groupBy } from '../util/group-by.js';
 
 export interface ProviderEvent {
@@ -25,7 +25,7 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 /** The message id in a Message-ID Herald set (`<{id}@domain>`, with or without the brackets). */
 export const messageIdIn = (header: unknown): string | undefined => (typeof header === 'string' ? UUID.exec(header)?.[0]?.toLowerCase() : undefined);
 
-type Status = ChannelMessageRecord['status'];
+type Status = MessageRecord['status'];
 
 /** The status an event moves the message to, and what else it does. */
 function outcome(e: ProviderEvent): { status?: Status; error?: string; effect?: Effect } {
@@ -145,8 +145,8 @@ async function namedMessages(q: Queryable, workspaceId: string, events: readonly
       : q
           .query<Named>(
             `SELECT id, workspace_id, person_id, channel, status, address, error, skip_reason, provider_id, jsonb_array_length(events) AS stored
-             FROM messages WHERE workspace_id = $1 AND channel IN ('email', 'sms') AND ${key} = ANY($2::${cast}[]) ORDER BY id FOR UPDATE`,
-            [workspaceId, keys],
+             FROM messages WHERE workspace_id = $1 AND channel = ANY($3::text[]) AND ${key} = ANY($2::${cast}[]) ORDER BY id FOR UPDATE`,
+            [workspaceId, keys, ADDRESS_CHANNELS],
           )
           .then((r) => r.rows);
   return { byId: groupBy(await select('id', 'uuid', ids), (m) => m.id), byProviderId: groupBy(await select('provider_id', 'text', providerIds), (m) => m.provider_id!) };

@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import { COUNTER_HORIZON_MS } from '../domain/send-policy.js';
 import type { Db } from '../store/db.js';
-import { sentTimes } from '../store/push-messages.js';
+import { sentTimes } from '../store/messages.js';
 
 interface Entry {
   times: number[];

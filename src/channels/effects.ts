@@ -4,8 +4,8 @@
 // answers through the channels' classification, its reports through applyProviderEvents.
 import type { Queryable } from '../store/db.js';
 import { suppressAddresses } from '../store/address-suppressions.js';
-import type { AddressSuppressionType } from '../domain/messages.js';
-import type { ChannelMessageRecord } from '../store/channel-messages.js';
+import type { AddressChannel, AddressSuppressionType } from '../domain/messages.js';
+import type { MessageRecord } from '../store/messages.js';
 
 export interface Effect {
   suppress?: AddressSuppressionType;
@@ -13,7 +13,7 @@ export interface Effect {
 }
 
 /** The message an effect is of, as it stands when the effect applies (its error is the suppression's reason). */
-export type EffectOf = Pick<ChannelMessageRecord, 'workspace_id' | 'person_id' | 'channel' | 'address' | 'error' | 'skip_reason'>;
+export type EffectOf = Pick<MessageRecord, 'workspace_id' | 'person_id' | 'address' | 'error' | 'skip_reason'> & { channel: AddressChannel };
 
 export async function applyOutcome(q: Queryable, record: EffectOf, effect: Effect): Promise<void> {
   await applyOutcomes(q, [{ record, effect }]);

@@ -1,8 +1,11 @@
-// The channel registry (docs/channels.md, "The channel model"): every channel a message goes out
-// with one address a person, by its name (push, sent to devices, is channels/push/). Adding a
-// channel is its folder, a line here and its migration.
-import type { AddressChannel } from '../domain/messages.js';
-import type { AddressedChannel } from './channel.js';
+// The channel registry (docs/channels.md, "The channel model"): every channel by its name, each
+// the one entry its nodes are sent through. Push addresses a person's devices through its engine
+// (channels/push/); the channels that send a person one message at one address declare that
+// address and their providers, and share the send path (channels/send.ts). Adding a channel is
+// its folder, a line here and its migration.
+import type { AddressChannel, Channel as ChannelName } from '../domain/messages.js';
+import type { AddressedChannel, Channel } from './channel.js';
+import { push } from './push/channel.js';
 import { email } from './email/index.js';
 import { sms } from './sms/index.js';
 
@@ -10,3 +13,5 @@ export const ADDRESSED_CHANNELS: Readonly<Record<AddressChannel, AddressedChanne
   email,
   sms,
 };
+
+export const CHANNELS: Readonly<Record<ChannelName, Channel>> = { push, ...ADDRESSED_CHANNELS };

@@ -7,51 +7,24 @@
 // workspace's provider under the one retry rule (channels/retry.ts), and ends with one record;
 // the records, the answers' effects (dead addresses suppressed), the sandbox's reports (through
 // the callback applier) and the caller's `withRecords` commit in one transaction.
-import type { Queryable } from '../store/db.js';
 import type { PersonRow } from '../store/people.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
-import { saveChannelMessages, type ChannelMessageRecord } from '../store/channel-messages.js';
+import { saveMessages, type MessageRecord } from '../store/messages.js';
 import { sendPolicy as loadSendPolicy } from '../store/send-context.js';
-import type { EmailNode, SmsNode, Templates } from '../domain/campaigns.js';
+import { isAddressNode, type EmailNode, type SmsNode } from '../domain/campaigns.js';
 import type { SendPolicy } from '../domain/send-policy.js';
 import { compileFields, personScope, type TemplateScope } from '../domain/templates.js';
-import type { ProviderEventKind } from '../domain/messages.js';
+import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
 import { countMessages } from '../metrics/index.js';
-import type { ChannelDeps, SendAnswer } from './channel.js';
+import type { AddressedChannel, ChannelDeps, NodeOutcome, NodeRecipient, NodeSend, SendAnswer } from './channel.js';
 import { consent, held, sendPolicy, type Held } from './decisions.js';
-import { ADDRESSED_CHANNELS } from './index.js';
 import { unsubscribeToken } from './email/unsubscribe.js';
 import { applyOutcome, type Effect } from './effects.js';
 import { applyProviderEvents } from './callbacks.js';
 import { sendRetried } from './retry.js';
 
-export type { ChannelDeps } from './channel.js';
-
-export interface ChannelRecipient {
-  /** The record's id, chosen by the caller (a campaign send: UUIDv5 of enrolment and node). */
-  id: string;
-  person: PersonRow;
-  variables: Record<string, unknown>;
-  event?: Record<string, unknown>;
-  trigger?: Record<string, unknown>;
-  eventId?: string;
-}
-
-export interface ChannelSend {
-  workspaceId: string;
-  campaignId: string;
-  node: EmailNode | SmsNode;
-  /** The template the node names, if any (its fields apply where the node has none). */
-  templates: Templates;
-  /** What must commit with the records, in their transaction. */
-  withRecords: (q: Queryable) => Promise<void>;
-  /** Recorded on every message (a dashboard test send: `["test"]`). */
-  tags?: string[];
-  /** A dashboard test send (README, Dashboard): the send policy does not apply (the person's and address checks still do). */
-  outsidePolicy?: boolean;
-  /** When an email still with the SMTP relay is given up, recorded `failed` (`smtp_timeout`): a test send's answer is due. */
-  deadline?: AbortSignal;
-}
+/** An email or SMS node's send (its node one of those). */
+type AddressedSend = NodeSend & { node: EmailNode | SmsNode };
 
 const ADDRESS_SUPPRESSED = held('address_suppressed', 'The address is suppressed');
 
@@ -69,17 +42,26 @@ export function channelScope(person: PersonRow | null, variables: Record<string,
   };
 }
 
+/** A record of a channel with one address a person. */
+type AddressRecord = MessageRecord & { channel: AddressChannel };
+
 interface Done {
-  record: ChannelMessageRecord;
+  record: AddressRecord;
   effect?: Effect;
   reported?: ProviderEventKind;
 }
 
+/** An email or SMS channel's `sendNode`: a node of another channel is a caller's mistake. */
+export function sendAddressed(channel: AddressedChannel, deps: ChannelDeps, send: NodeSend, recipients: readonly NodeRecipient[]): Promise<NodeOutcome[]> {
+  const { node } = send;
+  if (!isAddressNode(node) || node.type !== channel.name) throw new Error(`the ${channel.name} channel was given a ${node.type} node`);
+  return sendChannelNode(channel, deps, { ...send, node }, recipients);
+}
+
 /** Sends the node to each recipient; answers their records, in order, once written. */
-export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, recipients: readonly ChannelRecipient[]): Promise<ChannelMessageRecord[]> {
+async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, send: AddressedSend, recipients: readonly NodeRecipient[]): Promise<AddressRecord[]> {
   const { db, settings } = deps;
   const { workspaceId, node } = send;
-  const channel = ADDRESSED_CHANNELS[node.type];
   const open = await channel.open(deps, workspaceId);
   const policy = channel.policy !== 'none' && !send.outsidePolicy ? ((await loadSendPolicy(db, workspaceId)) as SendPolicy | null) : null;
 
@@ -113,8 +95,8 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       const d = decisions[i]!;
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: channel.name, provider: open.provider, provider_id: null,
-        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, events: [], tags: send.tags ?? null,
-      } satisfies Omit<ChannelMessageRecord, 'status'>;
+        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
+      } satisfies Omit<AddressRecord, 'status'>;
       if (!('address' in d)) return { record: { ...base, status: d.status, skip_reason: d.skip, error: d.error } };
       const outcome = rendered.get(i)!;
       if ('error' in outcome) return { record: { ...base, status: 'failed', error: `Template render failed: ${outcome.error}` } };
@@ -123,13 +105,13 @@ export async function sendChannelNode(deps: ChannelDeps, send: ChannelSend, reci
       const message = channel.compose(outcome.content.custom_data as Record<string, string>);
       const kept = { ...base, title: message.title, body: message.body };
       const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: message.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
-      if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId }, reported: answer.reported };
+      if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId, sent_at: new Date().toISOString() }, reported: answer.reported };
       return { record: { ...kept, status: 'failed', error: answer.error }, ...(answer.suppress ? { effect: { suppress: answer.suppress } } : {}) };
     }),
   );
   countMessages(channel.name, done.map((x) => x.record), true);
   await db.tx(async (q) => {
-    await saveChannelMessages(q, done.map((x) => x.record));
+    await saveMessages(q, done.map((x) => x.record));
     for (const { record, effect } of done) if (effect) await applyOutcome(q, record, effect);
     // The sandbox's provider reports, through the callback applier (docs/channels.md).
     const reported = done.flatMap((x) => (x.reported ? [{ record: x.record, kind: x.reported }] : []));

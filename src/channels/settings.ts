@@ -1,28 +1,32 @@
-// What the email and SMS channels need from the server's settings (docs/channels.md; docs/isolation.md), one per
-// actor: where links and callback URLs point, where a tenant's SMTP host may be, Twilio's host,
-// what a workspace without a channel sends through, and how long a test send may wait for a relay.
-import { OutboundPolicy, type AllowList } from '../net/destinations.js';
+// What the channels need from the server's settings (docs/channels.md; docs/isolation.md), one per
+// actor: where links and callback URLs point, where a tenant's hosts may be, which channels send
+// through their sandbox in a workspace that has not configured them, the providers' endpoints,
+// the seal of the channels' settings, and how long a test send may wait for a provider. What each
+// channel makes of them is its own (channels/<name>/).
+import type { AllowList } from '../net/destinations.js';
 import type { SecretBox } from '../util/sealing.js';
 import { unsubscribeKey } from './email/unsubscribe.js';
-import { SMTP_PORTS } from './email/transport.js';
 import { DEFAULT_RETRY_POLICY } from '../domain/push-outcome.js';
+
+export type ProviderMode = 'sandbox' | 'live';
 
 export interface MessagingSettings {
   /** HERALD_PUBLIC_URL without a final slash: the base of unsubscribe links and callback URLs. */
   publicUrl: string;
-  /** Where a tenant's SMTP host may be: global addresses on SMTP_PORTS, or what the allow-list names. */
-  outbound: OutboundPolicy;
-  twilioEndpoint: string;
-  emailMode: 'sandbox' | 'live';
-  smsMode: 'sandbox' | 'live';
+  /** The private hosts a tenant's destinations may name (HERALD_ALLOWED_PRIVATE_HOSTS). */
+  allowedPrivateHosts: AllowList;
+  /** By channel name: whether a workspace without the channel configured sends through its sandbox (HERALD_<CHANNEL>_PROVIDER). */
+  providerModes: Readonly<Record<string, ProviderMode>>;
+  /** By provider name: where its API is (HERALD_TWILIO_ENDPOINT). */
+  endpoints: Readonly<Record<string, string>>;
   /** Seals the channels' settings. */
   secrets: SecretBox;
   /** Signs unsubscribe tokens (email/unsubscribe.ts). */
   unsubscribeKey: Buffer;
   /**
-   * How long a test send's email may be with the SMTP relay, retries included: half the request
-   * timeout (the other half for the reads before and the record after), at most the retry budget.
-   * What the relay has not answered by then is recorded and answered `failed` (`smtp_timeout`).
+   * How long a test send may be with the provider, retries included: half the request timeout
+   * (the other half for the reads before and the record after), at most the retry budget. What
+   * the provider has not answered by then is recorded and answered `failed`.
    */
   testSendDeadlineMs: number;
 }
@@ -32,27 +36,22 @@ interface From {
   publicUrl: string;
   allowedPrivateHosts: AllowList;
   twilioEndpoint: string;
-  emailProvider: 'sandbox' | 'live';
-  smsProvider: 'sandbox' | 'live';
+  emailProvider: ProviderMode;
+  smsProvider: ProviderMode;
   requestTimeoutMs: number;
 }
 
 export function messagingSettings(cfg: From, secrets: SecretBox, secretsKey: Buffer): MessagingSettings {
   return {
     publicUrl: cfg.publicUrl,
-    outbound: new OutboundPolicy(cfg.allowedPrivateHosts, SMTP_PORTS),
-    twilioEndpoint: cfg.twilioEndpoint,
-    emailMode: cfg.emailProvider,
-    smsMode: cfg.smsProvider,
+    allowedPrivateHosts: cfg.allowedPrivateHosts,
+    providerModes: { email: cfg.emailProvider, sms: cfg.smsProvider },
+    endpoints: { twilio: cfg.twilioEndpoint },
     secrets,
     unsubscribeKey: unsubscribeKey(secretsKey),
     testSendDeadlineMs: Math.min(cfg.requestTimeoutMs / 2, DEFAULT_RETRY_POLICY.maxElapsedMs),
   };
 }
 
-/** The callback URLs an operator pastes into the provider's console. */
-export const callbackUrls = (s: Pick<MessagingSettings, 'publicUrl'>, workspaceId: string) => ({
-  email: `${s.publicUrl}/webhooks/email/${workspaceId}`,
-  smsStatus: `${s.publicUrl}/webhooks/sms/${workspaceId}/status`,
-  smsInbound: `${s.publicUrl}/webhooks/sms/${workspaceId}/inbound`,
-});
+/** Whether a workspace without `channel` configured sends through its sandbox. */
+export const sandboxed = (s: Pick<MessagingSettings, 'providerModes'>, channel: string): boolean => s.providerModes[channel] === 'sandbox';

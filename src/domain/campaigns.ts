@@ -9,7 +9,7 @@ import { compileContent, compileFields, type PushContent } from './templates.js'
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
-import type { Channel } from './messages.js';
+import type { AddressChannel, Channel } from './messages.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -49,6 +49,14 @@ export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'cust
 export const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
 /** The fields each node type takes from node-messages and templates (docs/channels.md). */
 export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['body'] } as const;
+/**
+ * What a message node of a channel with one address a person must have to be activated: each
+ * group needs one of its fields non-empty (its own or its template's). Declared here, beside the
+ * node types, so that activation (pure) checks every such channel with one rule.
+ */
+export const NODE_REQUIRED: Readonly<Record<AddressChannel, readonly (readonly string[])[]>> = { email: [['subject'], ['html', 'text']], sms: [['body']] };
+/** Whether a node is a message on a channel with one address a person (not push, not a delay). */
+export const isAddressNode = (n: { type: string }): n is EmailNode | SmsNode => Object.hasOwn(NODE_REQUIRED, n.type);
 
 export interface PushNode extends PushContent {
   id: string;
@@ -414,7 +422,7 @@ function workflowProblems(workflow: Workflow, templates: Templates): FieldError[
   const problems: FieldError[] = [];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
   problems.push(...channelNodeProblems(workflow, templates));
-  if (push.length === 0 && !workflow.nodes.some((n) => n.type === 'email' || n.type === 'sms')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
+  if (push.length === 0 && !workflow.nodes.some(isAddressNode)) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
   for (const { node, at } of push) {
     if (node.template_id !== undefined && templates.get(node.template_id)?.channel !== 'push') {
       problems.push({ field: `${at}.template_id`, message: templates.has(node.template_id) ? 'names an email or SMS template: a push node needs a push template' : 'names no message template of this workspace' });
@@ -446,18 +454,19 @@ export function channelFields(node: EmailNode | SmsNode, templates: Templates): 
   return out;
 }
 
-/** Email nodes need a subject and html or text, SMS nodes a body; every field must parse as Liquid. */
+/** A message node needs its channel's required fields (NODE_REQUIRED); every field must parse as Liquid. */
 function channelNodeProblems(workflow: Workflow, templates: Templates): FieldError[] {
   return workflow.nodes.flatMap((n, i): FieldError[] => {
-    if (n.type !== 'email' && n.type !== 'sms') return [];
+    if (!isAddressNode(n)) return [];
     const at = `workflow_definition.nodes.${i}`;
     const f = channelFields(n, templates);
     const problems: FieldError[] = [];
     const template = n.template_id === undefined ? undefined : templates.get(n.template_id);
     if (n.template_id !== undefined && template?.channel !== n.type) problems.push({ field: `${at}.template_id`, message: `names no ${n.type} template of this workspace` });
-    if (n.type === 'email' && !f.subject?.trim()) problems.push({ field: `${at}.subject`, message: `is required on email node ${n.id}` });
-    if (n.type === 'email' && !f.html?.trim() && !f.text?.trim()) problems.push({ field: at, message: `email node ${n.id} has neither html nor text` });
-    if (n.type === 'sms' && !f.body?.trim()) problems.push({ field: `${at}.body`, message: `is required on sms node ${n.id}` });
+    for (const group of NODE_REQUIRED[n.type]) {
+      if (group.some((k) => f[k]?.trim())) continue;
+      problems.push(group.length === 1 ? { field: `${at}.${group[0]!}`, message: `is required on ${n.type} node ${n.id}` } : { field: at, message: `${n.type} node ${n.id} has neither ${group.join(' nor ')}` });
+    }
     problems.push(...liquidProblems(f, `${at}.`));
     return problems;
   });

@@ -3,18 +3,15 @@
 // STOPs put them there or a person did (`manual`). Any member reads; owners and admins write.
 import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
-import { compileBody } from './validation.js';
 import { requireManager } from './workspaces.js';
-import { DomainError, InvalidInput } from '../domain/errors.js';
+import { DomainError } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { isUuid } from '../ids.js';
-import { e164 } from '../channels/sms/phone.js';
+import { ADDRESSED_CHANNELS } from '../channels/index.js';
 import { addressSuppression, deleteAddressSuppression, listAddressSuppressions, suppressAddress, type AddressSuppressionRow } from '../store/index.js';
 import type { AddressChannel } from '../domain/messages.js';
-import { email } from '../../schemas/message-channels.js';
 
 const MAX_LIMIT = 200;
-const isEmail = compileBody(email);
 
 const present = (r: AddressSuppressionRow) => ({ id: r.id, channel: r.channel, address: r.address, suppression_type: r.suppression_type, reason: r.reason, created_at: iso(r.created_at) });
 
@@ -25,22 +22,11 @@ const list: Handler = async (ctx) => {
   return json(200, { success: true, suppressions: rows.map(present), total });
 };
 
-/** `address` as suppressions store it: a number in E.164, an email address in lower case. */
-function storedAddress(channel: AddressChannel, address: string): string {
-  if (channel === 'sms') {
-    const number = e164(address);
-    if (!number) throw new InvalidInput('Request body is invalid: address must be a phone number in E.164 (+ and the country code)', [{ field: 'address', message: 'must be a phone number in E.164' }]);
-    return number;
-  }
-  const lower = address.trim().toLowerCase();
-  if (!isEmail(lower)) throw new InvalidInput('Request body is invalid: address must be an email address', [{ field: 'address', message: 'must be an email address' }]);
-  return lower;
-}
-
 const create: Handler = async (ctx) => {
   requireManager(ctx);
   const { channel, address, reason } = ctx.body as { channel: AddressChannel; address: string; reason?: string };
-  const stored = storedAddress(channel, address);
+  // As the channel stores its addresses (email in lower case, numbers in E.164).
+  const stored = ADDRESSED_CHANNELS[channel].suppressionAddress(address);
   const row = await ctx.db.tx(async (q) => {
     await suppressAddress(q, ctx.workspaceId, channel, stored, 'manual', reason ?? null);
     return addressSuppression(q, ctx.workspaceId, channel, stored, 'manual');

@@ -11,8 +11,8 @@ import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js'
 import { audienceProblems, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
 import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import { ADDRESSED_CHANNELS } from '../channels/index.js';
-import { channelScope, sendChannelNode } from '../channels/send.js';
+import { ADDRESSED_CHANNELS, CHANNELS } from '../channels/index.js';
+import { channelScope } from '../channels/send.js';
 import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
 import { AUDIENCE_COUNT_MAX, AUDIENCE_SAMPLE } from '../../schemas/authoring.js';
@@ -87,19 +87,11 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
     .map((p) => ({ field: p.field.replace(/^workflow_definition\.nodes\.0/, `workflow_definition.nodes.${index}`), message: p.message }));
   if (problems.length > 0) throw new InvalidInput(`Node ${node.id} cannot be sent: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
 
-  const id = newId();
-  if (node.type === 'push') {
-    const content = compileContent(nodeContent(node, templates));
-    const [o] = await ctx.push.send({ workspaceId: ctx.workspaceId, content, campaignId: campaign.id, tags: TEST_TAGS, outsidePolicy: true, renderErrors: 'fail' }, [{ person, variables: {}, scheduledId: id }]);
-    return json(200, {
-      success: true,
-      data: { message_id: id, node_id: node.id, channel: 'push', status: o!.status, provider: o!.provider, provider_id: o!.provider_id ?? null, address: null, skip_reason: o!.skip_reason ?? null, error: o!.error ?? null },
-    });
-  }
-  const deps = { db: ctx.db, settings: ctx.messaging, smtp: ctx.smtp, renders: ctx.renders };
+  const deps = { db: ctx.db, settings: ctx.messaging, pools: ctx.pools, renders: ctx.renders };
   // Answered with its outcome, recorded, before the request times out (a 503 would say nothing was done).
   const deadline = AbortSignal.timeout(ctx.messaging.testSendDeadlineMs);
-  const [r] = await sendChannelNode(deps, { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, deadline, withRecords: async () => {} }, [{ id, person, variables: {} }]);
+  const send = { workspaceId: ctx.workspaceId, campaignId: campaign.id, node, templates, tags: TEST_TAGS, outsidePolicy: true, deadline, withRecords: async () => {} };
+  const [r] = await CHANNELS[node.type].sendNode(deps, send, [{ id: newId(), person, variables: {} }]);
   return json(200, {
     success: true,
     data: { message_id: r!.id, node_id: node.id, channel: node.type, status: r!.status, provider: r!.provider, provider_id: r!.provider_id, address: r!.address, skip_reason: r!.skip_reason, error: r!.error },

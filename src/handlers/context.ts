@@ -11,7 +11,7 @@ import type { ProviderRegistry } from '../channels/push/registry.js';
 import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
 import type { MessagingSettings } from '../channels/settings.js';
 import type { RenderPool } from '../render/pool.js';
-import type { EmailTransports } from '../channels/email/transport.js';
+import type { ChannelPools } from '../channels/pools.js';
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -32,12 +32,12 @@ export interface RequestCtx {
   push: PushEngine;
   /** This actor's push providers by workspace, and the seal of stored credentials. */
   providers: ProviderRegistry;
-  /** The email and SMS channels' server settings (docs/channels.md). */
+  /** The channels' server settings (docs/channels.md). */
   messaging: MessagingSettings;
   /** This actor's render pool: Liquid rendered off the actor thread, within the send budgets (the dashboard's template preview). */
   renders: Pick<RenderPool, 'render'>;
-  /** This actor's SMTP pools (a campaign node's test send). */
-  smtp: EmailTransports;
+  /** This actor's channels' connection pools (a campaign node's test send, a channel's settings checked). */
+  pools: ChannelPools;
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;

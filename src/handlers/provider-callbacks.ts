@@ -12,15 +12,14 @@
 import type { Ctx, Handler, Handlers, PathCtx } from './context.js';
 import { errorReply, json, type Reply } from './reply.js';
 import { isUuid, newId } from '../ids.js';
-import { loadMessageChannel, rememberToken, withDeadline, type Queryable } from '../store/index.js';
+import { rememberToken, withDeadline, type Queryable } from '../store/index.js';
 import { applyProviderEvents, type Applied, type ProviderEvent } from '../channels/callbacks.js';
 import { FRESH_SECONDS, type CallbackRequest } from '../channels/callback-text.js';
 import { EMAIL_CALLBACKS } from '../channels/email/callbacks.js';
 import { applyInbound, inboundMessage, rememberInbound, statusEvents, twilioForm } from '../channels/sms/callbacks.js';
-import { callbackUrls } from '../channels/settings.js';
-import type { AddressChannel } from '../domain/messages.js';
-import { email as EMAIL } from '../channels/email/index.js';
-import { sms as SMS } from '../channels/sms/index.js';
+import { loadEmailSettings } from '../channels/email/settings.js';
+import { loadSmsSettings, smsCallbackUrls } from '../channels/sms/settings.js';
+import type { StoredSettings } from '../store/channel-settings.js';
 import { TurnQueue, TurnRefused } from '../util/turn-queue.js';
 import { cpuStep } from '../util/cpu-steps.js';
 
@@ -32,10 +31,11 @@ const MALFORMED = flat(400, 'Malformed callback body');
 /** The request as the providers' signature checks read it. */
 const signed = (ctx: Ctx): CallbackRequest => ({ raw: ctx.raw!, header: (name) => ctx.headers[name.toLowerCase()]?.[0] });
 
-async function channel<C extends AddressChannel>(ctx: PathCtx<'workspaceId'>, c: C) {
+/** The workspace's settings of a channel, when the path names a workspace and they are stored and readable. */
+async function channel<T>(ctx: PathCtx<'workspaceId'>, load: (q: Queryable, deps: { settings: Ctx['messaging'] }, ws: string) => Promise<StoredSettings<T> | null>): Promise<T | undefined> {
   const ws = ctx.params.workspaceId;
   if (!isUuid(ws)) return undefined;
-  const stored = await loadMessageChannel(ctx.db, ctx.messaging.secrets, ws, c);
+  const stored = await load(ctx.db, { settings: ctx.messaging }, ws);
   return stored?.readable ? stored.settings : undefined;
 }
 
@@ -104,7 +104,7 @@ function record(ctx: PathCtx<'workspaceId'>, read: () => ProviderEvent[] | undef
 // ---- Email ------------------------------------------------------------------------------
 
 const email: Handler<'POST /webhooks/email/{workspaceId}'> = async (ctx) => {
-  const hooks = (await channel(ctx, EMAIL.name))?.webhooks;
+  const hooks = (await channel(ctx, loadEmailSettings))?.webhooks;
   if (!hooks) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
   const provider = EMAIL_CALLBACKS[hooks.provider];
@@ -117,10 +117,10 @@ const email: Handler<'POST /webhooks/email/{workspaceId}'> = async (ctx) => {
 // ---- SMS (Twilio) ----------------------------------------------------------------------
 
 const status: Handler<'POST /webhooks/sms/{workspaceId}/status'> = async (ctx) => {
-  const sms = await channel(ctx, SMS.name);
+  const sms = await channel(ctx, loadSmsSettings);
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
-  const form = await cpuStep(() => twilioForm(signed(ctx), sms, callbackUrls(ctx.messaging, ctx.params.workspaceId).smsStatus));
+  const form = await cpuStep(() => twilioForm(signed(ctx), sms, smsCallbackUrls(ctx.messaging.publicUrl, ctx.params.workspaceId).status));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;
   const events = statusEvents(form);
@@ -130,10 +130,10 @@ const status: Handler<'POST /webhooks/sms/{workspaceId}/status'> = async (ctx) =
 const TWIML: Reply = { status: 200, body: '<?xml version="1.0" encoding="UTF-8"?><Response/>', headers: { 'Content-Type': 'text/xml' } };
 
 const inbound: Handler<'POST /webhooks/sms/{workspaceId}/inbound'> = async (ctx) => {
-  const sms = await channel(ctx, SMS.name);
+  const sms = await channel(ctx, loadSmsSettings);
   if (!sms) return NOT_CONFIGURED;
   if (lineFull(ctx)) return LINE_FULL;
-  const form = await cpuStep(() => twilioForm(signed(ctx), sms, callbackUrls(ctx.messaging, ctx.params.workspaceId).smsInbound));
+  const form = await cpuStep(() => twilioForm(signed(ctx), sms, smsCallbackUrls(ctx.messaging.publicUrl, ctx.params.workspaceId).inbound));
   if (!form) return UNAUTHORIZED;
   if (form === 'unstorable') return MALFORMED;
   const m = inboundMessage(form, sms);

@@ -9,7 +9,7 @@ import { compileContent, type CompiledContent, type PushContent } from '../domai
 import { maskToken } from '../domain/tokens.js';
 import { iso, parseTimestamp } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
-import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveRecords, type PersonRow, type StoredMessage } from '../store/index.js';
+import { findPerson, findPersonById, loadMessage, messagesOf, peopleByIds, saveMessages, type PersonRow, type StoredMessage } from '../store/index.js';
 import type { Recipient, Send, SendOutcome } from '../channels/push/engine.js';
 
 /** One recipient's answer (README, Request bodies). */
@@ -72,12 +72,12 @@ const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) =>
     // (src/channels/push/scheduled-sends.ts) claims and sends it once, running the checks then.
     const id = newId();
     const scheduledAt = new Date(at).toISOString();
-    await saveRecords(ctx.db, [{
-      id, workspace_id: ctx.workspaceId, person_id: person.id, external_id: person.external_id, status: 'scheduled', platform: null, provider: 'none',
-      provider_id: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
+    await saveMessages(ctx.db, [{
+      id, workspace_id: ctx.workspaceId, person_id: person.id, external_id: person.external_id, channel: 'push', status: 'scheduled', platform: null, provider: 'none',
+      provider_id: null, address: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
       action_url: raw.action_url ?? null, custom_data: raw.custom_data ?? null, variables: b.variables ?? null, tags: b.tags ?? null,
       campaign_id: b.campaign_id ?? null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
-    }], []);
+    }]);
     return json(202, { success: true, message_id: id, status: 'scheduled', scheduled_at: scheduledAt });
   }
   const [outcome] = await ctx.push.send(sendOf(ctx, b, compiled, 'throw'), [{ person, variables: b.variables ?? {} }]);

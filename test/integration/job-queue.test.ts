@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { newWorkspace, storeUrl } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { ENROLMENT_JOBS, SHARED_ENROLMENT_JOBS } from '../../src/store/enrolments.js';
-import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
+import { SCHEDULED_SEND_JOBS } from '../../src/store/messages.js';
 import { endLapsed, giveBack, workspacesWaiting } from '../../src/store/job-queue.js';
 import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { shardOf } from '../../src/util/shard.js';

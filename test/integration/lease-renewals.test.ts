@@ -8,7 +8,7 @@ import pg from 'pg';
 import { newWorkspace, storeUrl } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { ENROLMENT_JOBS } from '../../src/store/enrolments.js';
-import { SCHEDULED_SEND_JOBS } from '../../src/store/push-messages.js';
+import { SCHEDULED_SEND_JOBS } from '../../src/store/messages.js';
 import { renewLeases } from '../../src/store/job-queue.js';
 import { INSTANCE_LOCKS } from '../../src/store/leases.js';
 import { openPostgres } from '../../src/store/pg.js';

@@ -74,7 +74,7 @@ t.test("a Twilio status callback's message (channels/callbacks.ts, by provider i
   t.match(plan, /messages_by_provider_id/, plan);
 });
 
-t.test("a campaign's messages for the dashboard's live progress (store/push-messages.ts campaignMessages) walk messages_by_campaign_time (migration 410), no sort", async (t) => {
+t.test("a campaign's messages for the dashboard's live progress (store/messages.ts campaignMessages) walk messages_by_campaign_time (migration 410), no sort", async (t) => {
   const p = await planOf(
     `SELECT m.id FROM messages m WHERE m.workspace_id = $1 AND m.campaign_id = $2::text AND ($3::timestamptz IS NULL OR m.created_at < $3::timestamptz) ORDER BY m.created_at DESC, m.id DESC LIMIT $4`,
     [WS, WS, null, 50],

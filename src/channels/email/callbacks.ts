@@ -4,7 +4,7 @@
 // (basic auth). The events go to the callback applier (channels/callbacks.ts).
 import { createHmac, createPublicKey, createVerify, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { EmailChannel } from '../../store/message-channels.js';
+import type { EmailChannel } from './settings.js';
 import type { ProviderEventKind } from '../../domain/messages.js';
 import { cpuStep } from '../../util/cpu-steps.js';
 import { messageIdIn, type ProviderEvent } from '../callbacks.js';

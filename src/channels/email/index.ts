@@ -1,12 +1,17 @@
 // The email channel (docs/channels.md): a person's `email`, the workspace's SMTP relay (a
 // nodemailer pool per workspace and actor, email/transport.ts) or the sandbox; callbacks from
 // SendGrid, Mailgun and Postmark.
-import { loadMessageChannel, type EmailChannel } from '../../store/message-channels.js';
 import { channelFields } from '../../domain/campaigns.js';
+import { InvalidInput } from '../../domain/errors.js';
 import { unavailable, type AddressedChannel, type ChannelDeps, type OpenChannel, type Outgoing, type SendAnswer } from '../channel.js';
 import { held } from '../decisions.js';
+import { sendAddressed } from '../send.js';
 import { emailMessage, htmlPart, textPart, type EmailContent } from './message.js';
 import { sandboxEmailEvent } from './sandbox.js';
+import { EMAIL_SETTINGS, loadEmailSettings, type EmailChannel } from './settings.js';
+import { SMTP_POOLS } from './pools.js';
+import { sandboxed } from '../settings.js';
+import { isEmailAddress } from './address.js';
 
 /** The rendered fields as an email's content. */
 const emailContent = (f: Readonly<Record<string, string>>): EmailContent => ({ subject: f.subject ?? '', html: f.html, text: f.text, preheader: f.preheader });
@@ -15,7 +20,7 @@ const address = (p: { email: string | null }) => p.email?.trim() || undefined;
 
 async function viaSmtp(deps: ChannelDeps, settings: EmailChannel, out: Outgoing): Promise<SendAnswer> {
   const mail = emailMessage(settings, out.address, out.messageId, emailContent(out.fields), out.unsubscribeUrl);
-  const o = await deps.smtp.send(out.workspaceId, settings, mail, out.deadline);
+  const o = await deps.pools.of(SMTP_POOLS).send(out.workspaceId, settings, mail, out.deadline);
   if (o.status === 'sent') return { status: 'sent', providerId: out.messageId };
   return { status: 'failed', error: o.error, retryable: o.retryable, ...(o.invalidAddress ? { suppress: 'invalid_address' as const } : {}) };
 }
@@ -26,8 +31,8 @@ const SANDBOX: OpenChannel = {
   send: async (out) => ({ status: 'sent', providerId: out.messageId, reported: sandboxEmailEvent(out.address) }),
 };
 
-export const email = {
-  name: 'email' as const,
+export const email: AddressedChannel = {
+  name: 'email',
   stopsAtBounce: true,
   policy: 'none',
   noAddress: held('no_email_address', 'The person has no email address'),
@@ -42,11 +47,19 @@ export const email = {
     return { subject: c.subject, html: htmlPart(c) ?? null, text: textPart(c), preheader: c.preheader ?? null };
   },
   async open(deps, workspaceId) {
-    const stored = await loadMessageChannel(deps.db, deps.settings.secrets, workspaceId, 'email');
-    if (!stored && deps.settings.emailMode === 'sandbox') return SANDBOX;
+    const stored = await loadEmailSettings(deps.db, deps, workspaceId);
+    if (!stored && sandboxed(deps.settings, 'email')) return SANDBOX;
     if (!stored?.readable) return unavailable('smtp', address, stored ? "the email channel's settings cannot be opened (set them again)" : 'no email channel is configured');
     const settings = stored.settings;
     return { provider: 'smtp', address, send: (out) => viaSmtp(deps, settings, out) };
   },
-} satisfies AddressedChannel;
+  settings: EMAIL_SETTINGS,
+  suppressionAddress(raw) {
+    // Stored in lower case, so that one address has one suppression.
+    const lower = raw.trim().toLowerCase();
+    if (!isEmailAddress(lower)) throw new InvalidInput('Request body is invalid: address must be an email address', [{ field: 'address', message: 'must be an email address' }]);
+    return lower;
+  },
+  sendNode: (deps, send, recipients) => sendAddressed(email, deps, send, recipients),
+};
 

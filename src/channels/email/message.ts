@@ -3,7 +3,7 @@
 // from the html when the node has none, the preheader as the first, hidden, text of the html.
 import { compile } from 'html-to-text';
 import type { SendMailOptions } from 'nodemailer';
-import type { EmailChannel } from '../../store/message-channels.js';
+import type { EmailChannel } from './settings.js';
 
 export interface EmailContent {
   subject: string;

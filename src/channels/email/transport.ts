@@ -9,8 +9,13 @@ import net from 'node:net';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { OutboundPolicy } from '../../net/destinations.js';
-import type { EmailChannel } from '../../store/message-channels.js';
 import { smtpFailure, SmtpUnreachable, type SmtpError, type SmtpFailure } from './smtp-failures.js';
+
+/** A workspace's SMTP relay, as its email settings hold it (email/settings.ts). */
+export type SmtpSettings = { host: string; port: number; security: 'tls' | 'starttls' | 'none'; username?: string; password?: string; max_connections: number; rate_per_second?: number };
+
+/** What a pool is made for: the relay's settings. */
+type Relay = { smtp: SmtpSettings };
 
 /** The ports of SMTP (25 relay, 465 submission over TLS, 587 submission, 2525 the providers' alternative). */
 export const SMTP_PORTS: ReadonlySet<number> = new Set([25, 465, 587, 2525]);
@@ -37,9 +42,10 @@ export class EmailTransports {
   /** Each workspace's pools, the newest last (made for the latest settings a send came with); the others are closed once idle. */
   private readonly pools = new Map<string, Pool[]>();
 
-  constructor(private readonly outbound: OutboundPolicy) {}
+  /** Where a tenant's SMTP host may be: global addresses on SMTP_PORTS, or what the allow-list names. */
+  constructor(readonly outbound: OutboundPolicy) {}
 
-  private pool(workspaceId: string, channel: EmailChannel): Pool {
+  private pool(workspaceId: string, channel: Relay): Pool {
     const settings = JSON.stringify(channel.smtp);
     const pools = this.pools.get(workspaceId) ?? [];
     this.pools.set(workspaceId, pools);
@@ -51,7 +57,7 @@ export class EmailTransports {
     return pool;
   }
 
-  private create({ smtp }: EmailChannel): Transporter {
+  private create({ smtp }: Relay): Transporter {
     const options: SMTPPool.Options = {
       pool: true,
       host: smtp.host,
@@ -96,7 +102,7 @@ export class EmailTransports {
   }
 
   /** Sends `mail` through the workspace's relay; `deadline` aborts it, answered `smtp_timeout`. */
-  async send(workspaceId: string, channel: EmailChannel, mail: SendMailOptions, deadline?: AbortSignal): Promise<SmtpOutcome> {
+  async send(workspaceId: string, channel: Relay, mail: SendMailOptions, deadline?: AbortSignal): Promise<SmtpOutcome> {
     const pool = this.pool(workspaceId, channel);
     pool.inFlight++;
     try {
@@ -117,3 +123,4 @@ export class EmailTransports {
     this.pools.clear();
   }
 }
+

@@ -17,10 +17,10 @@ import type { PersonRow } from '../../store/people.js';
 import { sendContext } from '../../store/send-context.js';
 import { invalidateDevices, type SendableDevice } from '../../store/devices.js';
 import { suppressToken } from '../../store/suppressions.js';
-import { saveRecords, type DeliveryRecord, type PushRecord } from '../../store/push-messages.js';
+import { saveMessages, type DeliveryRecord, type PushRecord } from '../../store/messages.js';
 import { setsCap, type SendPolicy } from '../../domain/send-policy.js';
 import { consent, sendPolicy } from '../decisions.js';
-import { push } from './channel.js';
+import { PUSH_RULES as push } from './rules.js';
 import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../domain/templates.js';
 import type { PushOutcome } from '../../domain/push-outcome.js';
 import type { RenderPool } from '../../render/pool.js';
@@ -182,8 +182,8 @@ export class PushEngine {
       const r = recipients[i]!;
       const person = r.person;
       const base = (id: string, status: PushRecord['status'], content: PushContent | undefined): PushRecord => ({
-        id, workspace_id: send.workspaceId, person_id: person!.id, external_id: person!.external_id, status, platform: null, provider: 'none',
-        provider_id: null, skip_reason: null, error: null, title: content?.title ?? null, body: content?.body ?? null, image_url: content?.image_url ?? null,
+        id, workspace_id: send.workspaceId, person_id: person!.id, external_id: person!.external_id, channel: 'push', status, platform: null, provider: 'none',
+        provider_id: null, address: null, skip_reason: null, error: null, title: content?.title ?? null, body: content?.body ?? null, image_url: content?.image_url ?? null,
         action_url: content?.action_url ?? null, custom_data: content?.custom_data ?? null, variables: null, tags: send.tags ?? null,
         campaign_id: send.campaignId ?? null, event_id: r.eventId ?? send.eventId ?? null, scheduled_at: null, sent_at: null,
       });
@@ -228,10 +228,10 @@ export class PushEngine {
     });
     try {
       // One statement when no token died and nothing goes with the records (an API send); else one transaction.
-      if (dead.length === 0 && !send.withRecords) await saveRecords(this.db, records, deliveries);
+      if (dead.length === 0 && !send.withRecords) await saveMessages(this.db, records, deliveries);
       else {
         await this.db.tx(async (q) => {
-          await saveRecords(q, records, deliveries);
+          await saveMessages(q, records, deliveries);
           await invalidateDevices(q, dead.map((x) => x.device.id));
           for (const x of dead) {
             await suppressToken(q, send.workspaceId, { device_token: x.device.device_token, platform: x.device.platform, suppression_type: x.type, reason: x.error, source_push_id: x.messageId });

@@ -1,7 +1,7 @@
 // Scheduled single sends (docs/channels.md): held in messages with status 'scheduled' until
 // due, then claimed ('sending', one claimer whatever the number of actors and replicas) and
 // sent by the actor that owns the workspace, with the skip and policy checks of that moment.
-// They are jobs (store/push-messages.ts SCHEDULED_SEND_JOBS) in the job loop (jobs/worker.ts):
+// They are jobs (store/messages.ts SCHEDULED_SEND_JOBS) in the job loop (jobs/worker.ts):
 // a claim is a lease renewed while its send is under way, and one not completed (its holder
 // gone, its lease stale) is marked failed, not sent again: the provider may have it.
 //
@@ -9,7 +9,7 @@
 // WORKSPACE_PAGES of its pages under way, so one workspace's backlog never fills the actor's
 // slots, and one whose provider is slow holds its own pages while the others' sends go out.
 import type { Db } from '../../store/db.js';
-import { SCHEDULED_SEND_JOBS, type PushRecord } from '../../store/push-messages.js';
+import { SCHEDULED_SEND_JOBS, type PushRecord } from '../../store/messages.js';
 import { peopleByIds } from '../../store/people.js';
 import { compileContent } from '../../domain/templates.js';
 import { logger } from '../../logger.js';

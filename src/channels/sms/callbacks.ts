@@ -3,7 +3,7 @@
 // or the inbound message (STOP and START words, else the person's `sms_received` event).
 import { createHmac } from 'node:crypto';
 import type { Queryable } from '../../store/db.js';
-import type { SmsChannel } from '../../store/message-channels.js';
+import type { SmsChannel } from './settings.js';
 import { liftAddressSuppression, suppressAddress } from '../../store/address-suppressions.js';
 import { personByPhone } from '../../store/people.js';
 import { providerEventSeen, rememberProviderEvent } from '../../store/provider-events.js';

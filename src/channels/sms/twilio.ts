@@ -3,7 +3,7 @@
 // callbacks come back. HERALD_TWILIO_ENDPOINT replaces the host for tests and private gateways.
 import http from 'node:http';
 import https from 'node:https';
-import type { SmsChannel } from '../../store/message-channels.js';
+import type { SmsChannel } from './settings.js';
 
 /** What a send came to. `suppress`: the number is dead (21211, 21614) or opted out (21610). */
 export type TwilioOutcome =

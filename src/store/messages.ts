@@ -1,6 +1,7 @@
-// Push records and their per-device deliveries (docs/channels.md; README, Request bodies and Routes), and
-// the scheduled sends waiting in the same table. Records are written many at a time (a batch
-// send's are one statement each for messages and deliveries).
+// Message records of every channel (docs/channels.md; README, Request bodies and Routes): rows of
+// the `messages` table with their `channel`, push's per-device deliveries, and the scheduled
+// sends waiting in the same table. One writer for every channel (saveMessages), a page of a
+// send's records and deliveries in one statement.
 import { prepared, type Queryable } from './db.js';
 import type { JobTable } from './job-queue.js';
 import { pageBackTerm, type PageBack } from './page-back.js';
@@ -9,32 +10,50 @@ import type { Channel } from '../domain/messages.js';
 /** Why a send claimed by a process that stopped is failed rather than sent again. */
 const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
 
-type PushStatus = 'scheduled' | 'sending' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped';
+/** What a send comes to: its outcome, or (push's scheduled sends) waiting for its time. The providers' reports add `delivered`, `bounced`, `complained` later. */
+export type RecordStatus = 'scheduled' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped' | 'delivered' | 'bounced' | 'complained';
 
-export interface PushRecord {
+/** A provider event kept on a message (channels/callbacks.ts). */
+export interface MessageEvent {
+  type: string;
+  at: string;
+  details?: Record<string, unknown>;
+}
+
+/** One message as its send writes it, on any channel. */
+export interface MessageRecord {
   id: string;
   workspace_id: string;
   person_id: string;
   external_id: string;
-  status: PushStatus;
-  platform: string | null;
+  channel: Channel;
+  status: RecordStatus;
   provider: string;
   provider_id: string | null;
+  /** Email and SMS: the address or number sent to (push's tokens are its deliveries'). */
+  address: string | null;
   skip_reason: string | null;
   error: string | null;
+  /** Push: the rendered title and body; email: the subject and the text part; SMS: the body. */
   title: string | null;
   body: string | null;
-  image_url: string | null;
-  action_url: string | null;
-  custom_data: Record<string, unknown> | null;
-  /** Kept only while scheduled: the send renders with them when due. */
-  variables: Record<string, unknown> | null;
   tags: string[] | null;
   campaign_id: string | null;
   event_id: string | null;
-  scheduled_at: string | null;
+  /** When the provider accepted it (ISO), else null. */
   sent_at: string | null;
+  /** Push only. */
+  platform?: string | null;
+  image_url?: string | null;
+  action_url?: string | null;
+  custom_data?: Record<string, unknown> | null;
+  /** Kept only while scheduled: the send renders with them when due. */
+  variables?: Record<string, unknown> | null;
+  scheduled_at?: string | null;
 }
+
+/** A push record: its push fields present. */
+export type PushRecord = MessageRecord & Required<Pick<MessageRecord, 'platform' | 'image_url' | 'action_url' | 'custom_data' | 'variables' | 'scheduled_at'>>;
 
 export interface DeliveryRecord {
   message_id: string;
@@ -46,34 +65,38 @@ export interface DeliveryRecord {
   error: string | null;
 }
 
-const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id text, status text, platform text, provider text,
-  provider_id text, skip_reason text, error text, title text, body text, image_url text, action_url text, custom_data jsonb,
+const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id text, channel text, status text, platform text, provider text,
+  provider_id text, address text, skip_reason text, error text, title text, body text, image_url text, action_url text, custom_data jsonb,
   variables jsonb, tags jsonb, campaign_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz`;
 const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[0]!);
 
 /**
- * Writes the records and their deliveries in one statement (so atomically, and in one round
- * trip). A scheduled send's row exists already (it was claimed): its outcome replaces it,
- * keeping its id, scheduled_at and created_at. The rows arrive as json, not jsonb: read once,
- * field by field, json skips building the whole jsonb value first (a sixth less time for a
- * campaign page's records).
+ * Writes a page of records and their deliveries in one statement (so atomically, and in one
+ * round trip), whatever their channel: each send's row is written once with its outcome. A
+ * scheduled send's row exists already (it was claimed): its outcome replaces it, keeping its id,
+ * scheduled_at and created_at; a row that already holds an outcome (a campaign node claimed
+ * again) stays as it is. The rows arrive as json, not jsonb: read once, field by field, json
+ * skips building the whole jsonb value first (a sixth less time for a campaign page's records).
  */
-export async function saveRecords(q: Queryable, messages: readonly PushRecord[], deliveries: readonly DeliveryRecord[]): Promise<void> {
+export async function saveMessages(q: Queryable, messages: readonly MessageRecord[], deliveries: readonly DeliveryRecord[] = []): Promise<void> {
   if (messages.length === 0) return;
-  await q.query(SAVE_RECORDS, [JSON.stringify(messages), JSON.stringify(deliveries)]);
+  await q.query(SAVE_MESSAGES, [JSON.stringify(messages), JSON.stringify(deliveries)]);
 }
 
 /** Once per page of a fan-out: prepared (planned once per connection). */
-const SAVE_RECORDS = prepared(
-  'save-push-records',
+const SAVE_MESSAGES = prepared(
+  'save-messages',
   `WITH m AS (
-       INSERT INTO messages (${MESSAGE_NAMES.join(', ')})
+       INSERT INTO messages AS t (${MESSAGE_NAMES.join(', ')})
        SELECT ${MESSAGE_NAMES.join(', ')} FROM json_to_recordset($1::json) AS x(${MESSAGE_COLUMNS})
        ON CONFLICT (id) DO UPDATE SET ${MESSAGE_NAMES.filter((c) => c !== 'id' && c !== 'scheduled_at').map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, claimed_by = NULL, claimed_at = NULL
+       WHERE t.status IN ('scheduled', 'sending')
+       RETURNING t.id
      )
      INSERT INTO push_deliveries (message_id, device_id, device_token, platform, status, provider_id, error)
      SELECT message_id, device_id, device_token, platform, status, provider_id, error
-     FROM json_to_recordset($2::json) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)`,
+     FROM json_to_recordset($2::json) AS x(message_id uuid, device_id uuid, device_token text, platform text, status text, provider_id text, error text)
+     WHERE x.message_id IN (SELECT id FROM m)`,
 );
 
 /** The times of the people's `sent` pushes since `sinceMs`, by person. */
@@ -88,12 +111,9 @@ export async function sentTimes(q: Queryable, personIds: readonly string[], sinc
 }
 
 export interface StoredMessage extends Omit<PushRecord, 'status'> {
-  /** Email and SMS records add the statuses their callbacks report (docs/channels.md). */
-  status: PushRecord['status'] | 'delivered' | 'bounced' | 'complained';
-  channel: Channel;
-  /** Email and SMS: the address or number sent to (null on push, whose tokens are its deliveries'). */
-  address: string | null;
-  events: { type: string; at: string; details?: Record<string, unknown> }[];
+  /** `sending` while a scheduled send is claimed. */
+  status: RecordStatus | 'sending';
+  events: MessageEvent[];
   /** Provider events applied but not kept in `events`, past its cap (channels/callbacks.ts). */
   events_not_stored: number;
   created_at: Date;
@@ -141,7 +161,7 @@ export async function messagesOf(q: Queryable, workspaceId: string, personId: st
 /**
  * Scheduled sends as jobs (store/job-queue.ts): `scheduled` waits for scheduled_at, `sending` is
  * claimed, and a claim not completed (its holder gone, its lease stale) is failed, never sent
- * again, since the provider may have had it. Their records (saveRecords) complete them.
+ * again, since the provider may have had it. Their records (saveMessages) complete them.
  */
 export const SCHEDULED_SEND_JOBS: JobTable = {
   name: 'scheduled-sends',
