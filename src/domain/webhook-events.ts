@@ -1,0 +1,28 @@
+// The outbound webhook event types (docs/webhooks.md): one tuple, from which the endpoint
+// schema's enumeration and the docs are derived. The SQL that emits them is migration 470.
+export const WEBHOOK_EVENT_TYPES = [
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  'message.skipped',
+  'message.bounced',
+  'message.complained',
+  'message.opened',
+  'message.clicked',
+  'person.created',
+  'person.updated',
+  'person.deleted',
+  'person.unsubscribed',
+  'person.resubscribed',
+  'campaign.activated',
+  'campaign.completed',
+] as const;
+
+/** What an endpoint may subscribe to: a type, or `*` for every type. */
+export const WEBHOOK_SUBSCRIPTIONS = [...WEBHOOK_EVENT_TYPES, '*'] as const;
+
+/** The event POST …/webhooks/{endpointId}/test sends, whatever the endpoint subscribes to. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
