@@ -63,6 +63,14 @@ CREATE FUNCTION herald_iso(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS
   SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $fn$;
 
+-- Whether an enabled endpoint of one of the workspaces listens. A statement of workspaces
+-- nobody listens to (the usual case) stops here: with no enabled endpoint anywhere at the
+-- first probe, else after one probe per workspace the statement wrote.
+CREATE FUNCTION herald_webhooks_listening(workspaces uuid[]) RETURNS boolean LANGUAGE sql STABLE AS $fn$
+  SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
+     AND EXISTS (SELECT 1 FROM unnest(workspaces) w WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = w AND e.enabled))
+$fn$;
+
 -- Writes the outbox rows of the events `changes` (rows of workspace_id, event_type, data):
 -- one per endpoint of the workspace, enabled, subscribed to the type or to "*".
 CREATE FUNCTION herald_webhook_outbox(changes jsonb) RETURNS void LANGUAGE sql AS $fn$
@@ -103,8 +111,7 @@ CREATE FUNCTION herald_webhook_messages() RETURNS trigger LANGUAGE plpgsql AS $f
 DECLARE
   changes jsonb;
 BEGIN
-  -- A statement of workspaces nobody listens to (the usual case) stops at this probe.
-  IF NOT EXISTS (SELECT 1 FROM new_rows n WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = n.workspace_id AND e.enabled)) THEN
+  IF NOT herald_webhooks_listening(ARRAY(SELECT DISTINCT workspace_id FROM new_rows)) THEN
     RETURN NULL;
   END IF;
   IF TG_OP = 'INSERT' THEN
@@ -136,17 +143,17 @@ DECLARE
   changes jsonb;
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    IF NOT EXISTS (SELECT 1 FROM new_rows n WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = n.workspace_id AND e.enabled)) THEN
+    IF NOT herald_webhooks_listening(ARRAY(SELECT DISTINCT workspace_id FROM new_rows)) THEN
       RETURN NULL;
     END IF;
     SELECT jsonb_agg(jsonb_build_object('workspace_id', n.workspace_id, 'event_type', 'person.created', 'data', herald_webhook_person(n))) INTO changes FROM new_rows n;
   ELSIF TG_OP = 'DELETE' THEN
-    IF NOT EXISTS (SELECT 1 FROM old_rows o WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = o.workspace_id AND e.enabled)) THEN
+    IF NOT herald_webhooks_listening(ARRAY(SELECT DISTINCT workspace_id FROM old_rows)) THEN
       RETURN NULL;
     END IF;
     SELECT jsonb_agg(jsonb_build_object('workspace_id', o.workspace_id, 'event_type', 'person.deleted', 'data', herald_webhook_person(o))) INTO changes FROM old_rows o;
   ELSE
-    IF NOT EXISTS (SELECT 1 FROM new_rows n WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = n.workspace_id AND e.enabled)) THEN
+    IF NOT herald_webhooks_listening(ARRAY(SELECT DISTINCT workspace_id FROM new_rows)) THEN
       RETURN NULL;
     END IF;
     SELECT jsonb_agg(jsonb_build_object('workspace_id', n.workspace_id, 'event_type', t, 'data', herald_webhook_person(n))) INTO changes
