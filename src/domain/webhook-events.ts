@@ -24,5 +24,8 @@ export const WEBHOOK_SUBSCRIPTIONS = [...WEBHOOK_EVENT_TYPES, '*'] as const;
 /** The event POST …/webhooks/{endpointId}/test sends, whatever the endpoint subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
+/** An outbox row (migration 470): a job waiting or running, then delivered or failed. */
+export const WEBHOOK_DELIVERY_STATES = ['waiting', 'running', 'delivered', 'failed'] as const;
+
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;

@@ -4,6 +4,9 @@
 import type { Queryable } from './db.js';
 import type { JobTable } from './job-queue.js';
 import { UnsealError, type SecretBox } from '../util/sealing.js';
+import type { WEBHOOK_DELIVERY_STATES } from '../domain/webhook-events.js';
+
+type DeliveryState = (typeof WEBHOOK_DELIVERY_STATES)[number];
 
 export interface EndpointRow {
   id: string;
@@ -198,7 +201,7 @@ export async function enqueueDelivery(q: Queryable, workspaceId: string, endpoin
 
 /** Queues an attempt's event again now (a resend): same event, same webhook-id. Pending: it still waits for a retry or is under way. */
 export async function resendDelivery(q: Queryable, endpointId: string, attemptId: string): Promise<{ outcome: 'queued' | 'pending'; deliveryId: string } | { outcome: 'not_found' }> {
-  const r = await q.query<{ id: string; state: string }>(
+  const r = await q.query<{ id: string; state: DeliveryState }>(
     `SELECT d.id, d.state FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE a.id = $2 AND a.endpoint_id = $1 FOR UPDATE OF d`,
     [endpointId, attemptId],
   );
