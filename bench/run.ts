@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation> [options]`:
+// `npm run bench -- --scenario <track|track-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|webhooks> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -23,11 +23,12 @@ import { fanout, FANOUT_USAGE } from './fanout.js';
 import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
+import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|webhooks> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -65,7 +66,9 @@ ${STORE_FLOOR_USAGE}
 
 ${ISOLATION_USAGE}
 
-${CALLBACKS_USAGE}`;
+${CALLBACKS_USAGE}
+
+${WEBHOOKS_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -677,5 +680,6 @@ const own: [string, () => Promise<number>][] = [
   ['callbacks', () => callbacks(argv)],
   ['store-floor', () => storeFloor(argv)],
   ['isolation', () => isolation(argv)],
+  ['webhooks', () => webhooks(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();
