@@ -27,7 +27,6 @@ const PAGES = [
   { path: 'people', label: 'People' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
-  { path: 'webhooks', label: 'Webhooks' },
   { path: 'channels', label: 'Channels' },
   { path: 'suppressions', label: 'Suppressions' },
   { path: 'members', label: 'Members' },

@@ -2,7 +2,7 @@
 // verifies every delivery with the `standardwebhooks` package: an endpoint created with the
 // event-type picker, its secret shown once and copied, a test event arriving, the attempts
 // with their answers, a failed one resent (the same webhook-id arrives again), disable and
-// enable; an accessibility scan at 1280 px and at phone width, no console errors.
+// enable (the page is linked from the API keys page); an accessibility scan at 1280 px and at phone width, no console errors.
 import t from 'tap';
 import { uniqueUser } from '../helpers/server.js';
 import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
@@ -19,7 +19,9 @@ const r = await receiver(t);
 t.test('create with the picker, the secret once, a test event, attempts, resend, disable', async (t) => {
   await page.goto(`${s.base}/dashboard/#token=${token}`);
   await h1('People');
-  await nav('Webhooks');
+  await nav('API keys');
+  await h1('API keys');
+  await page.getByRole('link', { name: 'Webhooks' }).click();
   await h1('Webhooks');
   await page.getByText('No webhook endpoints yet.').waitFor();
   await scan(t, 'webhooks-empty');
