@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 
 const SAMPLE = 200;
 
-export interface ReceiverStats {
+interface ReceiverStats {
   type: 'stats';
   requests: number;
   ids: number;
@@ -16,7 +16,7 @@ export interface ReceiverStats {
   last: number | null;
   max_connections: number;
 }
-export interface ReceiverSample {
+interface ReceiverSample {
   type: 'sample';
   requests: { headers: Record<string, string>; body: string }[];
 }
