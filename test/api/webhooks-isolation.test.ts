@@ -6,9 +6,10 @@ import t from 'tap';
 import { NO_LIMITS } from '../helpers/assert.js';
 import { startServer, workspaceWithKeys } from '../helpers/server.js';
 import { receiver } from '../helpers/webhook-receiver.js';
+import { ownDatabase } from '../helpers/database.js';
 
 // One actor: both workspaces are served by the same dispatcher.
-const s = await startServer({ ...NO_LIMITS, HERALD_ACTORS: '1' });
+const s = await startServer({ ...NO_LIMITS, ...(await ownDatabase(t)), HERALD_ACTORS: '1' });
 t.teardown(() => s.stop());
 
 t.test("a slow tenant's endpoint delays another tenant's deliveries by at most 1 s", async (t) => {

@@ -5,11 +5,12 @@ import t from 'tap';
 import { NO_LIMITS } from '../helpers/assert.js';
 import { serversOnOneDir, workspaceWithKeys } from '../helpers/server.js';
 import { receiver } from '../helpers/webhook-receiver.js';
+import { ownDatabase } from '../helpers/database.js';
 
 const PEOPLE = 40;
 
 t.test('kill -9 with deliveries waiting and under way loses none', async (t) => {
-  const servers = await serversOnOneDir(t, { ...NO_LIMITS, HERALD_WEBHOOK_RETRY_SCHEDULE: '1s', HERALD_WEBHOOK_TIMEOUT_MS: '10000' }, 'webhooks-kill');
+  const servers = await serversOnOneDir(t, { ...NO_LIMITS, ...(await ownDatabase(t)), HERALD_WEBHOOK_RETRY_SCHEDULE: '1s', HERALD_WEBHOOK_TIMEOUT_MS: '10000' }, 'webhooks-kill');
   const first = servers.first;
   const { ws, all } = await workspaceWithKeys(first, { all: ['*'] });
   const r = await receiver(t);

@@ -7,9 +7,11 @@ import t from 'tap';
 import { NO_LIMITS, ISO_MS, UUID, sessionError } from '../helpers/assert.js';
 import { newWorkspace, startServer, triggerWebhookCampaign, uniqueUser, workspaceWithKeys, type Herald } from '../helpers/server.js';
 import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { ownDatabase } from '../helpers/database.js';
 
 // Retries a second apart, a delivery's deadline 1.5 s, and an endpoint disabled after 6 s of failures.
-const s = await startServer({ ...NO_LIMITS, HERALD_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s', HERALD_WEBHOOK_TIMEOUT_MS: '1500', HERALD_WEBHOOK_DISABLE_AFTER_MS: '6000' });
+// A database of its own on DATABASE_URL: another file's server would deliver these workspaces' events.
+const s = await startServer({ ...NO_LIMITS, ...(await ownDatabase(t)), HERALD_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s', HERALD_WEBHOOK_TIMEOUT_MS: '1500', HERALD_WEBHOOK_DISABLE_AFTER_MS: '6000' });
 t.teardown(() => { if (process.env.SHOW_STDERR) console.error(s.stderr().slice(-3000)); return s.stop(); });
 
 type Ws = { id: string; token: string };

@@ -7,9 +7,10 @@ import t from 'tap';
 import { uniqueUser } from '../helpers/server.js';
 import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
 import { receiver } from '../helpers/webhook-receiver.js';
+import { ownDatabase } from '../helpers/database.js';
 
 // One retry a second after a failure, then failed: a resendable attempt within seconds.
-const { browser, s, context, page, problems, visited, scan, h1, nav, countOf } = await dashboardSuite(t, { HERALD_WEBHOOK_RETRY_SCHEDULE: '1s' });
+const { browser, s, context, page, problems, visited, scan, h1, nav, countOf } = await dashboardSuite(t, { ...(await ownDatabase(t)), HERALD_WEBHOOK_RETRY_SCHEDULE: '1s' });
 const token = await s.session(uniqueUser('hooks'));
 await context.grantPermissions(['clipboard-read', 'clipboard-write']);
 const created = await s.req('POST', '/workspaces', { token, body: { name: 'Hooks' } });
