@@ -144,12 +144,20 @@ t.test('events: people, messages and campaigns arrive once each, signed, to the 
   if (messageId) t.equal(sentOnly.of('message.sent')[0]!.event!.data.message_id, messageId);
   
   // A campaign going live, and its email to a person with an address.
+  // The sandbox email plays the provider's later reports: delivered, a hard bounce, a complaint.
   await identify(s, all, 'bob', { email: 'bob@example.com' });
+  await identify(s, all, 'carl', { email: 'bounce@simulator.herald.test' });
+  await identify(s, all, 'dana', { email: 'complaint@simulator.herald.test' });
   const campaignId = await triggerWebhookCampaign(s, ws, all, { id: 'mail', type: 'email', subject: 'S', text: 'T' });
   t.ok(await everything.until(() => everything.of('campaign.activated').length === 1), 'campaign.activated');
   t.equal(everything.of('campaign.activated')[0]!.event!.data.campaign_id, campaignId);
-  t.ok(await everything.until(() => everything.of('message.sent').some((d) => d.event!.data.channel === 'email')), 'the campaign email: message.sent');
-  t.match(everything.of('message.sent').find((d) => d.event!.data.channel === 'email')!.event!.data, { campaign_id: campaignId, external_id: 'bob', to: 'bob@example.com' });
+  const emailOf = (type: string, who: string) => everything.of(type).filter((d) => d.event!.data.channel === 'email' && d.event!.data.external_id === who);
+  const outcomes: [string, string][] = [['message.sent', 'bob'], ['message.delivered', 'bob'], ['message.sent', 'carl'], ['message.bounced', 'carl'], ['message.sent', 'dana'], ['message.complained', 'dana'], ['message.skipped', 'ann']];
+  t.ok(await everything.until(() => outcomes.every(([type, who]) => emailOf(type, who).length > 0), 15_000), 'every outcome of the campaign email arrives');
+  for (const [type, who] of outcomes) t.equal(emailOf(type, who).length, 1, `${type} for ${who} once`);
+  t.match(emailOf('message.sent', 'bob')[0]!.event!.data, { campaign_id: campaignId, to: 'bob@example.com', status: 'sent' });
+  t.match(emailOf('message.delivered', 'bob')[0]!.event!.data, { campaign_id: campaignId, status: 'delivered', message_id: emailOf('message.sent', 'bob')[0]!.event!.data.message_id });
+  t.ok(await everything.until(() => everything.of('person.unsubscribed').some((d) => d.event!.data.external_id === 'dana')), 'the complaint unsubscribes dana: person.unsubscribed');
 
   // Deleting the person.
   const del = await s.req('DELETE', '/people/ann', { token: all });
