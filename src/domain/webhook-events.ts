@@ -27,5 +27,8 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
 /** An outbox row (migration 470): a job waiting or running, then delivered or failed. */
 export const WEBHOOK_DELIVERY_STATES = ['waiting', 'running', 'delivered', 'failed'] as const;
 
+/** How long a delivered or failed event (and its attempts) is kept, for the attempts list and a resend. */
+export const DELIVERY_RETENTION_MS = 30 * 86_400_000;
+
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;

@@ -3,6 +3,7 @@
 // under HERALD_SECRETS_KEY, bound to their endpoint and column, as channel settings are.
 import type { Queryable } from './db.js';
 import type { JobTable } from './job-queue.js';
+import type { Shard } from './leases.js';
 import { UnsealError, type SecretBox } from '../util/sealing.js';
 import type { WEBHOOK_DELIVERY_STATES } from '../domain/webhook-events.js';
 
@@ -161,7 +162,9 @@ export async function recordAttempts(q: Queryable, outcomes: readonly AttemptOut
          error text, attempt integer, next_attempt_at timestamptz, ok boolean, disable text)
      ), attempts AS (
        INSERT INTO webhook_attempts (workspace_id, endpoint_id, delivery_id, event_type, status_code, error, attempt, next_attempt_at)
+       -- An endpoint deleted while its call was under way: its deliveries went with it.
        SELECT workspace_id, endpoint_id, delivery_id, event_type, status_code, error, attempt, next_attempt_at FROM a
+       WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)
      ), deliveries AS (
        UPDATE webhook_deliveries d SET attempts = a.attempt, claims = 0, claimed_by = NULL, claimed_at = NULL,
          state = CASE WHEN a.ok THEN 'delivered' WHEN a.next_attempt_at IS NULL THEN 'failed' ELSE 'waiting' END,
@@ -188,6 +191,20 @@ export async function recordAttempts(q: Queryable, outcomes: readonly AttemptOut
 export async function dropDeliveries(q: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await q.query(`UPDATE webhook_deliveries SET state = 'failed', claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = 'running'`, [ids]);
+}
+
+/**
+ * Removes up to `limit` of the shard's delivered and failed events created over `olderThanMs`
+ * ago, oldest first, with their attempts; how many.
+ */
+export async function pruneDeliveries(q: Queryable, shard: Shard, olderThanMs: number, limit: number): Promise<number> {
+  const r = await q.query(
+    `DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
+       SELECT id FROM webhook_deliveries WHERE state IN ('delivered', 'failed') AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+         AND herald_shard(workspace_id::text, $2) = $3 ORDER BY created_at LIMIT $4)) AND state IN ('delivered', 'failed')`,
+    [olderThanMs, shard.count, shard.index, limit],
+  );
+  return r.rowCount;
 }
 
 /** An event written by Herald itself (a test event), outside the triggers. */

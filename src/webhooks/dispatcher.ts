@@ -10,12 +10,12 @@
 import type { Db } from '../store/db.js';
 import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
-import { dropDeliveries, endpointTargets, recordAttempts, WEBHOOK_DELIVERY_JOBS, type AttemptOutcome, type ClaimedDelivery, type EndpointTarget } from '../store/webhooks.js';
+import { dropDeliveries, endpointTargets, pruneDeliveries, recordAttempts, WEBHOOK_DELIVERY_JOBS, type AttemptOutcome, type ClaimedDelivery, type EndpointTarget } from '../store/webhooks.js';
 import { boundedRequest, OutboundFailure } from '../net/bounded-request.js';
 import type { OutboundPolicy } from '../net/destinations.js';
 import type { SecretBox } from '../util/sealing.js';
 import { webhookHeaders } from '../domain/standard-webhooks.js';
-import { WEBHOOK_TEST_EVENT } from '../domain/webhook-events.js';
+import { DELIVERY_RETENTION_MS, WEBHOOK_TEST_EVENT } from '../domain/webhook-events.js';
 import { logger } from '../logger.js';
 
 /** How often due deliveries are looked for: an event waits at most about this long before its first attempt. */
@@ -26,6 +26,10 @@ const PAGE = 25;
 const WORKSPACE_PAGES = 4;
 /** …and of all workspaces. */
 const PAGES_IN_FLIGHT = 64;
+/** How often finished deliveries past their retention are removed, at most PRUNE_PAGE at a time, PRUNE_PAGES pages a round. */
+const PRUNE_MS = 10 * 60_000;
+const PRUNE_PAGE = 5_000;
+const PRUNE_PAGES = 10;
 /** What is read of an endpoint's answer: its status is what counts. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -48,10 +52,11 @@ export interface WebhookDelivery {
 
 export class WebhookDispatcher {
   private readonly worker: JobWorker<ClaimedDelivery>;
+  private pruning: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
-    claimant: Claimant,
+    private readonly claimant: Claimant,
     private readonly settings: WebhookDelivery,
   ) {
     this.worker = new JobWorker(db, claimant, {
@@ -66,6 +71,16 @@ export class WebhookDispatcher {
 
   start(): void {
     this.worker.start();
+    this.pruning = setInterval(() => void this.prune(), PRUNE_MS);
+  }
+
+  /** Removes the actor's finished deliveries past their retention, a bounded amount a round. */
+  private async prune(): Promise<void> {
+    try {
+      for (let i = 0; i < PRUNE_PAGES; i++) if ((await pruneDeliveries(this.db, this.claimant.shard, DELIVERY_RETENTION_MS, PRUNE_PAGE)) < PRUNE_PAGE) break;
+    } catch (err) {
+      logger.warn('webhooks: removing old deliveries failed', { err });
+    }
   }
 
   /** Deliveries were queued now (a test event, a resend). */
@@ -75,6 +90,7 @@ export class WebhookDispatcher {
 
   /** No claim after this; resolves when the calls under way have been recorded. */
   stop(): Promise<void> {
+    clearInterval(this.pruning);
     return this.worker.stop();
   }
 

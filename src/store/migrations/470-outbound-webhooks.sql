@@ -43,6 +43,8 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (workspace_id, due_at) WHERE state = 'waiting';
 CREATE INDEX webhook_deliveries_running ON webhook_deliveries (workspace_id) WHERE state = 'running';
 CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id);
+-- Finished deliveries are removed after a while (store/webhooks.ts pruneDeliveries), oldest first.
+CREATE INDEX webhook_deliveries_done ON webhook_deliveries (created_at) WHERE state IN ('delivered', 'failed');
 
 CREATE TABLE webhook_attempts (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
