@@ -105,6 +105,8 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery, target: EndpointTarget): Promise<AttemptOutcome> {
+    // Sealed under another HERALD_SECRETS_KEY: an unsigned call would only be refused, so none is made.
+    if (target.secrets.length === 0) return this.failed(delivery, null, 'the signing secret cannot be opened (HERALD_SECRETS_KEY changed): rotate it');
     const body = JSON.stringify(delivery.payload);
     const headers = { 'content-type': 'application/json', 'user-agent': 'Herald-Webhooks', ...webhookHeaders(target.secrets, `msg_${delivery.id}`, Math.floor(Date.now() / 1000), body) };
     let statusCode: number | null = null;
@@ -128,6 +130,11 @@ export class WebhookDispatcher {
     }
     // 410 Gone: the receiver says the endpoint is no more; no retry, and it is disabled.
     if (statusCode === 410) return { delivery, statusCode, error, ok: false, nextAt: null, disable: 'The endpoint answered 410 Gone' };
+    return this.failed(delivery, statusCode, error);
+  }
+
+  /** A failed attempt: tried again after the schedule's next wait, or failed for good past its last. */
+  private failed(delivery: ClaimedDelivery, statusCode: number | null, error: string): AttemptOutcome {
     const wait = this.settings.retryScheduleMs[delivery.attempts];
     return { delivery, statusCode, error, ok: false, nextAt: wait === undefined ? null : new Date(Date.now() + wait) };
   }
