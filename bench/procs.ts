@@ -202,7 +202,7 @@ export async function startFloor(): Promise<{ child: ChildProcess; base: string 
 }
 
 /** Forks `script` (a fake provider's process) and resolves with its `ready` message. */
-function forkReady<R extends { type: string }>(script: string, name: string): Promise<{ child: ChildProcess; ready: R }> {
+export function forkReady<R extends { type: string }>(script: string, name: string): Promise<{ child: ChildProcess; ready: R }> {
   const child = track(fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), name);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the ${name} did not start within 30 s`)), 30_000);
@@ -216,7 +216,7 @@ function forkReady<R extends { type: string }>(script: string, name: string): Pr
 }
 
 /** Sends `{type}` to the child and resolves with its first answer of that type. */
-function ask<M extends { type: string }, T extends M['type']>(child: ChildProcess, type: T, name: string): Promise<Extract<M, { type: T }>> {
+export function ask<M extends { type: string }, T extends M['type']>(child: ChildProcess, type: T, name: string): Promise<Extract<M, { type: T }>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => done(new Error(`the ${name} did not answer ${type} within 10 s`)), 10_000);
     const onMessage = (m: M) => {

@@ -28,6 +28,7 @@ import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
 import { authoringResponses } from './authoring.js';
 import { sourceAccepted, sourceError, sourceResponses } from './segment-source.js';
+import { webhookResponses } from './webhooks.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -188,6 +189,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...messageChannelResponses,
   ...apiKeyResponses,
   ...sourceResponses,
+  ...webhookResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

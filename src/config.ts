@@ -73,6 +73,12 @@ export interface Config {
   renderSendBudgetMs: number;
   /** Sends one workspace may have waiting for a render thread, per actor; past it, 503. */
   renderQueue: number;
+  /** Outbound webhooks (docs/webhooks.md): the wait before each retry of a failed delivery, in ms; past the last, failed. */
+  webhookRetryScheduleMs: number[];
+  /** An endpoint whose every delivery failed for this long is disabled. */
+  webhookDisableAfterMs: number;
+  /** One delivery attempt's total deadline (connect, TLS, answer). */
+  webhookTimeoutMs: number;
 }
 
 /**
@@ -127,6 +133,19 @@ function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name];
   if (v === '') throw new ConfigError(`${name} is set but empty: unset it for its default, or give it a value`);
   return v;
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A comma-separated list of durations, each a whole number and a unit (ms, s, m, h, d): `5s,5m,2h`. */
+function durations(env: NodeJS.ProcessEnv, name: string, dflt: string): number[] {
+  const raw = str(env, name) ?? dflt;
+  return raw.split(',').map((part) => {
+    const m = /^\s*(\d+)(ms|s|m|h|d)\s*$/.exec(part);
+    const value = m ? Number(m[1]) * UNIT_MS[m[2]!]! : NaN;
+    if (!(value <= MAX_TIMER_MS)) throw new ConfigError(`${name} must list durations such as 5s,5m,30m,2h (units ms, s, m, h, d), got '${raw}'`);
+    return value;
+  });
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -285,5 +304,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     renderBudgetMs: int(env, 'HERALD_RENDER_BUDGET_MS', 50, 1),
     renderSendBudgetMs: int(env, 'HERALD_RENDER_SEND_BUDGET_MS', 1_000, 1),
     renderQueue: int(env, 'HERALD_RENDER_QUEUE', 64, 1),
+    webhookRetryScheduleMs: durations(env, 'HERALD_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+    webhookDisableAfterMs: int(env, 'HERALD_WEBHOOK_DISABLE_AFTER_MS', 5 * 86_400_000, 1),
+    webhookTimeoutMs: ms(env, 'HERALD_WEBHOOK_TIMEOUT_MS', 15_000, 1),
   };
 }

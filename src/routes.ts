@@ -16,6 +16,7 @@ import * as campaigns from '../schemas/campaigns.js';
 import * as messageChannels from '../schemas/message-channels.js';
 import * as authoring from '../schemas/authoring.js';
 import * as source from '../schemas/segment-source.js';
+import * as webhooks from '../schemas/webhooks.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -89,6 +90,7 @@ type RouteDef = KeyRoute | SessionRoute | PublicRoute | OutsideRoute;
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
+const HOOKS = '/workspaces/{workspaceId}/webhooks';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -211,6 +213,16 @@ const defs = [
   sourceRoute('/v1/group', source.group, 'Segment group: the traits group_id and group'),
   sourceRoute('/v1/alias', source.alias, 'Segment alias: previousId merged into userId'),
   sourceRoute('/v1/batch', source.batch, 'Segment batch: messages of every type, valid ones kept'),
+  // Outbound webhook endpoints (session; docs/webhooks.md): owners and admins write, members read.
+  { method: 'POST', path: HOOKS, auth: 'session', workspace: 'path', body: webhooks.endpointCreate, summary: 'Create a webhook endpoint; its signing secret is answered once' },
+  { method: 'GET', path: HOOKS, auth: 'session', workspace: 'path', summary: "The workspace's webhook endpoints" },
+  { method: 'GET', path: `${HOOKS}/{endpointId}`, auth: 'session', workspace: 'path', summary: 'A webhook endpoint' },
+  { method: 'PUT', path: `${HOOKS}/{endpointId}`, auth: 'session', workspace: 'path', body: webhooks.endpointUpdate, summary: 'Change a webhook endpoint (URL, event types, description, enabled)' },
+  { method: 'DELETE', path: `${HOOKS}/{endpointId}`, auth: 'session', workspace: 'path', summary: 'Delete a webhook endpoint and its pending deliveries' },
+  { method: 'POST', path: `${HOOKS}/{endpointId}/rotate-secret`, auth: 'session', workspace: 'path', summary: "Replace an endpoint's signing secret (the previous one also signs for 24 hours)" },
+  { method: 'GET', path: `${HOOKS}/{endpointId}/attempts`, auth: 'session', workspace: 'path', query: webhooks.attemptList, summary: "An endpoint's delivery attempts, newest first" },
+  { method: 'POST', path: `${HOOKS}/{endpointId}/test`, auth: 'session', workspace: 'path', summary: 'Send a webhook.test event to the endpoint' },
+  { method: 'POST', path: `${HOOKS}/{endpointId}/attempts/{attemptId}/resend`, auth: 'session', workspace: 'path', summary: "Send an attempt's event again (same webhook-id)" },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },

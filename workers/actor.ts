@@ -26,6 +26,8 @@ import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/channels/settings.js';
 import { ChannelPools } from '../src/channels/pools.js';
 import { PUSH_ENGINE } from '../src/channels/push/channel.js';
+import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
+import { OutboundPolicy } from '../src/net/destinations.js';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -69,6 +71,17 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();
+  // Outbound webhooks of the workspaces this actor owns (docs/webhooks.md).
+  const webhookOutbound = new OutboundPolicy(cfg.allowedPrivateHosts);
+  const dispatcher = new WebhookDispatcher(db, claimant, {
+    retryScheduleMs: cfg.webhookRetryScheduleMs,
+    disableAfterMs: cfg.webhookDisableAfterMs,
+    timeoutMs: cfg.webhookTimeoutMs,
+    outbound: webhookOutbound,
+    secrets: messaging.secrets,
+  });
+  dispatcher.start();
+  const webhooks = { outbound: webhookOutbound, nudge: () => dispatcher.nudge() };
   // A claim in progress longer than the request timeout belongs to a request already answered 503.
   const claims = await parts.triggerClaims(db, cfg.requestTimeoutMs);
   const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
@@ -76,14 +89,14 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       pools.close();

@@ -14,6 +14,7 @@ import { Members } from './pages/Members';
 import { Events } from './pages/Events';
 import { Suppressions } from './pages/Suppressions';
 import { Campaigns } from './pages/Campaigns';
+import { Webhooks } from './pages/Webhooks';
 
 // The campaign builder and the template editor are loaded when first opened (the initial
 // JavaScript stays small).
@@ -120,6 +121,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     case 'templates': return <Templates workspaceId={workspaceId} />;
     case 'people': return <People workspaceId={workspaceId} />;
     case 'keys': return <ApiKeys workspaceId={workspaceId} />;
+    case 'webhooks': return <Webhooks workspaceId={workspaceId} />;
     case 'channels': return <Channels workspaceId={workspaceId} />;
     case 'settings': return <Settings workspaceId={workspaceId} />;
     case 'members': return <Members workspaceId={workspaceId} />;

@@ -25,6 +25,8 @@ export const ERRORS = {
   TEMPLATE_IN_USE: 409,
   /** A webhook trigger whose Idempotency-Key another trigger holds, still in progress (docs/ingest.md). */
   TRIGGER_IN_PROGRESS: 409,
+  /** Resending a webhook event that is still being delivered (docs/webhooks.md). */
+  DELIVERY_PENDING: 409,
   PAYLOAD_TOO_LARGE: 413,
   /** An Idempotency-Key reused for the campaign with different trigger_data (docs/ingest.md). */
   IDEMPOTENCY_KEY_REUSED: 422,

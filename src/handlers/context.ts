@@ -12,6 +12,15 @@ import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
 import type { MessagingSettings } from '../channels/settings.js';
 import type { RenderPool } from '../render/pool.js';
 import type { ChannelPools } from '../channels/pools.js';
+import type { OutboundPolicy } from '../net/destinations.js';
+
+/** What the outbound webhook routes need beyond the store (docs/webhooks.md). */
+interface OutboundWebhooks {
+  /** The destination rule an endpoint URL is judged by when it is saved. */
+  outbound: OutboundPolicy;
+  /** Tells this actor's dispatcher that deliveries are due now. */
+  nudge(): void;
+}
 
 /** What the webhook trigger needs beyond the store. */
 interface WebhookTriggers {
@@ -41,6 +50,7 @@ export interface RequestCtx {
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;
+  webhooks: OutboundWebhooks;
   /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
   analyticsInStore: boolean;
   params: Record<string, string>;

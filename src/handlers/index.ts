@@ -18,6 +18,7 @@ import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
 import { sourceHandlers } from './segment-source.js';
+import { webhookHandlers } from './webhooks.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -37,4 +38,5 @@ export const handlers: AllHandlers = {
   ...campaignTriggerHandlers,
   ...authoringHandlers,
   ...sourceHandlers,
+  ...webhookHandlers,
 };

@@ -26,3 +26,4 @@ export { campaignMessages, loadMessage, messagesOf, pushMessageExists, saveMessa
 export { liftSuppression, listSuppressions, suppressedAmong, suppressToken } from './suppressions.js';
 export { deleteTemplate, findTemplate, insertTemplate, saveTemplate, templateContents, templatesOf, type TemplateFields, type TemplateRow } from './templates.js';
 export { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from './workspaces.js';
+export { attemptsOf, deleteEndpoint, endpointsOf, enqueueDelivery, findEndpoint, insertEndpoint, resendDelivery, rotateSecret, saveEndpoint, type AttemptRow, type EndpointRow } from './webhooks.js';

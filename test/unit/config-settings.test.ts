@@ -29,3 +29,11 @@ t.test('HERALD_HOST: an IP address or a host name', async (t) => {
     t.throws(() => loadConfig({ HERALD_HOST: host }), new ConfigError(`HERALD_HOST must be an IP address or a host name, got '${host}'`), `'${host}' is refused`);
   }
 });
+
+t.test('HERALD_WEBHOOK_RETRY_SCHEDULE: durations with their units', async (t) => {
+  t.same(loadConfig({}).webhookRetryScheduleMs, [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000], 'the default: about 27 hours');
+  t.same(loadConfig({ HERALD_WEBHOOK_RETRY_SCHEDULE: '500ms, 1s,2m,1h,1d' }).webhookRetryScheduleMs, [500, 1_000, 120_000, 3_600_000, 86_400_000]);
+  for (const bad of ['5', '5 s', '1.5s', '-1s', '5s,,5s', '5w', '30d']) {
+    t.throws(() => loadConfig({ HERALD_WEBHOOK_RETRY_SCHEDULE: bad }), { name: 'Error', message: /^HERALD_WEBHOOK_RETRY_SCHEDULE must list durations/ }, `'${bad}' refused`);
+  }
+});

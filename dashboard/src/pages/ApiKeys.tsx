@@ -4,6 +4,7 @@
 // refresh and revoke; and the browser SDK's snippet for this host.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
+import { Link } from '../router';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
 import { SdkSnippet } from './sdk-snippet';
 import { Actions, Empty, Field, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
@@ -52,6 +53,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   return (
     <>
       <h1 tabIndex={-1}>API keys</h1>
+      <p>Events from Herald to your own systems: <Link to={`/w/${workspaceId}/webhooks`}>Webhooks</Link>.</p>
       {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
       <Actions done="" error={rowError} />
       {warning && <p className="notice" role="status">{warning}</p>}
