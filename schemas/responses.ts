@@ -27,6 +27,7 @@ import { channelResponses, pushChannels } from './channels.js';
 import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
 import { authoringResponses } from './authoring.js';
+import { audienceResponses } from './audiences.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -184,6 +185,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...channelResponses,
   ...messageChannelResponses,
   ...apiKeyResponses,
+  ...audienceResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

@@ -15,6 +15,7 @@ import * as channels from '../schemas/channels.js';
 import * as campaigns from '../schemas/campaigns.js';
 import * as messageChannels from '../schemas/message-channels.js';
 import * as authoring from '../schemas/authoring.js';
+import * as audiences from '../schemas/audiences.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -35,6 +36,11 @@ interface Common {
   refusals?: readonly SchemaRefusal[];
   /** Largest accepted body in bytes; default HERALD_MAX_BODY_BYTES. */
   maxBody?: number;
+  /**
+   * The body is streamed to a file (src/http/upload.ts), at most HERALD_IMPORT_MAX_BYTES, and
+   * the handler gets its path (`ctx.upload`), never the bytes: a list's CSV import.
+   */
+  upload?: true;
   /** Answered 501 after authentication: the interface defines the route, Herald does not serve it. */
   notImplemented?: string;
   /** Request headers the handler reads (name → what it means): the front forwards them to the actor. */
@@ -76,6 +82,7 @@ type RouteDef = KeyRoute | SessionRoute | PublicRoute | OutsideRoute;
 const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
+const LISTS = '/workspaces/{workspaceId}/lists';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -181,6 +188,17 @@ const defs = [
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },
   { method: 'PUT', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', body: campaigns.templateUpdate, summary: 'Update a message template' },
   { method: 'DELETE', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Delete a message template no live campaign uses' },
+
+  // Lists and their CSV imports (session; docs/audiences.md).
+  { method: 'POST', path: LISTS, auth: 'session', workspace: 'path', body: audiences.listCreate, summary: 'Create a list' },
+  { method: 'GET', path: LISTS, auth: 'session', workspace: 'path', summary: 'The lists, newest first, with their member counts' },
+  { method: 'GET', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', summary: 'Get a list' },
+  { method: 'PUT', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', body: audiences.listUpdate, summary: "Change a list's name or description" },
+  { method: 'DELETE', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', summary: 'Delete a list (its people stay)' },
+  { method: 'POST', path: `${LISTS}/{listId}/import`, auth: 'session', workspace: 'path', upload: true, headers: { 'Content-Type': 'Must be text/csv' }, summary: 'Import a CSV (header row with external_id or email; other columns are traits) into the list, in the background: 202 with its import_id' },
+  { method: 'GET', path: `${LISTS}/{listId}/imports`, auth: 'session', workspace: 'path', summary: "The list's imports, newest first (its import history)" },
+  { method: 'GET', path: `${LISTS}/{listId}/people`, auth: 'session', workspace: 'path', query: audiences.listPeople, summary: "A page of the list's members" },
+  { method: 'GET', path: '/workspaces/{workspaceId}/imports/{importId}', auth: 'session', workspace: 'path', summary: "An import's progress and first 100 row errors, readable while it runs" },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },

@@ -25,6 +25,8 @@ import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/channels/settings.js';
 import { EmailTransports } from '../src/channels/email/transport.js';
+import { ListImports } from '../src/audiences/list-imports.js';
+import { hostname } from 'node:os';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -74,15 +76,20 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // The index of event-triggered campaigns, loaded before the first request is taken.
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
+  // CSV imports staged on this machine's data dir (src/http/upload.ts), whichever actor claims them.
+  const stagedOn = `${hostname()}:${cfg.dataDir}`;
+  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows);
+  listImports.start();
+  const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, imports, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), listImports.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       smtp.close();

@@ -17,6 +17,7 @@ import { campaignHandlers } from './campaigns.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
+import { listHandlers } from './lists.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -35,4 +36,5 @@ export const handlers: AllHandlers = {
   ...templateHandlers,
   ...campaignTriggerHandlers,
   ...authoringHandlers,
+  ...listHandlers,
 };

@@ -24,6 +24,7 @@ import type { ActorHost } from '../actors/host.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { countRequest } from '../metrics/index.js';
+import { dropUpload, streamBodyToFile, uploadDir } from './upload.js';
 
 export interface FrontDeps extends AuthDeps {
   limits: Limits;
@@ -56,6 +57,10 @@ interface Incoming {
   /** For the metrics: the route template once matched (else `none`), and when the request was read. */
   route: string;
   started: number;
+  /** An upload route's body, staged in this file (upload.ts); the actor takes it over by answering 202. */
+  upload: string | null;
+  /** Stops staging an upload still being read. */
+  cancelUpload?: () => void;
 }
 
 /** Authenticate → dispatch, for a request whose route is known and whose body is read. */
@@ -86,6 +91,8 @@ function answering(process: Process) {
 
   /** Writes the answer (unless the client has gone); `close` ends the connection after it. */
   function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean, close = false): void {
+    if (inc.upload !== null && reply.status !== 202) dropUpload(inc.upload);
+    inc.upload = null;
     if (inc.counted) countRequest(inc.route, reply.status, inc.started);
     release(inc);
     inc.reading = false;
@@ -144,6 +151,7 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
   const outside = new Router(ROUTES.filter(isOutside), '');
   const trusted = cfg.trustedProxies.map(parseRange);
   const dashboard = createDashboard(dashboardOidc(cfg));
+  const uploads = ROUTES.some((r) => r.upload) ? uploadDir(cfg.dataDir) : '';
 
   return function onRequest(res: HttpResponse, req: HttpRequest): void {
     answers.begin();
@@ -161,11 +169,15 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
       paused: false,
       route: 'none',
       started: performance.now(),
+      upload: null,
     };
     res.onAborted(() => {
       inc.aborted = true;
       // A client gone mid-body leaves nothing else to end its request.
-      if (inc.reading) release(inc);
+      if (inc.reading) {
+        inc.cancelUpload?.();
+        release(inc);
+      }
     });
 
     // framing: refused before anything else, and the connection closed, so that no byte of
@@ -210,10 +222,19 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
     const params = lowerCaseUuids(m.params);
     const cors = isCors(route);
     // body size, then read body
-    const limit = route.maxBody ?? cfg.maxBodyBytes;
+    const limit = route.upload ? cfg.importMaxBytes : (route.maxBody ?? cfg.maxBodyBytes);
     if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
     if (bodyless) return start(res, inc, route, params, null, cors);
     inc.reading = true;
+    if (route.upload) {
+      inc.cancelUpload = streamBodyToFile(res, uploads, limit, () => inc.aborted, (u) => {
+        if ('tooLarge' in u) return finish(res, inc, tooLarge(route, limit), cors, false);
+        if ('failed' in u) return finish(res, inc, errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'The body could not be staged on disk'), cors, false);
+        inc.upload = u.file;
+        start(res, inc, route, params, null, cors);
+      }).cancel;
+      return;
+    }
     readBody(res, limit, (body) => {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
       start(res, inc, route, params, body, cors);
@@ -249,7 +270,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
     // Room at the actors: when the store (or the Log) is slower than what arrives, requests
     // wait there, each holding its body; past the limit they are refused before they grow Herald.
     if (deps.actors.inFlight >= cfg.maxInFlight) return errorReply(errorShapeOf(route), 'SERVICE_UNAVAILABLE', `Herald has ${cfg.maxInFlight} requests in progress (HERALD_MAX_IN_FLIGHT); nothing was recorded. Retry shortly.`);
-    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
+    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, upload: inc.upload, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
     if (reply.invalidateKeys) {
       // This replica stops the old credential at once, the others on receipt of the
       // announcement, which leaves before the response does.
@@ -276,7 +297,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
 const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
 
 /** Path parameters naming Herald's UUIDs. Herald writes UUIDs in lower case; one sent in upper (or mixed) case names the same thing. */
-const UUID_PARAMS = ['workspaceId', 'keyId', 'personId', 'campaignId', 'templateId', 'messageId'] as const;
+const UUID_PARAMS = ['workspaceId', 'keyId', 'personId', 'campaignId', 'templateId', 'messageId', 'listId', 'importId', 'topicId'] as const;
 
 /**
  * UUIDs in paths compare case-insensitively: each of UUID_PARAMS that is a UUID is lower-cased
