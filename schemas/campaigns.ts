@@ -28,6 +28,7 @@ const node = object(
     ...emailContent,
     ...pushContent,
     template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },
+    topic_id: { ...uuid, description: 'push, email, sms: a topic of the workspace; its people not subscribed are skipped (`topic_unsubscribed`), and an email\'s unsubscribe link leaves that topic only' },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
   },

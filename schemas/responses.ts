@@ -28,6 +28,7 @@ import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
 import { authoringResponses } from './authoring.js';
 import { audienceResponses } from './audiences.js';
+import { topicResponses } from './topics.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -186,6 +187,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...messageChannelResponses,
   ...apiKeyResponses,
   ...audienceResponses,
+  ...topicResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

@@ -16,6 +16,7 @@ import * as campaigns from '../schemas/campaigns.js';
 import * as messageChannels from '../schemas/message-channels.js';
 import * as authoring from '../schemas/authoring.js';
 import * as audiences from '../schemas/audiences.js';
+import * as topics from '../schemas/topics.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -83,6 +84,7 @@ const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const LISTS = '/workspaces/{workspaceId}/lists';
+const TOPICS = '/workspaces/{workspaceId}/topics';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -200,9 +202,20 @@ const defs = [
   { method: 'GET', path: `${LISTS}/{listId}/people`, auth: 'session', workspace: 'path', query: audiences.listPeople, summary: "A page of the list's members" },
   { method: 'GET', path: '/workspaces/{workspaceId}/imports/{importId}', auth: 'session', workspace: 'path', summary: "An import's progress and first 100 row errors, readable while it runs" },
 
+  // Topics and people's subscriptions (session; docs/audiences.md).
+  { method: 'POST', path: TOPICS, auth: 'session', workspace: 'path', body: topics.topicCreate, summary: 'Create a topic' },
+  { method: 'GET', path: TOPICS, auth: 'session', workspace: 'path', summary: 'The topics' },
+  { method: 'GET', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Get a topic' },
+  { method: 'PUT', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', body: topics.topicUpdate, summary: "Change a topic's name, description or default" },
+  { method: 'DELETE', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Delete a topic' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', summary: "A person's subscriptions: topic id → subscribed" },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', body: topics.subscriptionsUpdate, summary: "Change a person's subscriptions (the topics named)" },
+
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
+  { method: 'GET', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Preference page: topics with toggles and unsubscribe from everything (changes nothing; its forms POST)' },
+  { method: 'POST', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Save the preference page (form fields: topic=<id> per topic ticked, or action=unsubscribe_all): 200, never a redirect' },
   { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/status', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio message status callbacks' },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/inbound', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio incoming messages (STOP, START, anything else)' },

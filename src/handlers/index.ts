@@ -18,6 +18,8 @@ import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
 import { listHandlers } from './lists.js';
+import { topicHandlers } from './topics.js';
+import { preferenceHandlers } from './preferences.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -37,4 +39,6 @@ export const handlers: AllHandlers = {
   ...campaignTriggerHandlers,
   ...authoringHandlers,
   ...listHandlers,
+  ...topicHandlers,
+  ...preferenceHandlers,
 };
