@@ -22,7 +22,7 @@ const PAGE = 2_000;
 /** Pages per claim: then the import waits its turn again, behind the other workspaces'. */
 const PAGES_PER_CLAIM = 25;
 /** A longer row (quoted newlines included) ends the import: a runaway quote must not be buffered without end. */
-export const MAX_ROW_BYTES = 1024 * 1024;
+const MAX_ROW_BYTES = 1024 * 1024;
 const POLL_MS = 1_000;
 
 interface Record_ {
