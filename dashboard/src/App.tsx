@@ -14,6 +14,8 @@ import { Members } from './pages/Members';
 import { Events } from './pages/Events';
 import { Suppressions } from './pages/Suppressions';
 import { Campaigns } from './pages/Campaigns';
+import { List, Lists } from './pages/Lists';
+import { Topics } from './pages/Topics';
 
 // The campaign builder and the template editor are loaded when first opened (the initial
 // JavaScript stays small).
@@ -24,6 +26,8 @@ const PAGES = [
   { path: 'campaigns', label: 'Campaigns' },
   { path: 'templates', label: 'Templates' },
   { path: 'people', label: 'People' },
+  { path: 'lists', label: 'Lists' },
+  { path: 'topics', label: 'Topics' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Channels' },
@@ -113,6 +117,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     if (page === 'campaigns') return id === 'new' ? <CampaignBuilder workspaceId={workspaceId} /> : <CampaignBuilder workspaceId={workspaceId} campaignId={id} />;
     if (page === 'templates') return <Templates workspaceId={workspaceId} templateId={id} />;
     if (page === 'people') return <Person workspaceId={workspaceId} personId={id} />;
+    if (page === 'lists') return <List workspaceId={workspaceId} listId={id} />;
     return null;
   }
   switch (page) {
@@ -125,6 +130,8 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     case 'members': return <Members workspaceId={workspaceId} />;
     case 'events': return <Events workspaceId={workspaceId} />;
     case 'suppressions': return <Suppressions workspaceId={workspaceId} />;
+    case 'lists': return <Lists workspaceId={workspaceId} />;
+    case 'topics': return <Topics workspaceId={workspaceId} />;
     default: return null;
   }
 }
