@@ -175,18 +175,19 @@ export function List({ workspaceId, listId }: { workspaceId: string; listId: str
           }
         </Loaded>
       </section>
-      <Members workspaceId={workspaceId} listId={listId} />
+      <Members workspaceId={workspaceId} listId={listId} count={load.state === 'done' ? load.data.data.list.members : 0} />
       <p><button type="button" className="danger" onClick={remove}>Delete list</button></p>
     </>
   );
 }
 
-function Members({ workspaceId, listId }: { workspaceId: string; listId: string }) {
+/** `count`: the list's member count as last read; the page is read again when it changes (an import ran). */
+function Members({ workspaceId, listId, count }: { workspaceId: string; listId: string; count: number }) {
   const [after, setAfter] = useState<string[]>([]);
   const cursor = after.at(-1);
   const [load, retry] = useLoad(
     () => call(api.GET('/workspaces/{workspaceId}/lists/{listId}/people', { params: { path: { workspaceId, listId }, query: { limit: 50, ...(cursor ? { after: cursor } : {}) } } })),
-    [workspaceId, listId, cursor],
+    [workspaceId, listId, cursor, count],
   );
   return (
     <section aria-labelledby="members">

@@ -97,12 +97,21 @@ export function Subscriptions({ workspaceId, personId }: { workspaceId: string; 
   const [topics] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/topics', { params: { path: { workspaceId } } })), [workspaceId]);
   const [load, retry] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/people/{personId}/subscriptions', { params: { path: { workspaceId, personId } } })), [workspaceId, personId]);
   const { done, error, submit } = useSubmit();
-  const change = (id: string, name: string, on: boolean) =>
+  // A box shows its new state at once (what is being saved); a refusal puts it back.
+  const [saving, setSaving] = useState<Record<string, boolean>>({});
+  const change = (id: string, name: string, on: boolean) => {
+    setSaving((s) => ({ ...s, [id]: on }));
     void submit(async () => {
-      await call(api.PUT('/workspaces/{workspaceId}/people/{personId}/subscriptions', { params: { path: { workspaceId, personId } }, body: { subscriptions: { [id]: on } } }));
+      try {
+        await call(api.PUT('/workspaces/{workspaceId}/people/{personId}/subscriptions', { params: { path: { workspaceId, personId } }, body: { subscriptions: { [id]: on } } }));
+      } catch (e) {
+        setSaving((s) => Object.fromEntries(Object.entries(s).filter(([k]) => k !== id)));
+        throw e;
+      }
       retry();
       return `${on ? 'Subscribed to' : 'Unsubscribed from'} ${name}.`;
     });
+  };
   return (
     <section aria-labelledby="subscriptions">
       <h2 id="subscriptions">Subscriptions</h2>
@@ -115,7 +124,7 @@ export function Subscriptions({ workspaceId, personId }: { workspaceId: string; 
               <legend className="sr-only">Topics</legend>
               {topics.data.topics.map((t) => (
                 <label key={t.id}>
-                  <input type="checkbox" checked={r.subscriptions[t.id] ?? false} onChange={(e) => change(t.id, t.name, e.target.checked)} /> {t.name}
+                  <input type="checkbox" checked={saving[t.id] ?? r.subscriptions[t.id] ?? false} onChange={(e) => change(t.id, t.name, e.target.checked)} /> {t.name}
                 </label>
               ))}
             </fieldset>
