@@ -21,8 +21,10 @@ async function newTopic(ws: Ws, name: string, dflt: 'opted_in' | 'opted_out'): P
 }
 
 async function personId(ws: Ws, externalId: string): Promise<string> {
-  const r = await s.req('GET', `/workspaces/${ws.id}/people?search=${externalId}`, { token: ws.token });
-  return r.body.people.find((p: { external_id: string }) => p.external_id === externalId).id;
+  return eventually(async () => {
+    const r = await s.req('GET', `/workspaces/${ws.id}/people?limit=100`, { token: ws.token });
+    return r.body.people.find((p: { external_id: string }) => p.external_id === externalId)?.id;
+  });
 }
 
 t.test('topics: create, list, get, change, delete', async (t) => {
@@ -110,4 +112,26 @@ t.test('a topic opt-out is honoured by a campaign; the preference page and the t
   t.equal((await fetch(`${s.base}${leaverPrefs}`, { method: 'POST', body: 'action=unsubscribe_all', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 200);
   const gone = await s.req('GET', `/workspaces/${ws.id}/people/${leaver}`, { token: ws.token });
   t.equal(gone.body.data.person.status, 'unsubscribed');
+});
+
+t.test('a push node naming a topic skips those not subscribed, and sends to the others', async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write', 'devices:register'] });
+  const ws = k.ws;
+  const offers = await newTopic(ws, 'Offers', 'opted_out');
+  for (const userId of ['keen', 'quiet']) {
+    const d = await s.req('POST', `/people/${userId}/devices`, { token: k.write, body: { token: `tok-${userId}-${randomUUID()}`, platform: 'android' } });
+    t.equal(d.status, 201, d.text);
+  }
+  const keen = await personId(ws, 'keen');
+  const up = await s.req('PUT', subs(ws, keen), { token: ws.token, body: { subscriptions: { [offers.toUpperCase()]: true } } });
+  t.equal(up.status, 200, up.text);
+  const campaignId = await triggerWebhookCampaign(s, ws, k.trigger, { id: 'p', type: 'push', topic_id: offers, title: 'Sale', body: 'Now' });
+  const messages = await eventually(async () => {
+    const r = await s.req('GET', `/workspaces/${ws.id}/campaigns/${campaignId}/messages`, { token: ws.token });
+    return r.body.messages?.length === 2 ? r.body.messages : null;
+  }, 20_000);
+  t.ok(messages, 'both recorded');
+  const byPerson = new Map(messages.map((m: { external_id: string }) => [m.external_id, m]));
+  t.match(byPerson.get('keen'), { status: /^(sent|delivered)$/ });
+  t.match(byPerson.get('quiet'), { status: 'skipped', skip_reason: 'topic_unsubscribed' }, 'opted out by the default');
 });
