@@ -106,6 +106,20 @@ t.test('an import upserts people with their traits into the list; progress and e
   t.equal(history.body.imports[0].id, again.id, 'newest first');
 });
 
+t.test('an anonymous person merged into an identified one takes their list memberships along', async (t) => {
+  const ws = await newWorkspace(s);
+  const key = (await s.req('POST', `/workspaces/${ws.id}/api-keys`, { token: ws.token, body: { name: 'w', permissions: ['people:write'] } })).body.api_key.key;
+  const listId = await newList(s, ws);
+  t.match(await imported(t, s, ws, listId, 'external_id,plan\nanon-7,trial\n'), { status: 'done', rows_added: 1 });
+  const r = await s.req('POST', '/identify', { token: key, body: { userId: 'known-7', anonymousId: 'anon-7' } });
+  t.equal(r.status, 200, r.text);
+  const after = await eventually(async () => {
+    const m = await members(s, ws, listId);
+    return m.length === 1 && m[0]!.external_id === 'known-7' ? m : null;
+  });
+  t.ok(after, 'the identified person is the member now');
+});
+
 t.test('bad rows are refused one by one, with their row numbers (the first 100 kept)', async (t) => {
   const ws = await newWorkspace(s);
   const listId = await newList(s, ws);
