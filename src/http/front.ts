@@ -61,6 +61,8 @@ interface Incoming {
   upload: string | null;
   /** Stops staging an upload still being read. */
   cancelUpload?: () => void;
+  /** An upload route's caller, authenticated before its body is staged. */
+  caller?: Promise<Caller | Reply>;
 }
 
 /** Authenticate → dispatch, for a request whose route is known and whose body is read. */
@@ -71,8 +73,18 @@ const CLIENT_GONE: Reply = { status: 499, body: '' };
 
 export function createFront(deps: FrontDeps) {
   const buckets = new Buckets(deps.limits, deps.sharedBuckets);
-  const answers = answering(processing(deps, buckets));
-  return { onRequest: requestSteps(deps, buckets, answers), inFlight: () => answers.inFlight() };
+  const auth = createAuthentication(deps, buckets);
+  const answers = answering(processing(deps, buckets, auth));
+  return { onRequest: requestSteps(deps, buckets, answers, auth), inFlight: () => answers.inFlight() };
+}
+
+type Authentication = ReturnType<typeof createAuthentication>;
+
+/** The caller of a key or session route, or the reply refusing it. */
+function callerOf(auth: Authentication, inc: Incoming, route: Route, params: Record<string, string>): Promise<Caller | Reply> {
+  if (route.auth === 'key') return auth.keyCaller(inc, route, params);
+  if (route.auth === 'session') return auth.sessionCaller(inc, route, params);
+  throw new Error(`${route.id} has no caller to authenticate`);
 }
 
 /** A request's life on its socket: counted while in flight, paused while it is worked on, answered once. */
@@ -143,7 +155,7 @@ function answering(process: Process) {
 }
 
 /** The uWS handler for every request: the synchronous steps, up to reading the body, then `start`. */
-function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>) {
+function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>, auth: Authentication) {
   const { cfg } = deps;
   const { release, finish, start, refuseFraming } = answers;
   const router = new Router(ROUTES.filter((r) => !isOutside(r)), API_PREFIX);
@@ -227,12 +239,24 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
     if (bodyless) return start(res, inc, route, params, null, cors);
     inc.reading = true;
     if (route.upload) {
-      inc.cancelUpload = streamBodyToFile(res, uploads, limit, () => inc.aborted, (u) => {
+      // Authenticated first: a body is staged on disk for a known caller only, and a refusal
+      // is answered at once (the connection closed, its body unread).
+      const caller = callerOf(auth, inc, route, params).catch((err: unknown): Reply => {
+        logger.error('front failed', { route: route.id, err });
+        return errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'Internal error');
+      });
+      inc.caller = caller;
+      const admitted = caller.then((c) => !('status' in c));
+      inc.cancelUpload = streamBodyToFile(res, uploads, limit, () => inc.aborted, admitted, (u) => {
         if ('tooLarge' in u) return finish(res, inc, tooLarge(route, limit), cors, false);
         if ('failed' in u) return finish(res, inc, errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'The body could not be staged on disk'), cors, false);
         inc.upload = u.file;
         start(res, inc, route, params, null, cors);
       }).cancel;
+      // After the upload's own look at `admitted` (which resumes the socket it paused).
+      void caller.then((c) => {
+        if ('status' in c) void admitted.then(() => finish(res, inc, c, cors, false, true));
+      });
       return;
     }
     readBody(res, limit, (body) => {
@@ -243,9 +267,8 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
 }
 
 /** authenticate → dispatch. */
-function processing(deps: FrontDeps, buckets: Buckets): Process {
+function processing(deps: FrontDeps, buckets: Buckets, auth: Authentication): Process {
   const { cfg } = deps;
-  const { keyCaller, sessionCaller } = createAuthentication(deps, buckets);
 
   function publicRoute(inc: Incoming, route: Route): Reply {
     const refused = buckets.take('ip-public', inc.ip);
@@ -284,7 +307,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
     try {
       if (route.auth === 'public') return publicRoute(inc, route);
       if (isOutside(route)) return await outsideRoute(inc, route, params, body);
-      const caller = route.auth === 'key' ? await keyCaller(inc, route, params) : await sessionCaller(inc, route, params);
+      const caller = await (inc.caller ?? callerOf(auth, inc, route, params));
       if ('status' in caller) return caller;
       return await dispatch(inc, route, params, body, caller);
     } catch (err) {

@@ -23,13 +23,49 @@ export type Upload = { file: string } | { tooLarge: true } | { failed: true };
  * (its writes flushed to the kernel) or refused. `aborted` tells whether the client has gone, at
  * which point the file is removed and `done` never called.
  */
-export function streamBodyToFile(res: HttpResponse, dir: string, limit: number, aborted: () => boolean, done: (u: Upload) => void): { cancel(): void } {
+export function streamBodyToFile(res: HttpResponse, dir: string, limit: number, aborted: () => boolean, admitted: Promise<boolean>, done: (u: Upload) => void): { cancel(): void } {
   const file = join(dir, `${randomUUID()}.csv`);
+  // Nothing is written before the request is authenticated (`admitted`): the socket is paused
+  // meanwhile, and the little uWS had already read waits in `held`. Refused, nothing is written
+  // and `done` is never called: the caller answers.
+  let held: Buffer[] | null = [];
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
   let total = 0;
   let over = false;
   let failed = false;
-  let paused = false;
+  let paused = true;
+  let last = false;
+  res.pause();
+  const write = (chunk: Buffer, isLast: boolean) => {
+    if (!out.write(chunk) && !isLast) {
+      paused = true;
+      res.pause();
+    }
+    if (!isLast) return;
+    out.end(() => {
+      if (failed) return;
+      if (aborted()) return drop();
+      done({ file });
+    });
+  };
+  void admitted.then((ok) => {
+    if (over || failed) return;
+    if (!ok || aborted()) {
+      over = true;
+      held = null;
+      out.destroy();
+      // Reading again, so that the refusal can be written (the rest of the body is ignored).
+      if (!aborted()) res.resume();
+      return drop();
+    }
+    const early = held ?? [];
+    held = null;
+    early.forEach((c, i) => write(c, last && i === early.length - 1));
+    if (!last && out.writableNeedDrain === false) {
+      paused = false;
+      res.resume();
+    } else if (!last) paused = true;
+  });
   const drop = () => void unlink(file).catch(() => undefined);
   out.on('error', (err) => {
     if (failed) return;
@@ -60,16 +96,13 @@ export function streamBodyToFile(res: HttpResponse, dir: string, limit: number, 
       return done({ tooLarge: true });
     }
     // uWS reuses the chunk's memory after this callback: copy it.
-    if (!out.write(Buffer.from(chunk.slice(0))) && !isLast) {
-      paused = true;
-      res.pause();
+    const copy = Buffer.from(chunk.slice(0));
+    if (held) {
+      held.push(copy);
+      last = isLast;
+      return;
     }
-    if (!isLast) return;
-    out.end(() => {
-      if (failed) return;
-      if (aborted()) return drop();
-      done({ file });
-    });
+    write(copy, isLast);
   });
   // The client went away mid-body: no further chunk comes to notice it.
   return {

@@ -7,6 +7,8 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { eventually, newWorkspace, serversOnOneDir, storeUrl, type Herald } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { ISO_MS, NO_LIMITS, UUID, sessionError, type Ws } from '../helpers/assert.js';
@@ -155,6 +157,17 @@ t.test('bad files end in a clear import error; requests are refused before anyth
   t.match(open, { status: 'failed', rows_added: 1, error: /row 2: .*Quote Not Closed/ });
   const empty = await imported(t, s, ws, listId, '\n\n');
   t.match(empty, { status: 'failed', error: /empty/ });
+  // Authenticated before anything is staged: a refused caller's body never reaches the disk.
+  const staged = () => readdirSync(join(s.dataDir, 'imports')).length;
+  const before = staged();
+  const big = 'external_id\n' + 'x\n'.repeat(1_000_000);
+  const anonymous = await s.req('POST', lists(ws, `/${listId}/import`), { raw: big, headers: { 'content-type': 'text/csv' } });
+  t.equal(anonymous.status, 401, anonymous.text);
+  const stranger = await newWorkspace(s);
+  t.equal((await s.req('POST', lists(ws, `/${listId}/import`), { token: 'not-a-token', raw: big, headers: { 'content-type': 'text/csv' } })).status, 401);
+  t.equal((await upload(s, stranger, listId, big)).status, 404, "another workspace's list (the path names the caller's own workspace)");
+  t.equal((await s.req('POST', lists(ws, `/${listId}/import`), { token: stranger.token, raw: big, headers: { 'content-type': 'text/csv' } })).status, 403, 'not a member');
+  t.equal(staged(), before, 'nothing left staged');
   sessionError(t, await upload(s, ws, listId, 'external_id\na\n', 'application/json'), 400, 'VALIDATION_ERROR', 'Content-Type');
   sessionError(t, await upload(s, ws, listId, ''), 400, 'VALIDATION_ERROR', 'body');
   sessionError(t, await upload(s, ws, randomUUID(), 'external_id\na\n'), 404, 'NOT_FOUND');
