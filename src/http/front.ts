@@ -3,10 +3,11 @@
 //   edge budget → health → dashboard files → route → body size → read body → authenticate (key: allowlist,
 //   workspace match, permission; session: user budget, workspace) → room at the actors →
 //   dispatch to the actor.
-// An upload route (a list's CSV) authenticates before its body is read, and the body is streamed
-// to a file (upload.ts) rather than held. It never parses request bodies; actors do. Its parts: the steps up to reading the body
-// (`requestSteps`, synchronous in uWS's handler), authenticate → dispatch (`processing`, with
-// front-auth.ts), and a request's life on its socket (`answering`: counted, paused, answered once).
+// An upload route (a list's CSV) authenticates before its body is read, and the body is
+// streamed to a file (upload.ts) rather than held. It never parses request bodies; actors do.
+// Its parts: the steps up to reading the body (`requestSteps`, synchronous in uWS's handler),
+// authenticate → dispatch (`processing`, with front-auth.ts), and a request's life on its
+// socket (`answering`: counted, paused, answered once).
 import type { HttpRequest, HttpResponse } from './uws.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
