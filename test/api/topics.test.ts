@@ -125,6 +125,8 @@ t.test('a push node naming a topic skips those not subscribed, and sends to the 
   const keen = await personId(ws, 'keen');
   const up = await s.req('PUT', subs(ws, keen), { token: ws.token, body: { subscriptions: { [offers.toUpperCase()]: true } } });
   t.equal(up.status, 200, up.text);
+  const unknown = await s.req('POST', '/campaigns', { token: ws.token, headers: { 'x-workspace-id': ws.id }, body: { name: 'x', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'p', type: 'push', topic_id: randomUUID(), title: 'x' }] } } });
+  sessionError(t, unknown, 400, 'VALIDATION_ERROR', 'workflow_definition.nodes[0].topic_id');
   const campaignId = await triggerWebhookCampaign(s, ws, k.trigger, { id: 'p', type: 'push', topic_id: offers, title: 'Sale', body: 'Now' });
   const messages = await eventually(async () => {
     const r = await s.req('GET', `/workspaces/${ws.id}/campaigns/${campaignId}/messages`, { token: ws.token });
