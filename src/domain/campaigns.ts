@@ -62,6 +62,8 @@ export interface PushNode extends PushContent {
   id: string;
   type: 'push';
   template_id?: string;
+  /** A topic of the workspace: its people not subscribed are skipped (docs/audiences.md). */
+  topic_id?: string;
   bypass_frequency_cap?: boolean;
 }
 interface DelayNode {
@@ -78,12 +80,14 @@ export interface EmailNode {
   text?: string;
   preheader?: string;
   template_id?: string;
+  topic_id?: string;
 }
 export interface SmsNode {
   id: string;
   type: 'sms';
   body?: string;
   template_id?: string;
+  topic_id?: string;
 }
 type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode;
 export interface Workflow {
