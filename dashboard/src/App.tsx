@@ -28,7 +28,6 @@ const PAGES = [
   { path: 'templates', label: 'Templates' },
   { path: 'people', label: 'People' },
   { path: 'lists', label: 'Lists' },
-  { path: 'topics', label: 'Topics' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Channels' },
