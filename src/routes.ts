@@ -223,6 +223,7 @@ const defs = [
   { method: 'GET', path: `${HOOKS}/{endpointId}/attempts`, auth: 'session', workspace: 'path', query: webhooks.attemptList, summary: "An endpoint's delivery attempts, newest first" },
   { method: 'POST', path: `${HOOKS}/{endpointId}/test`, auth: 'session', workspace: 'path', summary: 'Send a webhook.test event to the endpoint' },
   { method: 'POST', path: `${HOOKS}/{endpointId}/attempts/{attemptId}/resend`, auth: 'session', workspace: 'path', summary: "Send an attempt's event again (same webhook-id)" },
+  { method: 'GET', path: `${HOOKS}/node-secret`, auth: 'session', workspace: 'path', summary: "The secret the workflow's webhook nodes sign their calls with (made on first use)" },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
