@@ -32,6 +32,7 @@ const node = object(
     ...emailContent,
     ...pushContent,
     template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },
+    topic_id: { ...uuid, description: 'push, email, sms, webhook: a topic of the workspace; its people not subscribed are skipped (`topic_unsubscribed`), and an email\'s unsubscribe link leaves that topic only' },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },
     ...webhookCall,
     method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'], description: 'webhook: the HTTP method (POST)' },
@@ -229,7 +230,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
   },
   'POST /campaigns': {
     success: { 201: ok('The campaign, a draft', { data: closed({ campaign, message: str, warnings: { type: 'array', items: str, description: 'An email node whose html has no {{ unsubscribe_url }} (docs/channels.md)' } }) }) },
-    errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
+    errors: { 400: { codes: ['INVALID_TRIGGER_CONFIG'], why: 'trigger_config.event_name (replaced by event_names); a template_id naming no template of the workspace, a node topic_id naming no topic of it, repeated node ids, a delay node without minutes (VALIDATION_ERROR)' } },
   },
   'GET /campaigns': {
     success: { 200: ok('A page of campaigns, newest first, each with its stats at a glance; total counts every match', { campaigns: { type: 'array', items: listedCampaign }, total: count, limit: count, offset: count }) },
@@ -245,7 +246,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
   'PUT /campaigns/{campaignId}': {
     success: { 200: ok('Updated (a schedule campaign activated with a future send_at is `scheduled`)', { message: enumOf('Campaign updated'), data: closed({ campaign }), warnings: { type: 'array', items: str, description: 'Present when an email node\'s html has no {{ unsubscribe_url }} (docs/channels.md)' } }, ['message', 'data']) },
     errors: {
-      400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name' },
+      400: { codes: ['ACTIVATION_FAILED', 'INVALID_TRIGGER_CONFIG'], why: 'Status scheduled or failed (VALIDATION_ERROR: the system sets them); going or staying live against the activation rules (ACTIVATION_FAILED, details list every problem); trigger_config.event_name; a node topic_id naming no topic of the workspace (VALIDATION_ERROR)' },
       404: campaignNotFound,
     },
   },

@@ -29,6 +29,8 @@ import { campaign, campaignResponses, campaignStats, messageTemplate } from './c
 import { authoringResponses } from './authoring.js';
 import { sourceAccepted, sourceError, sourceResponses } from './segment-source.js';
 import { webhookResponses } from './webhooks.js';
+import { audienceResponses } from './audiences.js';
+import { topicResponses } from './topics.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -190,6 +192,8 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...apiKeyResponses,
   ...sourceResponses,
   ...webhookResponses,
+  ...audienceResponses,
+  ...topicResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

@@ -33,6 +33,10 @@ export interface Config {
   trustedProxies: string[];
   enforceIpAllowlist: boolean;
   maxBodyBytes: number;
+  /** HERALD_IMPORT_MAX_BYTES: the largest CSV a list import accepts (streamed to disk, never held in memory). */
+  importMaxBytes: number;
+  /** HERALD_IMPORT_MAX_ROWS: rows one import reads; past it the import ends failed, the rows before it kept. */
+  importMaxRows: number;
   keyCacheSize: number;
   keyCacheTtlMs: number;
   requestTimeoutMs: number;
@@ -281,6 +285,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: trustedProxies(env),
     enforceIpAllowlist: bool(env, 'HERALD_ENFORCE_IP_ALLOWLIST'),
     maxBodyBytes: int(env, 'HERALD_MAX_BODY_BYTES', 1024 * 1024, 1),
+    importMaxBytes: int(env, 'HERALD_IMPORT_MAX_BYTES', 512 * 1024 * 1024, 1),
+    importMaxRows: int(env, 'HERALD_IMPORT_MAX_ROWS', 1_000_000, 1),
     keyCacheSize: int(env, 'HERALD_KEY_CACHE_SIZE', 10_000, 1),
     keyCacheTtlMs: ms(env, 'HERALD_KEY_CACHE_TTL_MS', 5_000, 1),
     requestTimeoutMs: ms(env, 'HERALD_REQUEST_TIMEOUT_MS', 30_000, 1),

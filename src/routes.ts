@@ -17,6 +17,8 @@ import * as messageChannels from '../schemas/message-channels.js';
 import * as authoring from '../schemas/authoring.js';
 import * as source from '../schemas/segment-source.js';
 import * as webhooks from '../schemas/webhooks.js';
+import * as audiences from '../schemas/audiences.js';
+import * as topics from '../schemas/topics.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -37,6 +39,11 @@ interface Common {
   refusals?: readonly SchemaRefusal[];
   /** Largest accepted body in bytes; default HERALD_MAX_BODY_BYTES. */
   maxBody?: number;
+  /**
+   * The body is streamed to a file (src/http/upload.ts), at most HERALD_IMPORT_MAX_BYTES, and
+   * the handler gets its path (`ctx.upload`), never the bytes: a list's CSV import.
+   */
+  upload?: true;
   /** Answered 501 after authentication: the interface defines the route, Herald does not serve it. */
   notImplemented?: string;
   /** Request headers the handler reads (name → what it means): the front forwards them to the actor. */
@@ -91,6 +98,8 @@ const PUSH = '/workspaces/{workspaceId}/push';
 const KEYS = '/workspaces/{workspaceId}/api-keys';
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const HOOKS = '/workspaces/{workspaceId}/webhooks';
+const LISTS = '/workspaces/{workspaceId}/lists';
+const TOPICS = '/workspaces/{workspaceId}/topics';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -224,10 +233,31 @@ const defs = [
   { method: 'POST', path: `${HOOKS}/{endpointId}/test`, auth: 'session', workspace: 'path', summary: 'Send a webhook.test event to the endpoint' },
   { method: 'POST', path: `${HOOKS}/{endpointId}/attempts/{attemptId}/resend`, auth: 'session', workspace: 'path', summary: "Send an attempt's event again (same webhook-id)" },
   { method: 'GET', path: `${HOOKS}/node-secret`, auth: 'session', workspace: 'path', summary: "The secret the workflow's webhook nodes sign their calls with (made on first use)" },
+  // Lists and their CSV imports (session; docs/audiences.md).
+  { method: 'POST', path: LISTS, auth: 'session', workspace: 'path', body: audiences.listCreate, summary: 'Create a list' },
+  { method: 'GET', path: LISTS, auth: 'session', workspace: 'path', summary: 'The lists, newest first, with their member counts' },
+  { method: 'GET', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', summary: 'Get a list' },
+  { method: 'PUT', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', body: audiences.listUpdate, summary: "Change a list's name or description" },
+  { method: 'DELETE', path: `${LISTS}/{listId}`, auth: 'session', workspace: 'path', summary: 'Delete a list (its people stay)' },
+  { method: 'POST', path: `${LISTS}/{listId}/import`, auth: 'session', workspace: 'path', upload: true, headers: { 'Content-Type': 'Must be text/csv' }, summary: 'Import a CSV (header row with external_id or email; other columns are traits) into the list, in the background: 202 with its import_id' },
+  { method: 'GET', path: `${LISTS}/{listId}/imports`, auth: 'session', workspace: 'path', summary: "The list's imports, newest first (its import history)" },
+  { method: 'GET', path: `${LISTS}/{listId}/people`, auth: 'session', workspace: 'path', query: audiences.listPeople, summary: "A page of the list's members" },
+  { method: 'GET', path: '/workspaces/{workspaceId}/imports/{importId}', auth: 'session', workspace: 'path', summary: "An import's progress and first 100 row errors, readable while it runs" },
+
+  // Topics and people's subscriptions (session; docs/audiences.md).
+  { method: 'POST', path: TOPICS, auth: 'session', workspace: 'path', body: topics.topicCreate, summary: 'Create a topic' },
+  { method: 'GET', path: TOPICS, auth: 'session', workspace: 'path', summary: 'The topics' },
+  { method: 'GET', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Get a topic' },
+  { method: 'PUT', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', body: topics.topicUpdate, summary: "Change a topic's name, description or default" },
+  { method: 'DELETE', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Delete a topic' },
+  { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', summary: "A person's subscriptions: topic id → subscribed" },
+  { method: 'PUT', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', body: topics.subscriptionsUpdate, summary: "Change a person's subscriptions (the topics named)" },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
+  { method: 'GET', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Preference page: topics with toggles and unsubscribe from everything (changes nothing; its forms POST)' },
+  { method: 'POST', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Save the preference page (form fields: topic=<id> per topic ticked, or action=unsubscribe_all): 200, never a redirect' },
   { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/status', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio message status callbacks' },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/inbound', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio incoming messages (STOP, START, anything else)' },

@@ -28,6 +28,8 @@ import { ChannelPools } from '../src/channels/pools.js';
 import { PUSH_ENGINE } from '../src/channels/push/channel.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { OutboundPolicy } from '../src/net/destinations.js';
+import { ListImports } from '../src/audiences/list-imports.js';
+import { hostname } from 'node:os';
 
 interface Actor {
   handle(req: ActorRequest): Promise<Reply>;
@@ -88,15 +90,20 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // The index of event-triggered campaigns, loaded before the first request is taken.
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
+  // CSV imports staged on this machine's data dir (src/http/upload.ts), whichever actor claims them.
+  const stagedOn = `${hostname()}:${cfg.dataDir}`;
+  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows);
+  listImports.start();
+  const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, imports, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop(), listImports.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       pools.close();

@@ -15,6 +15,8 @@ import { Events } from './pages/Events';
 import { Suppressions } from './pages/Suppressions';
 import { Campaigns } from './pages/Campaigns';
 import { Webhooks } from './pages/Webhooks';
+import { List, Lists } from './pages/Lists';
+import { Topics } from './pages/Topics';
 
 // The campaign builder and the template editor are loaded when first opened (the initial
 // JavaScript stays small).
@@ -25,6 +27,8 @@ const PAGES = [
   { path: 'campaigns', label: 'Campaigns' },
   { path: 'templates', label: 'Templates' },
   { path: 'people', label: 'People' },
+  { path: 'lists', label: 'Lists' },
+  { path: 'topics', label: 'Topics' },
   { path: 'events', label: 'Events' },
   { path: 'keys', label: 'API keys' },
   { path: 'channels', label: 'Channels' },
@@ -114,6 +118,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     if (page === 'campaigns') return id === 'new' ? <CampaignBuilder workspaceId={workspaceId} /> : <CampaignBuilder workspaceId={workspaceId} campaignId={id} />;
     if (page === 'templates') return <Templates workspaceId={workspaceId} templateId={id} />;
     if (page === 'people') return <Person workspaceId={workspaceId} personId={id} />;
+    if (page === 'lists') return <List workspaceId={workspaceId} listId={id} />;
     return null;
   }
   switch (page) {
@@ -127,6 +132,8 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     case 'members': return <Members workspaceId={workspaceId} />;
     case 'events': return <Events workspaceId={workspaceId} />;
     case 'suppressions': return <Suppressions workspaceId={workspaceId} />;
+    case 'lists': return <Lists workspaceId={workspaceId} />;
+    case 'topics': return <Topics workspaceId={workspaceId} />;
     default: return null;
   }
 }

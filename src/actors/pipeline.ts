@@ -38,7 +38,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** What every request's context carries from its actor (the rest is the request's own). */
-export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'webhooks' | 'analyticsInStore'>;
+export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'webhooks' | 'imports' | 'analyticsInStore'>;
 
 /** A user's role in a workspace, null when they are not a member (the actor asks its store). */
 export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;
@@ -137,7 +137,7 @@ export function createPipeline(
     const shape = errorShapeOf(route);
     const p = req.principal;
     const ctx: RequestCtx = {
-      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, raw: null, workspaceId: req.workspaceId, ip: req.ip, deadline: req.deadline, defer,
+      ...services, params: req.params, query: {}, headers: req.headers, body: undefined, upload: req.upload, raw: null, workspaceId: req.workspaceId, ip: req.ip, deadline: req.deadline, defer,
       user: p.kind === 'session' ? p.user : null, key: p.kind === 'key' ? p : null, role: null,
     };
     try {

@@ -13,6 +13,8 @@ export interface ActorRequest {
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */
   headers: Record<string, string[]>;
   body: Uint8Array | null;
+  /** An upload route's body (routes.ts `upload`): the file the front staged it in, or null when none was sent. */
+  upload: string | null;
   principal: KeyPrincipal | SessionPrincipal | NoPrincipal;
   /** The workspace the request acts on (the key's, or the session route's), when any. */
   workspaceId: string | null;

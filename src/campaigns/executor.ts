@@ -54,6 +54,7 @@ import type { Claimant } from '../store/leases.js';
 import { JobWorker } from '../jobs/worker.js';
 import { CHANNELS } from '../channels/index.js';
 import type { ChannelDeps } from '../channels/channel.js';
+import { optedOutOf } from '../store/topics.js';
 
 /** Pages of one workspace under way at once, all actors together… */
 const WORKSPACE_PAGES = 4;
@@ -148,6 +149,12 @@ export class Executor {
     if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));
     const templates = await templateContents(this.db, workspaceId, templateIdsOf({ nodes: [node] }));
-    await CHANNELS[node.type].sendNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn }, recipients);
+    const optedOut = await this.optedOut(workspaceId, node.topic_id, recipients.map((r) => r.person.id));
+    await CHANNELS[node.type].sendNode(this.channels, { workspaceId, campaignId, node, templates, withRecords: movedOn, optedOut }, recipients);
+  }
+
+  /** A node naming a topic: those of the people not subscribed to it (docs/audiences.md). */
+  private async optedOut(workspaceId: string, topicId: string | undefined, personIds: string[]): Promise<ReadonlySet<string> | undefined> {
+    return topicId === undefined ? undefined : optedOutOf(this.db, workspaceId, topicId.toLowerCase(), personIds);
   }
 }

@@ -53,6 +53,8 @@ export interface NodeSend {
   outsidePolicy?: boolean;
   /** Past it, nothing more is waited for from a provider (a test send answers within its request's time). */
   deadline?: AbortSignal;
+  /** The node names a topic: the people not subscribed to it, skipped `topic_unsubscribed` (docs/audiences.md). */
+  optedOut?: ReadonlySet<string>;
 }
 
 /** What became of one recipient, as recorded. */

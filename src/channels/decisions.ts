@@ -1,6 +1,7 @@
 // The decisions of every send, on every channel, in one order (docs/channels.md, "Send
 // decisions"); the first that applies wins and is the recipient's record:
-//   1. consent: the person `unsubscribed` or `suppressed` (and, where the channel says so, `bounced`);
+//   1. consent: the person `unsubscribed` or `suppressed` (and, where the channel says so, `bounced`),
+//      then, for a node naming a topic, the person not subscribed to it;
 //   2. address: the person's on this channel (push: sendable devices; email, SMS: the address);
 //   3. suppression: the address (push: every remaining token) suppressed;
 //   (the content is rendered for those still in: a record keeps what would have been sent)
@@ -28,6 +29,13 @@ export function consent(person: Pick<PersonRow, 'status'>, stopsAtBounce: boolea
   if (person.status === 'suppressed') return SUPPRESSED;
   if (stopsAtBounce && person.status === 'bounced') return BOUNCED;
   return undefined;
+}
+
+const TOPIC_UNSUBSCRIBED = held('topic_unsubscribed', "The person is not subscribed to the node's topic");
+
+/** 1b. A node naming a topic (docs/audiences.md) skips those of `optedOut`, read for the send. */
+export function topic(optedOut: ReadonlySet<string> | undefined, personId: string): Held | undefined {
+  return optedOut?.has(personId) ? TOPIC_UNSUBSCRIBED : undefined;
 }
 
 /** What of the send policy a channel honours: push its quiet hours and caps, SMS its quiet hours, email none. */

@@ -17,7 +17,8 @@ import { compileFields, personScope, type TemplateScope } from '../domain/templa
 import type { AddressChannel, ProviderEventKind } from '../domain/messages.js';
 import { countMessages } from '../metrics/index.js';
 import type { AddressedChannel, ChannelDeps, NodeOutcome, NodeRecipient, NodeSend, SendAnswer } from './channel.js';
-import { consent, held, sendPolicy, type Held } from './decisions.js';
+import { consent, held, sendPolicy, topic, type Held } from './decisions.js';
+import { preferencesUrl, topicUnsubscribeUrl } from './topic-links.js';
 import { unsubscribeToken } from './email/unsubscribe.js';
 import { applyOutcome, type Effect } from './effects.js';
 import { applyProviderEvents } from './callbacks.js';
@@ -32,9 +33,9 @@ const ADDRESS_SUPPRESSED = held('address_suppressed', 'The address is suppressed
  * What an email or SMS template sees (docs/campaigns-runtime.md; docs/channels.md): the variables and `unsubscribe_url`,
  * the person (none in a preview without one), and a campaign send's event and trigger.
  */
-export function channelScope(person: PersonRow | null, variables: Record<string, unknown>, unsubscribeUrl: string, event?: Record<string, unknown>, trigger?: Record<string, unknown>): TemplateScope {
+export function channelScope(person: PersonRow | null, variables: Record<string, unknown>, unsubscribeUrl: string, event?: Record<string, unknown>, trigger?: Record<string, unknown>, preferences = unsubscribeUrl): TemplateScope {
   return {
-    variables: { ...variables, unsubscribe_url: unsubscribeUrl },
+    variables: { ...variables, unsubscribe_url: unsubscribeUrl, preferences_url: preferences },
     person: person ? personScope(person) : {},
     traits: person?.traits ?? {},
     ...(event ? { event } : {}),
@@ -67,7 +68,7 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
 
   // Consent and address, then the suppressions of the addresses left.
   const decisions = recipients.map((r): Held | { address: string } => {
-    const blocked = consent(r.person, channel.stopsAtBounce);
+    const blocked = consent(r.person, channel.stopsAtBounce) ?? topic(send.optedOut, r.person.id);
     if (blocked) return blocked;
     const address = open.address(r.person);
     return address ? { address } : channel.noAddress;
@@ -79,12 +80,16 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
   });
 
   // Rendered in the render pool, one task for the send's recipients still in.
-  const unsubscribeUrls = recipients.map((r) => `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}`);
+  // A topic's message unsubscribes from that topic only (docs/audiences.md).
+  const topicId = node.topic_id;
+  const unsubscribeUrls = recipients.map((r) =>
+    topicId === undefined ? `${settings.publicUrl}/u/${unsubscribeToken(settings.unsubscribeKey, { workspaceId, personId: r.person.id, messageId: r.id })}` : topicUnsubscribeUrl(settings, workspaceId, r.person.id, topicId),
+  );
   const toRender = decisions.flatMap((d, i) => ('address' in d ? [i] : []));
   const compiled = compileFields(channel.fields(node, send.templates));
   const scopes = toRender.map((i) => {
     const r = recipients[i]!;
-    return channelScope(r.person, r.variables, unsubscribeUrls[i]!, r.event, r.trigger);
+    return channelScope(r.person, r.variables, unsubscribeUrls[i]!, r.event, r.trigger, preferencesUrl(settings, workspaceId, r.person.id, r.id));
   });
   const renders = scopes.length > 0 ? await deps.renders.render(workspaceId, compiled, scopes) : [];
   const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));

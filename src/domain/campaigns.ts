@@ -64,6 +64,8 @@ export interface PushNode extends PushContent {
   id: string;
   type: 'push';
   template_id?: string;
+  /** A topic of the workspace: its people not subscribed are skipped (docs/audiences.md). */
+  topic_id?: string;
   bypass_frequency_cap?: boolean;
 }
 interface DelayNode {
@@ -80,12 +82,14 @@ export interface EmailNode {
   text?: string;
   preheader?: string;
   template_id?: string;
+  topic_id?: string;
 }
 export interface SmsNode {
   id: string;
   type: 'sms';
   body?: string;
   template_id?: string;
+  topic_id?: string;
 }
 /** A call to the sender's own system, one per person (docs/channels.md): activation needs `url`, and a `body` that renders to JSON. */
 export interface WebhookNode {
@@ -97,6 +101,7 @@ export interface WebhookNode {
   body?: string;
   /** Takes no template. */
   template_id?: never;
+  topic_id?: string;
 }
 type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode;
 export interface Workflow {

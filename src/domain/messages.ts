@@ -27,7 +27,7 @@ export type AddressChannel = (typeof ADDRESS_CHANNELS)[number];
 export const DELIVERY_STATUSES = ['sent', 'failed'] as const;
 
 /** Why nothing reached the provider: the person or device rules, then the send policy's. */
-export const SKIP_REASONS = ['person_unsubscribed', 'person_suppressed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', ...POLICY_SKIPS] as const;
+export const SKIP_REASONS = ['person_unsubscribed', 'person_suppressed', 'topic_unsubscribed', 'no_active_device_tokens', 'requested_device_not_active', 'device_token_suppressed', ...POLICY_SKIPS] as const;
 
 /** Email and SMS add their own (docs/channels.md). */
 export const MESSAGE_SKIP_REASONS = [...SKIP_REASONS, 'person_bounced', 'no_email_address', 'no_phone_number', 'address_suppressed'] as const;

@@ -4,6 +4,7 @@
 // one transaction holding the campaign row; the rules are domain/campaigns.ts.
 import type { Ctx, Handler, Handlers, PathCtx } from './context.js';
 import { json } from './reply.js';
+import { refuseUnknownTopics } from './topics.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import {
   NODE_FIELDS, checkDeletable, initialWorkflow, normalizeWorkflow, refuseKnownBadKeys, setNodeMessage, settleStatus, templateIdsOf, workflowWarnings,
@@ -66,6 +67,7 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
     if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId, templateId, true))) {
       throw new InvalidInput('template_id names no message template of this workspace', [{ field: 'template_id', message: 'names no message template of this workspace' }]);
     }
+    await refuseUnknownTopics(q, ctx.workspaceId, workflow);
     return insertCampaign(q, {
       id: newId(), workspace_id: ctx.workspaceId, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
@@ -101,6 +103,7 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
   const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow);
   const campaign = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
+    await refuseUnknownTopics(q, ctx.workspaceId, workflow);
     const next = {
       name: b.name ?? current.name,
       trigger_config: b.trigger_config ?? current.trigger_config,

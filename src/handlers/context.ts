@@ -51,6 +51,8 @@ export interface RequestCtx {
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;
   webhooks: OutboundWebhooks;
+  /** CSV imports: where this process stages uploads (an import names it), and the runner to wake. */
+  imports: { stagedOn: string; nudge(): void };
   /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
   analyticsInStore: boolean;
   params: Record<string, string>;
@@ -59,6 +61,8 @@ export interface RequestCtx {
   headers: Record<string, string[]>;
   /** Outside routes (unsubscribe, provider callbacks): the body's bytes as received, never parsed before. */
   raw: Uint8Array | null;
+  /** Upload routes (routes.ts `upload`): the file the body was staged in, null when none was sent; answering 202 takes it over. */
+  upload: string | null;
   body: unknown;
   workspaceId: string | null;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */

@@ -19,6 +19,9 @@ import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
 import { sourceHandlers } from './segment-source.js';
 import { webhookHandlers } from './webhooks.js';
+import { listHandlers } from './lists.js';
+import { topicHandlers } from './topics.js';
+import { preferenceHandlers } from './preferences.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -39,4 +42,7 @@ export const handlers: AllHandlers = {
   ...authoringHandlers,
   ...sourceHandlers,
   ...webhookHandlers,
+  ...listHandlers,
+  ...topicHandlers,
+  ...preferenceHandlers,
 };

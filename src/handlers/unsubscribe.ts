@@ -8,8 +8,10 @@ import type { Handler, Handlers, PathCtx } from './context.js';
 import type { Reply } from './reply.js';
 import { readUnsubscribeToken } from '../channels/email/unsubscribe.js';
 import { unsubscribeByLink, unsubscribeSubject } from '../store/index.js';
+import { readTopicToken } from '../channels/topic-links.js';
+import { findTopic, setSubscriptions } from '../store/topics.js';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The pages' one style sheet: readable on a phone, and a button a thumb can hit (44 px high at least). */
 const STYLE =
@@ -31,15 +33,15 @@ const HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
-function page(status: number, title: string, body: string): Reply {
+export function page(status: number, title: string, body: string): Reply {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><link rel="icon" href="data:,"><title>${escape(title)}</title><style>${STYLE}</style></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`;
   return { status, body: html, headers: HEADERS };
 }
 
-const NOT_FOUND = page(404, 'Link not recognised', '<p>This unsubscribe link is not valid. Nothing was changed.</p>');
+export const NOT_FOUND = page(404, 'Link not recognised', '<p>This link is not valid. Nothing was changed.</p>');
 
 /** `ma***@example.com`: enough to recognise, not enough to harvest. */
-function masked(email: string | null): string {
+export function masked(email: string | null): string {
   if (!email) return 'your address';
   const at = email.lastIndexOf('@');
   return at < 0 ? '***' : `${email.slice(0, Math.min(2, at))}***${email.slice(at)}`;
@@ -52,16 +54,33 @@ async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; s: 
   return s && { personId: token.personId, s };
 }
 
+/** A topic's email links here with a token of its own (docs/audiences.md): it unsubscribes from that topic only. */
+async function topicSubjectOf(ctx: PathCtx<'token'>) {
+  const token = readTopicToken(ctx.messaging.unsubscribeKey, ctx.params.token);
+  if (!token) return undefined;
+  const [s, topic] = await Promise.all([unsubscribeSubject(ctx.db, token.workspaceId, token.personId), findTopic(ctx.db, token.workspaceId, token.topicId)]);
+  return s && topic ? { personId: token.personId, s, topic } : undefined;
+}
+
 const show: Handler<'GET /u/{token}'> = async (ctx) => {
   const found = await subjectOf(ctx);
-  if (!found) return NOT_FOUND;
+  if (!found) {
+    const t = await topicSubjectOf(ctx);
+    if (!t) return NOT_FOUND;
+    return page(200, `Unsubscribe from ${t.topic.name}`, `<p>Stop <strong>${escape(t.topic.name)}</strong> messages from <strong>${escape(t.s.workspace)}</strong> to <strong>${escape(masked(t.s.email))}</strong>?</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`);
+  }
   const { workspace, email } = found.s;
   return page(200, `Unsubscribe from ${workspace}`, `<p>Stop emails from <strong>${escape(workspace)}</strong> to <strong>${escape(masked(email))}</strong>?</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`);
 };
 
 const unsubscribe: Handler<'POST /u/{token}'> = async (ctx) => {
   const found = await subjectOf(ctx);
-  if (!found) return NOT_FOUND;
+  if (!found) {
+    const t = await topicSubjectOf(ctx);
+    if (!t) return NOT_FOUND;
+    await setSubscriptions(ctx.db, t.personId, { [t.topic.id]: false });
+    return page(200, 'Unsubscribed', `<p>${escape(masked(t.s.email))} will get no more <strong>${escape(t.topic.name)}</strong> messages from <strong>${escape(t.s.workspace)}</strong>.</p>`);
+  }
   await unsubscribeByLink(ctx.db, found.personId);
   return page(200, 'Unsubscribed', `<p>${escape(masked(found.s.email))} will get no more emails from <strong>${escape(found.s.workspace)}</strong>.</p>`);
 };

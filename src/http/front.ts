@@ -3,9 +3,11 @@
 //   edge budget → health → dashboard files → route → body size → read body → authenticate (key: allowlist,
 //   workspace match, permission; session: user budget, workspace) → room at the actors →
 //   dispatch to the actor.
-// It never parses request bodies; actors do. Its parts: the steps up to reading the body
-// (`requestSteps`, synchronous in uWS's handler), authenticate → dispatch (`processing`, with
-// front-auth.ts), and a request's life on its socket (`answering`: counted, paused, answered once).
+// An upload route (a list's CSV) authenticates before its body is read, and the body is
+// streamed to a file (upload.ts) rather than held. It never parses request bodies; actors do.
+// Its parts: the steps up to reading the body (`requestSteps`, synchronous in uWS's handler),
+// authenticate → dispatch (`processing`, with front-auth.ts), and a request's life on its
+// socket (`answering`: counted, paused, answered once).
 import type { HttpRequest, HttpResponse } from './uws.js';
 import { Router } from './router.js';
 import { preflight, write } from './write-reply.js';
@@ -24,6 +26,7 @@ import type { ActorHost } from '../actors/host.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { countRequest } from '../metrics/index.js';
+import { dropUpload, streamBodyToFile, uploadDir } from './upload.js';
 
 export interface FrontDeps extends AuthDeps {
   limits: Limits;
@@ -56,6 +59,12 @@ interface Incoming {
   /** For the metrics: the route template once matched (else `none`), and when the request was read. */
   route: string;
   started: number;
+  /** An upload route's body, staged in this file (upload.ts); the actor takes it over by answering 202. */
+  upload: string | null;
+  /** Stops staging an upload still being read. */
+  cancelUpload?: () => void;
+  /** An upload route's caller, authenticated before its body is staged. */
+  caller?: Promise<Caller | Reply>;
 }
 
 /** Authenticate → dispatch, for a request whose route is known and whose body is read. */
@@ -66,8 +75,18 @@ const CLIENT_GONE: Reply = { status: 499, body: '' };
 
 export function createFront(deps: FrontDeps) {
   const buckets = new Buckets(deps.limits, deps.sharedBuckets);
-  const answers = answering(processing(deps, buckets));
-  return { onRequest: requestSteps(deps, buckets, answers), inFlight: () => answers.inFlight() };
+  const auth = createAuthentication(deps, buckets);
+  const answers = answering(processing(deps, buckets, auth));
+  return { onRequest: requestSteps(deps, buckets, answers, auth), inFlight: () => answers.inFlight() };
+}
+
+type Authentication = ReturnType<typeof createAuthentication>;
+
+/** The caller of a key or session route, or the reply refusing it. */
+function callerOf(auth: Authentication, inc: Incoming, route: Route, params: Record<string, string>, body: Uint8Array | null = null): Promise<Caller | Reply> {
+  if (route.auth === 'key') return auth.keyCaller(inc, route, params, body);
+  if (route.auth === 'session') return auth.sessionCaller(inc, route, params);
+  throw new Error(`${route.id} has no caller to authenticate`);
 }
 
 /** A request's life on its socket: counted while in flight, paused while it is worked on, answered once. */
@@ -86,6 +105,8 @@ function answering(process: Process) {
 
   /** Writes the answer (unless the client has gone); `close` ends the connection after it. */
   function finish(res: HttpResponse, inc: Incoming, reply: Reply, cors: boolean, corked: boolean, close = false): void {
+    if (inc.upload !== null && reply.status !== 202) dropUpload(inc.upload);
+    inc.upload = null;
     if (inc.counted) countRequest(inc.route, reply.status, inc.started);
     release(inc);
     inc.reading = false;
@@ -136,7 +157,7 @@ function answering(process: Process) {
 }
 
 /** The uWS handler for every request: the synchronous steps, up to reading the body, then `start`. */
-function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>) {
+function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typeof answering>, auth: Authentication) {
   const { cfg } = deps;
   const { release, finish, start, refuseFraming } = answers;
   const router = new Router(ROUTES.filter((r) => !atRoot(r)), API_PREFIX);
@@ -144,6 +165,7 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
   const outside = new Router(ROUTES.filter(atRoot), '');
   const trusted = cfg.trustedProxies.map(parseRange);
   const dashboard = createDashboard(dashboardOidc(cfg));
+  const uploads = ROUTES.some((r) => r.upload) ? uploadDir(cfg.dataDir) : '';
 
   return function onRequest(res: HttpResponse, req: HttpRequest): void {
     answers.begin();
@@ -161,11 +183,15 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
       paused: false,
       route: 'none',
       started: performance.now(),
+      upload: null,
     };
     res.onAborted(() => {
       inc.aborted = true;
       // A client gone mid-body leaves nothing else to end its request.
-      if (inc.reading) release(inc);
+      if (inc.reading) {
+        inc.cancelUpload?.();
+        release(inc);
+      }
     });
 
     // framing: refused before anything else, and the connection closed, so that no byte of
@@ -210,10 +236,31 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
     const params = lowerCaseUuids(m.params);
     const cors = isCors(route);
     // body size, then read body
-    const limit = route.maxBody ?? cfg.maxBodyBytes;
+    const limit = route.upload ? cfg.importMaxBytes : (route.maxBody ?? cfg.maxBodyBytes);
     if (contentLength > limit) return finish(res, inc, tooLarge(route, limit), cors, true);
     if (bodyless) return start(res, inc, route, params, null, cors);
     inc.reading = true;
+    if (route.upload) {
+      // Authenticated first: a body is staged on disk for a known caller only, and a refusal
+      // is answered at once (the connection closed, its body unread).
+      const caller = callerOf(auth, inc, route, params).catch((err: unknown): Reply => {
+        logger.error('front failed', { route: route.id, err });
+        return errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'Internal error');
+      });
+      inc.caller = caller;
+      const admitted = caller.then((c) => !('status' in c));
+      inc.cancelUpload = streamBodyToFile(res, uploads, limit, () => inc.aborted, admitted, (u) => {
+        if ('tooLarge' in u) return finish(res, inc, tooLarge(route, limit), cors, false);
+        if ('failed' in u) return finish(res, inc, errorReply(errorShapeOf(route), 'INTERNAL_ERROR', 'The body could not be staged on disk'), cors, false);
+        inc.upload = u.file;
+        start(res, inc, route, params, null, cors);
+      }).cancel;
+      // After the upload's own look at `admitted` (which resumes the socket it paused).
+      void caller.then((c) => {
+        if ('status' in c) void admitted.then(() => finish(res, inc, c, cors, false, true));
+      });
+      return;
+    }
     readBody(res, limit, (body) => {
       if (!body) return finish(res, inc, tooLarge(route, limit), cors, false);
       start(res, inc, route, params, body, cors);
@@ -222,9 +269,8 @@ function requestSteps(deps: FrontDeps, buckets: Buckets, answers: ReturnType<typ
 }
 
 /** authenticate → dispatch. */
-function processing(deps: FrontDeps, buckets: Buckets): Process {
+function processing(deps: FrontDeps, buckets: Buckets, auth: Authentication): Process {
   const { cfg } = deps;
-  const { keyCaller, sessionCaller } = createAuthentication(deps, buckets);
 
   function publicRoute(inc: Incoming, route: Route): Reply {
     const refused = buckets.take('ip-public', inc.ip);
@@ -249,7 +295,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
     // Room at the actors: when the store (or the Log) is slower than what arrives, requests
     // wait there, each holding its body; past the limit they are refused before they grow Herald.
     if (deps.actors.inFlight >= cfg.maxInFlight) return errorReply(errorShapeOf(route), 'SERVICE_UNAVAILABLE', `Herald has ${cfg.maxInFlight} requests in progress (HERALD_MAX_IN_FLIGHT); nothing was recorded. Retry shortly.`);
-    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
+    const reply = await deps.actors.dispatch(caller.shard, { route: route.id, params, query: inc.query, headers: inc.headers, body, upload: inc.upload, ip: inc.ip, workspaceId: caller.workspaceId, principal: caller.principal });
     if (reply.invalidateKeys) {
       // This replica stops the old credential at once, the others on receipt of the
       // announcement, which leaves before the response does.
@@ -263,7 +309,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
     try {
       if (route.auth === 'public') return publicRoute(inc, route);
       if (isOutside(route)) return await outsideRoute(inc, route, params, body);
-      const caller = route.auth === 'key' ? await keyCaller(inc, route, params, body) : await sessionCaller(inc, route, params);
+      const caller = await (inc.caller ?? callerOf(auth, inc, route, params, body));
       if ('status' in caller) return caller;
       return await dispatch(inc, route, params, body, caller);
     } catch (err) {
@@ -276,7 +322,7 @@ function processing(deps: FrontDeps, buckets: Buckets): Process {
 const isCors = (route: Route): boolean => route.auth === 'key' && route.cors === true;
 
 /** Path parameters naming Herald's UUIDs. Herald writes UUIDs in lower case; one sent in upper (or mixed) case names the same thing. */
-const UUID_PARAMS = ['workspaceId', 'keyId', 'personId', 'campaignId', 'templateId', 'messageId'] as const;
+const UUID_PARAMS = ['workspaceId', 'keyId', 'personId', 'campaignId', 'templateId', 'messageId', 'listId', 'importId', 'topicId'] as const;
 
 /**
  * UUIDs in paths compare case-insensitively: each of UUID_PARAMS that is a UUID is lower-cased

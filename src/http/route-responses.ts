@@ -64,7 +64,7 @@ function responsesOf(route: Route): Responses {
   }
   const tracks = route.id === 'POST /track' || route.id === 'POST /track/batch' || (route.auth === 'key' && route.source === true);
   out['413'] = {
-    description: `Body over ${route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${route.headers?.['Content-Encoding'] ? ' (or once decoded)' : ''}${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
+    description: `Body over ${route.upload ? 'HERALD_IMPORT_MAX_BYTES (default 512 MiB)' : route.maxBody === undefined ? 'HERALD_MAX_BODY_BYTES (default 1 MB)' : `${route.maxBody} bytes`}, refused before it is read${route.upload ? ' (or once that much was read, when sent chunked)' : route.headers?.['Content-Encoding'] ? ' (or once decoded)' : ''}${tracks ? "; or (JetStream Log) the request's events are larger than one Log message (NATS max_payload), nothing recorded" : ''}`,
     schema: error(['PAYLOAD_TOO_LARGE']),
   };
   // Routes with no credential spend their own per-IP budget (the provider callbacks' is ip-webhooks).

@@ -1,6 +1,6 @@
 // Anonymous merge (README, Request bodies): the person whose external_id equals the anonymousId is
 // folded into the identified person after the response: devices (and, with event storage,
-// events) move over, traits merge with the identified person's values winning, the anonymous
+// events), list memberships and topic choices move over, traits merge with the identified person's values winning, the anonymous
 // person is deleted. Pending merges are stored rows, so a restart resumes them.
 import type { Db, Queryable } from './db.js';
 import { newId } from '../ids.js';
@@ -42,6 +42,12 @@ export async function runMerge(db: Db, mergeId: string): Promise<void> {
          first_seen_at = LEAST(p.first_seen_at, a.first_seen_at), updated_at = now()
        FROM people AS a WHERE p.id = $1 AND a.id = $2`,
       [m.person_id, anon.id],
+    );
+    // Lists and topic choices follow the person (docs/audiences.md); the identified person's choice wins.
+    await q.query('INSERT INTO list_members (list_id, person_id, added_at) SELECT list_id, $2, added_at FROM list_members WHERE person_id = $1 ON CONFLICT DO NOTHING', [anon.id, m.person_id]);
+    await q.query(
+      'INSERT INTO topic_subscriptions (topic_id, person_id, subscribed, updated_at) SELECT topic_id, $2, subscribed, updated_at FROM topic_subscriptions WHERE person_id = $1 ON CONFLICT DO NOTHING',
+      [anon.id, m.person_id],
     );
     await q.query('DELETE FROM people WHERE id = $1', [anon.id]);
     personIds.forget(m.workspace_id, m.anonymous_id);

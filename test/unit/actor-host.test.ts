@@ -27,6 +27,7 @@ const req = (route: string, extra: Partial<Omit<ActorRequest, 'id'>> = {}): Omit
   query: '',
   headers: {},
   body: null,
+  upload: null,
   principal: { kind: 'key', keyId: 'k', workspaceId: 'w', permissions: [] },
   workspaceId: null,
   ip: '127.0.0.1',

@@ -8,6 +8,7 @@ import { Actions, Empty, Field, Loaded, Pager, SearchForm, useLoad, usePageBack,
 import { PERSON_STATUSES } from '../enums';
 import { displayName } from './People';
 import { MessageTable } from './message-table';
+import { Subscriptions } from './Topics';
 
 type Person = Schemas['DashboardPerson'];
 const MESSAGES = 20;
@@ -32,6 +33,7 @@ export function Person({ workspaceId, personId }: { workspaceId: string; personI
             <Traits person={current(data.person)} />
             <div>
               <Consent workspaceId={workspaceId} person={current(data.person)} onChange={setChanged} />
+              <Subscriptions workspaceId={workspaceId} personId={personId} />
               <Devices devices={data.devices} />
             </div>
           </div>

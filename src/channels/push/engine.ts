@@ -19,7 +19,7 @@ import { invalidateDevices, type SendableDevice } from '../../store/devices.js';
 import { suppressToken } from '../../store/suppressions.js';
 import { saveMessages, type DeliveryRecord, type PushRecord } from '../../store/messages.js';
 import { setsCap, type SendPolicy } from '../../domain/send-policy.js';
-import { consent, sendPolicy } from '../decisions.js';
+import { consent, topic, sendPolicy } from '../decisions.js';
 import { PUSH_RULES as push } from './rules.js';
 import { outcomeError, personScope, type CompiledContent, type PushContent, type RenderOutcome, type TemplateScope } from '../../domain/templates.js';
 import type { PushOutcome } from '../../domain/push-outcome.js';
@@ -69,6 +69,8 @@ export interface Send {
   bypassCaps?: boolean;
   /** A dashboard test send (README, Dashboard): neither quiet hours nor the caps apply. */
   outsidePolicy?: boolean;
+  /** A campaign node naming a topic: the people not subscribed to it, skipped `topic_unsubscribed` (docs/audiences.md). */
+  optedOut?: ReadonlySet<string>;
   /** How a template that fails to render is answered: a 400 for the whole request, or that recipient `failed`. */
   renderErrors: 'throw' | 'fail';
   /** What must commit with the records, in their transaction (a campaign's enrolments moved past the node). */
@@ -141,7 +143,7 @@ export class PushEngine {
 
     // 2. Decide: who is sendable, then render their content (one render task for the send),
     // then the policy (no await from there to the end of the loop: the counters stay consistent).
-    const targets = recipients.map((r) => targetsOf(r, devicesOf.get(r.person?.id ?? '') ?? [], suppressed));
+    const targets = recipients.map((r) => targetsOf(r, devicesOf.get(r.person?.id ?? '') ?? [], suppressed, send.optedOut));
     const toRender = targets.flatMap((t, i) => (Array.isArray(t) ? [i] : []));
     const renders = await this.renderer.render(send.workspaceId, send.content, toRender.map((i) => scopeOf(recipients[i]!)));
     const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));
@@ -255,10 +257,10 @@ function skip(reason: SkipReason): Decision {
 }
 
 /** The devices a recipient's push goes to, or why it does not go (the checks before rendering). */
-function targetsOf(r: Recipient, all: SendableDevice[], suppressed: Set<string>): SendableDevice[] | Decision {
+function targetsOf(r: Recipient, all: SendableDevice[], suppressed: Set<string>, optedOut: ReadonlySet<string> | undefined): SendableDevice[] | Decision {
   const person = r.person;
   if (!person) return { kind: 'fail', error: r.failure ?? 'Unknown person' };
-  const blocked = consent(person, push.stopsAtBounce);
+  const blocked = consent(person, push.stopsAtBounce) ?? topic(optedOut, person.id);
   if (blocked) return { kind: 'skip', reason: blocked.skip, error: blocked.error };
   let targets = r.platform ? all.filter((d) => d.platform === r.platform) : all;
   if (r.deviceToken !== undefined) {

@@ -5,15 +5,16 @@
 // and the destination rule (webhook/call.ts), and recorded as a message on channel `webhook`:
 // the URL as its address, the method as its title, the request body as its body, the answer's
 // status code as its provider_id and, with the first 1 kB of the answer, in custom_data (and in
-// the error of a failure). The consent decision applies (an unsubscribed or suppressed person is
-// not called for); there is no address to suppress and no send policy (nothing reaches the person).
+// the error of a failure). The consent decisions apply (an unsubscribed or suppressed person, or
+// one not subscribed to the node's topic, is not called for); there is no address to suppress
+// and no send policy (nothing reaches the person).
 import { OutboundPolicy } from '../../net/destinations.js';
 import { WEBHOOK_FIELDS, type WebhookNode } from '../../domain/campaigns.js';
 import { compileFields, personScope, type TemplateScope } from '../../domain/templates.js';
 import { saveMessages, type MessageRecord } from '../../store/messages.js';
 import { countMessages } from '../../metrics/index.js';
 import type { Channel, ChannelDeps, NodeOutcome, NodeRecipient, NodeSend } from '../channel.js';
-import { consent } from '../decisions.js';
+import { consent, topic } from '../decisions.js';
 import type { PoolKind } from '../pools.js';
 import { sendRetried } from '../retry.js';
 import { callWebhook, type CallAnswer } from './call.js';
@@ -55,7 +56,7 @@ async function sendWebhook(deps: ChannelDeps, send: NodeSend, recipients: readon
   const node = send.node;
   if (node.type !== 'webhook') throw new Error(`the webhook channel was given a ${node.type} node`);
   const { workspaceId } = send;
-  const held = recipients.map((r) => consent(r.person, webhook.stopsAtBounce));
+  const held = recipients.map((r) => consent(r.person, webhook.stopsAtBounce) ?? topic(send.optedOut, r.person.id));
   const toRender = held.flatMap((h, i) => (h ? [] : [i]));
   const renders = toRender.length > 0 ? await deps.renders.render(workspaceId, compileFields(webhookFields(node)), toRender.map((i) => scopeOf(recipients[i]!))) : [];
   const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));
