@@ -3,6 +3,8 @@
 // `standardwebhooks` package against the workspace's node secret as an integrator's receiver
 // would; a 500 retried then recorded failed with its status; a private address refused; the
 // campaign's stats; activation's refusals; the builder's preview and test send.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { FORBIDDEN, NO_LIMITS, sessionError } from '../helpers/assert.js';
 import { startServer, triggerWebhookCampaign, uniqueUser, workspaceWithKeys } from '../helpers/server.js';
@@ -107,6 +109,43 @@ t.test('a 500 is retried, then recorded failed with its status; a private addres
   }, 30_000);
   t.match(list[0], { channel: 'webhook', status: 'skipped', skip_reason: 'person_unsubscribed' });
   t.equal(rec2.deliveries.length, 0, 'nobody called');
+});
+
+t.test('a 4xx is final (one call); the record keeps the first 1 kB of the answer', async (t) => {
+  let calls = 0;
+  const server = http.createServer((req, res) => {
+    calls++;
+    req.resume();
+    req.on('end', () => res.writeHead(422, { 'content-type': 'text/plain' }).end('x'.repeat(1000) + 'y'.repeat(2000)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const { byPerson } = await run([{ id: 'w', type: 'webhook', url, body: '{}' }], [{ userId: 'gus' }]);
+  t.equal(calls, 1, 'not retried');
+  t.match(byPerson.get('gus'), { status: 'failed', provider_id: '422', error: `HTTP 422: ${'x'.repeat(1000)}${'y'.repeat(24)}` });
+  t.equal((byPerson.get('gus')!.error as string).length, 'HTTP 422: '.length + 1024, 'cut at 1 kB');
+});
+
+t.test("a node's topic: only its subscribers are called for", async (t) => {
+  const rec = await receiver(t);
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const topic = await s.req('POST', `/workspaces/${k.ws.id}/topics`, { token: k.ws.token, body: { name: 'Ops', default: 'opted_out' } });
+  t.equal(topic.status, 201, topic.text);
+  await s.req('POST', '/people/batch', { token: k.write, body: { identify: [{ userId: 'hal' }, { userId: 'ida' }] } });
+  const ida = await personUuid(k.ws, 'ida');
+  await personUuid(k.ws, 'hal');
+  const sub = await s.req('PUT', `/workspaces/${k.ws.id}/people/${ida}/subscriptions`, { token: k.ws.token, body: { subscriptions: { [topic.body.data.topic.id]: true } } });
+  t.equal(sub.status, 200, sub.text);
+  const id = await triggerWebhookCampaign(s, k.ws, k.trigger, [{ id: 'w', type: 'webhook', url: rec.url, topic_id: topic.body.data.topic.id, body: '{"who": "{{ person.external_id }}"}' }]);
+  const list = await until(async () => {
+    const m = await s.req('GET', `/workspaces/${k.ws.id}/campaigns/${id}/messages`, { token: k.ws.token });
+    return (m.body.messages ?? []).length === 2 ? (m.body.messages as Message[]) : undefined;
+  });
+  const by = new Map(list.map((m) => [m.external_id, m]));
+  t.match(by.get('hal'), { status: 'skipped', skip_reason: 'topic_unsubscribed' });
+  t.match(by.get('ida'), { status: 'sent' });
+  t.same(rec.deliveries.map((d) => JSON.parse(d.body)), [{ who: 'ida' }], 'only the subscriber was called for');
 });
 
 t.test('activation refuses a node without url, or with a body that is not JSON once rendered', async (t) => {
