@@ -17,16 +17,21 @@ import type { Channel, ChannelDeps, NodeOutcome, NodeRecipient, NodeSend } from 
 import { consent, topic } from '../decisions.js';
 import type { PoolKind } from '../pools.js';
 import { sendRetried } from '../retry.js';
+import { SendShares } from '../send-shares.js';
 import { callWebhook, type CallAnswer } from './call.js';
 import { nodeSecret } from './secret.js';
 
 /** Recorded as the messages' `provider`. */
 const PROVIDER = 'http';
 
-/** The actor's destination rule for webhook calls (any port: the sender names its own service). */
-const WEBHOOK_OUTBOUND: PoolKind<{ policy: OutboundPolicy }> = {
-  name: 'webhook-outbound',
-  make: (settings) => ({ policy: new OutboundPolicy(settings.allowedPrivateHosts), close: () => {} }),
+/**
+ * The actor's webhook calls: the destination rule (any port: the sender names its own service),
+ * and at most 256 calls under way at once, 64 of one workspace, so that a workspace whose
+ * receiver is slow holds its own share and nothing more (docs/isolation.md).
+ */
+const WEBHOOK_CALLS: PoolKind<{ policy: OutboundPolicy; shares: SendShares }> = {
+  name: 'webhook-calls',
+  make: (settings) => ({ policy: new OutboundPolicy(settings.allowedPrivateHosts), shares: new SendShares(256, 64), close: () => {} }),
 };
 
 /** A webhook node's Liquid fields. */
@@ -61,7 +66,7 @@ async function sendWebhook(deps: ChannelDeps, send: NodeSend, recipients: readon
   const renders = toRender.length > 0 ? await deps.renders.render(workspaceId, compileFields(webhookFields(node)), toRender.map((i) => scopeOf(recipients[i]!))) : [];
   const rendered = new Map(toRender.map((i, k) => [i, renders[k]!]));
   const secret = toRender.length > 0 ? await nodeSecret(deps.db, deps.settings.secrets, workspaceId) : '';
-  const outbound = deps.pools.of(WEBHOOK_OUTBOUND).policy;
+  const { policy: outbound, shares } = deps.pools.of(WEBHOOK_CALLS);
   const method = node.method ?? 'POST';
 
   const records = await Promise.all(
@@ -84,7 +89,9 @@ async function sendWebhook(deps: ChannelDeps, send: NodeSend, recipients: readon
       } catch {
         return { ...kept, status: 'failed', error: 'The body is not JSON once rendered' };
       }
-      const answer: CallAnswer = await sendRetried(() => callWebhook({ url, method, headers: node.headers ?? {}, body, id: `msg_${r.id}`, secret, outbound }), send.deadline);
+      const call = { url, method, headers: node.headers ?? {}, body, id: `msg_${r.id}`, secret, outbound };
+      // Each attempt takes a slot of the workspace's share; a wait between retries holds none.
+      const answer: CallAnswer = await sendRetried(() => shares.run(workspaceId, () => callWebhook(call)), send.deadline);
       const answered = { ...kept, provider_id: answer.statusCode === null ? null : String(answer.statusCode), custom_data: { status_code: answer.statusCode, answer: answer.answer } };
       if (answer.status === 'sent') return { ...answered, status: 'sent', sent_at: new Date().toISOString() };
       return { ...answered, status: 'failed', error: answer.error };
