@@ -12,7 +12,7 @@ const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** Each channel's content fields: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
-export const TEMPLATE_CHANNEL = { type: 'string', enum: [...TEMPLATE_CHANNELS] } as const;
+const TEMPLATE_CHANNEL = { type: 'string', enum: [...TEMPLATE_CHANNELS] } as const;
 /** A webhook node's call (docs/channels.md); its `body` is the push `body` field, up to 4,000 characters, JSON once rendered. */
 export const webhookCall = {
   url: { type: 'string', maxLength: 2048, description: 'webhook (required there): the http(s) URL called, Liquid' },

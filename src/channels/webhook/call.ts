@@ -11,10 +11,10 @@ import { webhookHeaders } from '../../domain/standard-webhooks.js';
 import type { SendAnswer } from '../channel.js';
 
 /** The whole exchange of one attempt: connect, TLS, answer. */
-export const CALL_DEADLINE_MS = 15_000;
+const CALL_DEADLINE_MS = 15_000;
 /** What is read of an answer at most (past it the attempt fails), and what the record keeps of it. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-export const KEPT_ANSWER_BYTES = 1024;
+const KEPT_ANSWER_BYTES = 1024;
 
 const FAILURE_TEXT: Readonly<Record<OutboundFailure['kind'], string>> = {
   unreachable: 'unreachable: the connection failed',
@@ -35,7 +35,7 @@ export interface Call {
 }
 
 /** An attempt's answer as the record keeps it: the status code and the first 1 kB of the answer. */
-export interface Answered {
+interface Answered {
   statusCode: number | null;
   answer: string;
 }
