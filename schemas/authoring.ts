@@ -3,7 +3,7 @@
 // workspace.
 import { CHANNELS, MESSAGE_SKIP_REASONS, PROVIDER_STATUSES, SEND_STATUSES } from '../src/domain/messages.js';
 import { object, uuid } from './common.js';
-import { audienceConfig, emailContent, TEMPLATE_CHANNEL } from './campaigns.js';
+import { audienceConfig, emailContent, webhookCall } from './campaigns.js';
 import { dashboardPerson } from './people.js';
 import { pushContent } from './push-send.js';
 import { closed, count, dashboardPersonNotFound, enumOf, freeObject, nullableStr, ok, str, uuidText, type RouteResponses } from './response-parts.js';
@@ -19,8 +19,8 @@ export const audiencePreview = object({ audience_config: audienceConfig }, ['aud
 /** POST /workspaces/{workspaceId}/templates/preview: the content of one channel, as a node or template holds it. */
 export const templatePreview = object(
   {
-    channel: TEMPLATE_CHANNEL,
-    content: object({ ...pushContent, ...emailContent }, [], { description: "The channel's fields (push: title, body, image_url, action_url, custom_data; email: subject, html, text, preheader; sms: body); the other channels' are ignored" }),
+    channel: { type: 'string', enum: [...CHANNELS] },
+    content: object({ ...pushContent, ...emailContent, ...webhookCall }, [], { description: "The channel's fields (push: title, body, image_url, action_url, custom_data; email: subject, html, text, preheader; sms: body; webhook: url, body); the other channels' are ignored" }),
     person_id: { ...uuid, description: "A person of the workspace (the dashboard's UUID) whose fields and traits the templates see; without it, `person` and `traits` are empty" },
     variables: { type: 'object', description: 'Template variables (top-level names), as a send\'s' },
   },
@@ -46,9 +46,10 @@ const rendered = closed(
     html: { ...nullableStr, description: 'email: as sent, the preheader as its first, hidden, text; null without html' },
     text: { type: 'string', description: 'email: the text part as sent (derived from the html when the content has none)' },
     preheader: nullableStr,
+    url: str,
   },
   [],
-  { description: 'push: the fields the content has (title, body, image_url, action_url, custom_data); email: subject, html, text, preheader; sms: body' },
+  { description: 'push: the fields the content has (title, body, image_url, action_url, custom_data); email: subject, html, text, preheader; sms: body; webhook: url, body' },
 );
 
 const testSendResult = closed(

@@ -2,7 +2,7 @@
 // Only the shape is checked here: trigger_config and audience_config are free objects at
 // creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
-import { CHANNELS } from '../src/domain/messages.js';
+import { CHANNELS, TEMPLATE_CHANNELS } from '../src/domain/messages.js';
 import { nonEmptyString, object, pagination, pageBack, queryLimit, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent, pushMessage } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
@@ -12,7 +12,11 @@ const nullable = <P extends Record<string, Schema>>(properties: P) =>
   Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, { ...s, nullable: true }])) as { [K in keyof P]: P[K] & { nullable: true } };
 
 /** Each channel's content fields: push uses title, body, image_url, action_url, custom_data; email subject, html, text, preheader; sms body. */
-export const TEMPLATE_CHANNEL = { type: 'string', enum: [...CHANNELS] } as const;
+const TEMPLATE_CHANNEL = { type: 'string', enum: [...TEMPLATE_CHANNELS] } as const;
+/** A webhook node's call (docs/channels.md); its `body` is the push `body` field, up to 4,000 characters, JSON once rendered. */
+export const webhookCall = {
+  url: { type: 'string', maxLength: 2048, description: 'webhook (required there): the http(s) URL called, Liquid' },
+} as const;
 export const emailContent = {
   subject: { type: 'string', maxLength: 998, description: 'email: the subject, Liquid' },
   html: { type: 'string', maxLength: 1_000_000, description: 'email: the html part, Liquid (`{{ unsubscribe_url }}` is the one-click link)' },
@@ -20,7 +24,7 @@ export const emailContent = {
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
 } as const;
 
-/** The workflow: push, email, sms and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+/** The workflow: push, email, sms, webhook and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
 const node = object(
   {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
@@ -28,8 +32,11 @@ const node = object(
     ...emailContent,
     ...pushContent,
     template_id: { ...uuid, description: "push, email, sms: a message template of the workspace and of the node's channel; its fields apply where the node has none of its own" },
-    topic_id: { ...uuid, description: 'push, email, sms: a topic of the workspace; its people not subscribed are skipped (`topic_unsubscribed`), and an email\'s unsubscribe link leaves that topic only' },
+    topic_id: { ...uuid, description: 'push, email, sms, webhook: a topic of the workspace; its people not subscribed are skipped (`topic_unsubscribed`), and an email\'s unsubscribe link leaves that topic only' },
     bypass_frequency_cap: { type: 'boolean', description: 'push: skips the daily and rolling caps, never quiet hours' },
+    ...webhookCall,
+    method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'], description: 'webhook: the HTTP method (POST)' },
+    headers: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 1000 }, description: 'webhook: headers sent as written (the Standard Webhooks headers are added)' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
   },
   ['id', 'type'],
@@ -84,7 +91,7 @@ export const campaignMessages = object({ limit: queryLimit(50), ...pageBack });
  * action_url, custom_data; email: subject, html, text, preheader; sms: body); another type's
  * field is refused by the rule (src/domain/campaigns.ts setNodeMessage), which knows the node.
  */
-export const nodeMessage = object({ ...nullable(pushContent), ...nullable(emailContent) });
+export const nodeMessage = object({ ...nullable(pushContent), ...nullable(emailContent), ...nullable(webhookCall) });
 
 /** POST /workspaces/{workspaceId}/templates */
 export const templateCreate = object(
@@ -155,7 +162,7 @@ export const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
   ...messageCounters,
-  by_channel: closed({ push: closed(messageCounters), email: closed(messageCounters), sms: closed(messageCounters) }),
+  by_channel: closed(Object.fromEntries(CHANNELS.map((c) => [c, closed(messageCounters)]))),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
 });
 /** A message template (docs/channels.md). */
@@ -163,7 +170,7 @@ export const messageTemplate = closed({
   id: uuidText,
   workspace_id: uuidText,
   name: str,
-  channel: enumOf(...CHANNELS),
+  channel: enumOf(...TEMPLATE_CHANNELS),
   title: nullableStr,
   body: nullableStr,
   image_url: nullableStr,
@@ -177,7 +184,7 @@ export const messageTemplate = closed({
   updated_at: isoTime,
 });
 const nodeContent = closed(
-  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, subject: str, html: str, text: str, preheader: str, template_id: uuidText },
+  { title: str, body: str, image_url: str, action_url: str, custom_data: freeObject, subject: str, html: str, text: str, preheader: str, url: str, template_id: uuidText },
   [],
   { description: "The node's own content (push: title, body, image_url, action_url, custom_data; email: subject, html, text, preheader; sms: body) and the template it uses; fields it does not set are absent" },
 );

@@ -62,6 +62,10 @@ export const webhookResponses: Record<string, RouteResponses> = {
   },
   [`GET ${HOOKS}/{endpointId}/attempts`]: { success: { 200: ok('Delivery attempts, newest first', { data: closed({ attempts: { type: 'array', items: attempt } }) }) }, errors: { 404: notFound } },
   [`POST ${HOOKS}/{endpointId}/test`]: { success: { 202: ok('A `webhook.test` event is queued for the endpoint', { data: closed({ message_id: str }) }) }, errors: { 404: notFound } },
+  [`GET ${HOOKS}/node-secret`]: {
+    success: { 200: ok("The workspace's webhook node secret (docs/channels.md): every webhook node's call is signed with it", { data: closed({ secret }) }) },
+    errors: { 403: { codes: ['FORBIDDEN'], why: 'Only owners and admins read it' } },
+  },
   [`POST ${HOOKS}/{endpointId}/attempts/{attemptId}/resend`]: {
     success: { 202: ok("The attempt's event is queued again, with the same webhook-id", { data: closed({ message_id: str }) }) },
     errors: { 404: { codes: ['NOT_FOUND'], why: 'No such endpoint, or no such attempt of it' }, 409: { codes: ['DELIVERY_PENDING'], why: 'The event is still being delivered (waiting for a retry or under way)' } },

@@ -232,6 +232,7 @@ const defs = [
   { method: 'GET', path: `${HOOKS}/{endpointId}/attempts`, auth: 'session', workspace: 'path', query: webhooks.attemptList, summary: "An endpoint's delivery attempts, newest first" },
   { method: 'POST', path: `${HOOKS}/{endpointId}/test`, auth: 'session', workspace: 'path', summary: 'Send a webhook.test event to the endpoint' },
   { method: 'POST', path: `${HOOKS}/{endpointId}/attempts/{attemptId}/resend`, auth: 'session', workspace: 'path', summary: "Send an attempt's event again (same webhook-id)" },
+  { method: 'GET', path: `${HOOKS}/node-secret`, auth: 'session', workspace: 'path', summary: "The secret the workflow's webhook nodes sign their calls with (made on first use)" },
   // Lists and their CSV imports (session; docs/audiences.md).
   { method: 'POST', path: LISTS, auth: 'session', workspace: 'path', body: audiences.listCreate, summary: 'Create a list' },
   { method: 'GET', path: LISTS, auth: 'session', workspace: 'path', summary: 'The lists, newest first, with their member counts' },

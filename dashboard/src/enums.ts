@@ -16,9 +16,14 @@ export type Channel = Schemas['MessageTemplate']['channel'];
 export const CHANNEL_LABEL = { push: 'Push', email: 'Email', sms: 'SMS' } satisfies Record<Channel, string>;
 export const CHANNELS = keysOf(CHANNEL_LABEL);
 
+/** Every channel a message goes out on: those with templates, and the webhook step's calls. */
+export type MessageChannel = keyof Schemas['CampaignStats']['by_channel'];
+export const MESSAGE_CHANNEL_LABEL = { ...CHANNEL_LABEL, webhook: 'Webhook' } satisfies Record<MessageChannel, string>;
+export const MESSAGE_CHANNELS = keysOf(MESSAGE_CHANNEL_LABEL);
+
 /** A workflow step: a message of a channel, or a delay. */
 export type NodeType = NonNullable<JsonBody<'/campaigns', 'post'>['workflow_definition']>['nodes'][number]['type'];
-export const NODE_LABEL = { ...CHANNEL_LABEL, delay: 'Delay' } satisfies Record<NodeType, string>;
+export const NODE_LABEL = { ...MESSAGE_CHANNEL_LABEL, delay: 'Delay' } satisfies Record<NodeType, string>;
 export const NODE_TYPES = keysOf(NODE_LABEL);
 
 export type CampaignStatus = Schemas['Campaign']['status'];
@@ -30,7 +35,7 @@ export const TRIGGER_TYPES = keysOf(TRIGGER_LABEL);
 
 /** A campaign's counters of each channel, in the order the progress table shows them. */
 export const CHANNEL_COUNTERS = keysOf(
-  { sent: true, delivered: true, failed: true, skipped: true, policy_suppressed: true, bounced: true, complained: true, opened: true, clicked: true } satisfies Record<keyof Schemas['CampaignStats']['by_channel'][Channel], true>,
+  { sent: true, delivered: true, failed: true, skipped: true, policy_suppressed: true, bounced: true, complained: true, opened: true, clicked: true } satisfies Record<keyof Schemas['CampaignStats']['by_channel'][MessageChannel], true>,
 );
 
 export type PersonStatus = Schemas['DashboardPerson']['status'];

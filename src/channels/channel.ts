@@ -73,6 +73,10 @@ export interface NodeOutcome {
 export interface Channel extends ChannelRules {
   /** Sends the node to each recipient; answers their outcomes, in order, once recorded. */
   sendNode(deps: ChannelDeps, send: NodeSend, recipients: readonly NodeRecipient[]): Promise<NodeOutcome[]>;
+  /** A channel whose content is plain Liquid fields (every channel but push, whose content has its own shape): those of a node, its own else its template's. */
+  fields?(node: MessageNode, templates: Templates): Record<string, string>;
+  /** The rendered fields as a preview shows them. */
+  preview?(rendered: Record<string, string>): Record<string, string | null>;
 }
 
 /** A provider's answer to one send, classified into the outcome every channel shares. */

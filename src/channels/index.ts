@@ -8,10 +8,11 @@ import type { AddressedChannel, Channel } from './channel.js';
 import { push } from './push/channel.js';
 import { email } from './email/index.js';
 import { sms } from './sms/index.js';
+import { webhook } from './webhook/index.js';
 
 export const ADDRESSED_CHANNELS: Readonly<Record<AddressChannel, AddressedChannel>> = {
   email,
   sms,
 };
 
-export const CHANNELS: Readonly<Record<ChannelName, Channel>> = { push, ...ADDRESSED_CHANNELS };
+export const CHANNELS: Readonly<Record<ChannelName, Channel>> = { push, ...ADDRESSED_CHANNELS, webhook };

@@ -5,7 +5,7 @@
 // campaign and its templates and store what these rules decide.
 import { Cron } from 'croner';
 import { DomainError, InvalidInput, fieldProblems, type FieldError } from './errors.js';
-import { compileContent, compileFields, type PushContent } from './templates.js';
+import { compileContent, compileFields, renderContent, type PushContent, type TemplateScope } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
@@ -41,14 +41,16 @@ export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (ty
 export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped'] as const;
 
 /** The kinds of workflow node (docs/campaigns-runtime.md; docs/channels.md). */
-export const NODE_TYPES = ['push', 'delay', 'email', 'sms'] as const;
+export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook'] as const;
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
 /** An email node's and an email template's fields (docs/channels.md); an SMS node uses `body`. */
 export const EMAIL_FIELDS = ['subject', 'html', 'text', 'preheader'] as const;
+/** A webhook node's Liquid fields (docs/channels.md); its `method` and `headers` are sent as written. */
+export const WEBHOOK_FIELDS = ['url', 'body'] as const;
 /** The fields each node type takes from node-messages and templates (docs/channels.md). */
-export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['body'] } as const;
+export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['body'], webhook: WEBHOOK_FIELDS } as const;
 /**
  * What a message node of a channel with one address a person must have to be activated: each
  * group needs one of its fields non-empty (its own or its template's). Declared here, beside the
@@ -89,7 +91,19 @@ export interface SmsNode {
   template_id?: string;
   topic_id?: string;
 }
-type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode;
+/** A call to the sender's own system, one per person (docs/channels.md): activation needs `url`, and a `body` that renders to JSON. */
+export interface WebhookNode {
+  id: string;
+  type: 'webhook';
+  url?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Takes no template. */
+  template_id?: never;
+  topic_id?: string;
+}
+type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode;
 export interface Workflow {
   nodes: WorkflowNode[];
 }
@@ -166,9 +180,9 @@ export function templateIdsOf(workflow: Workflow): string[] {
 }
 
 /** A node-messages body: fields sent replace the node's, `null` removes one, omitted stay. */
-export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent[K] | null } & { [K in (typeof EMAIL_FIELDS)[number]]?: string | null };
+export type NodeMessage = { [K in (typeof CONTENT_FIELDS)[number]]?: PushContent[K] | null } & { [K in (typeof EMAIL_FIELDS | typeof WEBHOOK_FIELDS)[number]]?: string | null };
 /** The nodes that carry a message. */
-export type MessageNode = PushNode | EmailNode | SmsNode;
+export type MessageNode = PushNode | EmailNode | SmsNode | WebhookNode;
 
 /**
  * The workflow with node `nodeId`'s content changed (docs/channels.md: each node type takes its own
@@ -425,8 +439,8 @@ function conditionValueProblem(operator: string, c: Record<string, unknown>): st
 function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
   const problems: FieldError[] = [];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
-  problems.push(...channelNodeProblems(workflow, templates));
-  if (push.length === 0 && !workflow.nodes.some(isAddressNode)) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
+  problems.push(...channelNodeProblems(workflow, templates), ...webhookNodeProblems(workflow));
+  if (push.length === 0 && !workflow.nodes.some((n) => isAddressNode(n) || n.type === 'webhook')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
   for (const { node, at } of push) {
     if (node.template_id !== undefined && templates.get(node.template_id)?.channel !== 'push') {
       problems.push({ field: `${at}.template_id`, message: templates.has(node.template_id) ? 'names an email or SMS template: a push node needs a push template' : 'names no message template of this workspace' });
@@ -472,6 +486,30 @@ function channelNodeProblems(workflow: Workflow, templates: Templates): FieldErr
       problems.push(group.length === 1 ? { field: `${at}.${group[0]!}`, message: `is required on ${n.type} node ${n.id}` } : { field: at, message: `${n.type} node ${n.id} has neither ${group.join(' nor ')}` });
     }
     problems.push(...liquidProblems(f, `${at}.`));
+    return problems;
+  });
+}
+
+/** What a webhook node's body is rendered with at activation: no variables, an empty person. */
+const SAMPLE_SCOPE: TemplateScope = { variables: {}, person: {}, traits: {}, event: {}, trigger: {} };
+
+/** A webhook node needs an http(s) `url`, and a `body` (if any) that is JSON once rendered with an empty sample. */
+function webhookNodeProblems(workflow: Workflow): FieldError[] {
+  return workflow.nodes.flatMap((n, i): FieldError[] => {
+    if (n.type !== 'webhook') return [];
+    const at = `workflow_definition.nodes.${i}`;
+    const problems: FieldError[] = [];
+    if (!n.url?.trim()) problems.push({ field: `${at}.url`, message: `is required on webhook node ${n.id}` });
+    else if (!/^https?:\/\//i.test(n.url.trim())) problems.push({ field: `${at}.url`, message: 'must be an http or https URL' });
+    const fields = { url: n.url ?? '', body: n.body ?? '' };
+    const liquid = liquidProblems(fields, `${at}.`);
+    if (liquid.length > 0 || n.body === undefined) return [...problems, ...liquid];
+    try {
+      const rendered = renderContent(compileFields(fields), SAMPLE_SCOPE).custom_data as Record<string, string>;
+      JSON.parse(rendered.body ?? '');
+    } catch {
+      problems.push({ field: `${at}.body`, message: 'is not JSON once rendered (with no variables and an empty person: give values a default, e.g. {{ traits.plan | default: "none" | json }})' });
+    }
     return problems;
   });
 }

@@ -16,8 +16,10 @@ export const PROVIDER_STATUSES = ['delivered', 'bounced', 'complained'] as const
 export const MESSAGE_STATUSES = ['scheduled', 'sending', ...SEND_STATUSES, ...PROVIDER_STATUSES] as const;
 
 /** The channels a message goes out on (messages.channel), and those with an address of a person's own. */
-export const CHANNELS = ['push', 'email', 'sms'] as const;
+export const CHANNELS = ['push', 'email', 'sms', 'webhook'] as const;
 export const ADDRESS_CHANNELS = ['email', 'sms'] as const;
+/** The channels message templates hold content for (a webhook node holds its own). */
+export const TEMPLATE_CHANNELS = ['push', 'email', 'sms'] as const;
 export type Channel = (typeof CHANNELS)[number];
 export type AddressChannel = (typeof ADDRESS_CHANNELS)[number];
 

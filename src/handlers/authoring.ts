@@ -8,10 +8,10 @@ import { json } from './reply.js';
 import { dashboardPerson, personByUuid } from './people.js';
 import { loadCampaign } from './campaigns.js';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
-import { audienceProblems, nodeContent, runProblems, templateIdsOf, type EmailNode, type PushNode, type SmsNode } from '../domain/campaigns.js';
+import { audienceProblems, nodeContent, runProblems, templateIdsOf, type PushNode } from '../domain/campaigns.js';
 import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
-import { ADDRESSED_CHANNELS, CHANNELS } from '../channels/index.js';
+import { CHANNELS } from '../channels/index.js';
 import { channelScope } from '../channels/send.js';
 import { newId } from '../ids.js';
 import { audiencePages, countAudience, peopleByIds, templateContents, type PersonRow } from '../store/index.js';
@@ -59,18 +59,20 @@ const templatePreview: Handler<'POST /workspaces/{workspaceId}/templates/preview
   const none = new Map();
   let c: CompiledContent;
   let scope: TemplateScope;
-  if (channel === 'push') {
+  // Push's content has its own shape; every other channel's is plain Liquid fields it declares.
+  const { fields, preview } = CHANNELS[channel];
+  if (!fields || !preview) {
     c = compiled(() => compileContent(nodeContent(node as PushNode, none)));
     scope = { variables, person: person ? personScope(person) : {}, traits: person?.traits ?? {} };
   } else {
-    c = compiled(() => compileFields(ADDRESSED_CHANNELS[channel].fields(node as EmailNode | SmsNode, none)));
+    c = compiled(() => compileFields(fields(node, none)));
     scope = channelScope(person, variables, previewUnsubscribeUrl(ctx));
   }
   const [outcome] = await ctx.renders.render(ctx.workspaceId, c, [scope]);
   if ('error' in outcome!) throw asContentFields(outcomeError(outcome));
   const out: PushContent = outcome!.content;
-  if (channel === 'push') return json(200, { success: true, rendered: out });
-  return json(200, { success: true, rendered: ADDRESSED_CHANNELS[channel].preview(out.custom_data as Record<string, string>) });
+  if (!preview) return json(200, { success: true, rendered: out });
+  return json(200, { success: true, rendered: preview(out.custom_data as Record<string, string>) });
 };
 
 const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/test-send'> = async (ctx) => {
@@ -79,7 +81,7 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
   const index = nodes.findIndex((n) => n.id === ctx.body.node_id);
   if (index < 0) throw new DomainError('NOT_FOUND', `The campaign has no node ${ctx.body.node_id}`);
   const node = nodes[index]!;
-  if (node.type === 'delay') throw new InvalidInput(`Node ${node.id} is a delay node: only push, email and sms nodes are sent`, [{ field: 'node_id', message: 'names a delay node: only push, email and sms nodes are sent' }]);
+  if (node.type === 'delay') throw new InvalidInput(`Node ${node.id} is a delay node: only message nodes are sent`, [{ field: 'node_id', message: 'names a delay node: only message nodes are sent' }]);
   const person = await personByUuid(ctx, ctx.body.person_id);
   const templates = await templateContents(ctx.db, ctx.workspaceId, templateIdsOf({ nodes: [node] }));
   // What activation requires of the node (content present, templates of its channel, Liquid that parses).

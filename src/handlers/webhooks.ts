@@ -26,6 +26,7 @@ import {
   type Queryable,
 } from '../store/index.js';
 import type { OutboundPolicy } from '../net/destinations.js';
+import { nodeSecret } from '../channels/webhook/secret.js';
 
 function present(e: EndpointRow) {
   return {
@@ -164,6 +165,12 @@ const resend: Handler<'POST /workspaces/{workspaceId}/webhooks/{endpointId}/atte
   return json(202, { success: true, data: { message_id: messageId(result.deliveryId) } });
 };
 
+/** What the workflow's webhook nodes sign with (channels/webhook/secret.ts): owners and admins only, since it verifies every call. */
+const nodeSecretOf: Handler<'GET /workspaces/{workspaceId}/webhooks/node-secret'> = async (ctx) => {
+  requireManager(ctx);
+  return json(200, { success: true, data: { secret: await nodeSecret(ctx.db, ctx.messaging.secrets, ctx.workspaceId) } });
+};
+
 const HOOKS = '/workspaces/{workspaceId}/webhooks';
 
 export const webhookHandlers = {
@@ -176,4 +183,5 @@ export const webhookHandlers = {
   [`GET ${HOOKS}/{endpointId}/attempts`]: attempts,
   [`POST ${HOOKS}/{endpointId}/test`]: test,
   [`POST ${HOOKS}/{endpointId}/attempts/{attemptId}/resend`]: resend,
+  [`GET ${HOOKS}/node-secret`]: nodeSecretOf,
 } satisfies Handlers;

@@ -6,7 +6,7 @@
 // campaign, channel and status: a read sums a few rows, however many messages the campaign has.
 import { sqlLiterals, type Queryable } from './db.js';
 import { enrolmentStats } from './enrolment-counters.js';
-import { MESSAGE_STATUSES, type Channel } from '../domain/messages.js';
+import { CHANNELS, MESSAGE_STATUSES, type Channel } from '../domain/messages.js';
 
 const S = sqlLiterals(MESSAGE_STATUSES);
 const messagesIn = (...statuses: string[]) => `COALESCE(sum(messages) FILTER (WHERE status IN (${statuses.join(', ')})), 0)::int`;
@@ -38,7 +38,7 @@ export async function channelStats(q: Queryable, workspaceId: string, campaignId
     [workspaceId, campaignId],
   );
   const total = zero();
-  const by_channel = { push: zero(), email: zero(), sms: zero() };
+  const by_channel = Object.fromEntries(CHANNELS.map((c) => [c, zero()])) as Record<Channel, Counters>;
   let slots = 0;
   for (const { channel, slots: n, ...counts } of r.rows) {
     by_channel[channel] = counts;

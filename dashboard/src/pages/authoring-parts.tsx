@@ -5,7 +5,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { api, ApiError, call, type Schemas } from '../api';
 import { refusal } from '../field-errors';
 import { describe, useLoad } from '../ui';
-import type { Channel } from '../enums';
+import type { Channel, MessageChannel } from '../enums';
 import { displayName } from './People';
 
 type Person = Schemas['DashboardPerson'];
@@ -99,7 +99,7 @@ export function PersonPicker({ workspaceId, label, value, onChange, auto = false
   );
 }
 
-type Rendered = { title?: string; body?: string; image_url?: string; action_url?: string; subject?: string; html?: string | null; text?: string; preheader?: string | null };
+type Rendered = { url?: string; title?: string; body?: string; image_url?: string; action_url?: string; subject?: string; html?: string | null; text?: string; preheader?: string | null };
 
 /**
  * An email's html as a mail app shows it, inline styles and remote images included, which the
@@ -118,7 +118,15 @@ function EmailFrame({ html }: { html: string }) {
 }
 
 /** What Herald rendered, as the recipient would see it. */
-export function RenderedMessage({ channel, rendered }: { channel: Channel; rendered: Rendered }) {
+export function RenderedMessage({ channel, rendered }: { channel: MessageChannel; rendered: Rendered }) {
+  if (channel === 'webhook') {
+    return (
+      <div className="rendered">
+        <p><strong>Calls</strong> <code>{rendered.url ?? ''}</code></p>
+        <pre tabIndex={0} role="region" aria-label="The webhook's body as rendered">{rendered.body ?? ''}</pre>
+      </div>
+    );
+  }
   if (channel === 'email') {
     return (
       <div className="rendered">
@@ -158,7 +166,7 @@ export function RenderedMessage({ channel, rendered }: { channel: Channel; rende
  * Herald's rendering of `content` (POST …/templates/preview) for the picked person, asked again
  * 400 ms after the last change; a Liquid error names its field (`content.<field>`, with the line).
  */
-export function usePreview(workspaceId: string, channel: Channel, content: Record<string, unknown>) {
+export function usePreview(workspaceId: string, channel: MessageChannel, content: Record<string, unknown>) {
   // The person picked last in this workspace, else one the picker chooses for the data the content uses.
   const [choice, setChoice] = useState(() => ({ id: lastPicked.get(workspaceId)?.id ?? '', byUser: lastPicked.has(workspaceId) }));
   const personId = choice.id;
@@ -168,7 +176,7 @@ export function usePreview(workspaceId: string, channel: Channel, content: Recor
   const [fields, setFields] = useState<Record<string, string>>({});
   useEffect(() => {
     let live = true;
-    const ask = JSON.parse(settled) as { channel: Channel; content: Record<string, unknown>; personId: string };
+    const ask = JSON.parse(settled) as { channel: MessageChannel; content: Record<string, unknown>; personId: string };
     const body = Object.fromEntries(Object.entries(ask.content).filter(([, v]) => v !== '' && v !== undefined && v !== null));
     call(api.POST('/workspaces/{workspaceId}/templates/preview', { params: { path: { workspaceId } }, body: { channel: ask.channel, content: body as never, ...(ask.personId ? { person_id: ask.personId } : {}) } })).then(
       (r) => {

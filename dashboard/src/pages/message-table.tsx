@@ -5,7 +5,7 @@
 import { useState } from 'react';
 import type { paths } from '../generated/openapi';
 import { TableBox, when } from '../ui';
-import { CHANNEL_LABEL } from '../enums';
+import { MESSAGE_CHANNEL_LABEL } from '../enums';
 
 type Message = paths['/workspaces/{workspaceId}/people/{personId}/messages']['get']['responses'][200]['content']['application/json']['messages'][number];
 /** Characters of a message's text shown before it is cut. */
@@ -29,7 +29,7 @@ export function MessageTable({ label, messages, person = false }: { label: strin
             <tr key={m.message_id}>
               <td data-label="Created">{when(m.created_at)}</td>
               {person && <td data-label="Person">{m.external_id}</td>}
-              <td data-label="Channel">{CHANNEL_LABEL[m.channel]}</td>
+              <td data-label="Channel">{MESSAGE_CHANNEL_LABEL[m.channel]}</td>
               <td data-label="Title">{m.title ?? '—'}{m.body && <LongText text={m.body} />}</td>
               <td data-label="Status">
                 <span className={`badge ${m.status}`}>{m.status}</span>

@@ -1,4 +1,4 @@
-// The workflow editor (docs/campaigns-runtime.md; docs/channels.md): an ordered list of push, email, SMS and delay nodes,
+// The workflow editor (docs/campaigns-runtime.md; docs/channels.md): an ordered list of push, email, SMS, webhook and delay nodes,
 // added, moved up and down (buttons, so the keyboard can), removed; each message node's content
 // written here or taken from a template of its channel; bypass_frequency_cap on push nodes.
 // Each field shows the API's error for it (`workflow_definition.nodes.<i>.<field>`).
@@ -7,6 +7,7 @@ import type { Schemas } from '../api';
 import { Field, TextField } from '../ui';
 import { NODE_LABEL, NODE_TYPES, type Channel, type NodeType } from '../enums';
 import { PersonPicker, RenderedMessage, TEMPLATE_FIELDS, usePreview } from './authoring-parts';
+import { WebhookStep } from './webhook-step';
 
 /** A node as the API stores it; content fields not set are absent. */
 export type WorkflowNode = { id: string; type: NodeType; template_id?: string; [k: string]: unknown };
@@ -73,6 +74,8 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
               {node.type === 'delay' ? (
                 <Field label={`${name}: wait (minutes)`} type="number" min={0} max={525600} step={1} value={String(node.minutes ?? '')} error={at('minutes')}
                   onChange={(e) => change(i, { minutes: e.target.value === '' ? undefined : Number(e.target.value) })} />
+              ) : node.type === 'webhook' ? (
+                <WebhookStep workspaceId={workspaceId} node={node} name={name} at={at} change={(patch) => change(i, patch)} />
               ) : (
                 <>
                   <fieldset className="inline">

@@ -3,7 +3,7 @@
 import { useCallback, useEffect } from 'react';
 import { api, call, type Schemas } from '../../api';
 import { Loaded, TableBox, useLoad, usePageBack, when } from '../../ui';
-import { CHANNEL_COUNTERS, CHANNEL_LABEL, CHANNELS } from '../../enums';
+import { CHANNEL_COUNTERS, MESSAGE_CHANNEL_LABEL, MESSAGE_CHANNELS } from '../../enums';
 import { inWorkspace } from '../Campaigns';
 import { MessageTable } from '../message-table';
 
@@ -68,9 +68,9 @@ export function Progress({ workspaceId, campaign, onStatus }: { workspaceId: str
                   </tr>
                 </thead>
                 <tbody>
-                  {CHANNELS.map((ch) => (
+                  {MESSAGE_CHANNELS.map((ch) => (
                     <tr key={ch}>
-                      <th scope="row">{CHANNEL_LABEL[ch]}</th>
+                      <th scope="row">{MESSAGE_CHANNEL_LABEL[ch]}</th>
                       {CHANNEL_COUNTERS.map((c) => <td key={c}>{stats.by_channel[ch][c]}</td>)}
                     </tr>
                   ))}
