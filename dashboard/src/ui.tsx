@@ -238,3 +238,29 @@ export function TableBox({ label, children }: { label: string; children: ReactNo
     </div>
   );
 }
+
+/**
+ * A secret shown once (a new API key, a webhook signing secret), focused so that the next step is
+ * to copy it; `what` names it in the copy failure and to screen readers.
+ */
+export function ShownOnce({ id, heading, note, what, value, onDone }: { id: string; heading: ReactNode; note: string; what: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = () =>
+    navigator.clipboard.writeText(value).then(
+      () => setCopied('Copied.'),
+      () => setCopied(`Copying is not allowed here: select the ${what} and copy it.`),
+    );
+  return (
+    <section className="secret" aria-labelledby={id}>
+      <h2 id={id}>{heading}</h2>
+      <p>{note}</p>
+      <div className="inline">
+        <label htmlFor={`${id}-value`} className="sr-only">{what.charAt(0).toUpperCase() + what.slice(1)}</label>
+        <input id={`${id}-value`} readOnly value={value} onFocus={(e) => e.target.select()} spellCheck={false} autoFocus />
+        <button type="button" onClick={() => void copy()}>Copy</button>
+        <button type="button" onClick={onDone}>Done</button>
+      </div>
+      <p role="status">{copied}</p>
+    </section>
+  );
+}

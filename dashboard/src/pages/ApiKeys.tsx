@@ -7,7 +7,7 @@ import { api, call, type Schemas } from '../api';
 import { Link } from '../router';
 import { GRANTABLE_PERMISSIONS, PUBLIC_KEY_PERMISSIONS } from '../../../src/auth/permissions.js';
 import { SdkSnippet } from './sdk-snippet';
-import { Actions, Empty, Field, Loaded, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, ShownOnce, TableBox, TextField, describe, fieldError, useLoad, useSubmit, when } from '../ui';
 
 type Key = Schemas['ApiKey'];
 type KeyType = Key['key_type'];
@@ -54,7 +54,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
     <>
       <h1 tabIndex={-1}>API keys</h1>
       <p>Events from Herald to your own systems: <Link to={`/w/${workspaceId}/webhooks`}>Webhooks</Link>.</p>
-      {secret && <NewSecret name={secret.name} credential={secret.credential} onDone={() => setSecret(null)} />}
+      {secret && <ShownOnce id="new-secret" heading={`The key “${secret.name}”`} note="Copy it now: Herald keeps only a hash and will never show it again." what="API key" value={secret.credential} onDone={() => setSecret(null)} />}
       <Actions done="" error={rowError} />
       {warning && <p className="notice" role="status">{warning}</p>}
       <Loaded load={load} retry={retry} what="API keys">
@@ -120,29 +120,6 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
         }}
       />
     </>
-  );
-}
-
-function NewSecret({ name, credential, onDone }: { name: string; credential: string; onDone: () => void }) {
-  const [copied, setCopied] = useState('');
-  const copy = () =>
-    navigator.clipboard.writeText(credential).then(
-      () => setCopied('Copied.'),
-      () => setCopied('Copying is not allowed here: select the key and copy it.'),
-    );
-  return (
-    <section className="secret" aria-labelledby="new-secret">
-      <h2 id="new-secret">The key “{name}”</h2>
-      <p>Copy it now: Herald keeps only a hash and will never show it again.</p>
-      <div className="inline">
-        <label htmlFor="new-secret-value" className="sr-only">API key</label>
-        {/* Focused when shown (created at the foot of the page, or refreshed in the list): the next step is to copy it. */}
-        <input id="new-secret-value" readOnly value={credential} onFocus={(e) => e.target.select()} spellCheck={false} autoFocus />
-        <button type="button" onClick={() => void copy()}>Copy</button>
-        <button type="button" onClick={onDone}>Done</button>
-      </div>
-      <p role="status">{copied}</p>
-    </section>
   );
 }
 

@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { WEBHOOK_EVENT_TYPES } from '../../../src/domain/webhook-events.js';
-import { Actions, Empty, Field, Loaded, TableBox, describe, fieldError, useLoad, useSubmit, when } from '../ui';
+import { Actions, Empty, Field, Loaded, ShownOnce, TableBox, describe, fieldError, useLoad, useSubmit, when } from '../ui';
 
 type EventType = (typeof WEBHOOK_EVENT_TYPES)[number] | '*';
 
@@ -63,7 +63,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
     <>
       <h1 tabIndex={-1}>Webhooks</h1>
       <p>Herald POSTs the events you pick to your endpoints, signed per the Standard Webhooks specification, retried for about 27 hours when they fail.</p>
-      {secret && <NewSecret url={secret.url} secret={secret.secret} onDone={() => setSecret(null)} />}
+      {secret && <ShownOnce id="new-webhook-secret" heading={`The signing secret of ${secret.url}`} note="Copy it now: Herald will never show it again. Your receiver verifies each delivery with it." what="signing secret" value={secret.secret} onDone={() => setSecret(null)} />}
       <Actions done={status.done} error={status.error} />
       <Loaded load={load} retry={retry} what="webhook endpoints">
         {(r) =>
@@ -110,28 +110,6 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
       <CreateEndpoint workspaceId={workspaceId} onCreated={(url, s) => { setSecret({ url, secret: s }); retry(); }} />
       <Verifying />
     </>
-  );
-}
-
-function NewSecret({ url, secret, onDone }: { url: string; secret: string; onDone: () => void }) {
-  const [copied, setCopied] = useState('');
-  const copy = () =>
-    navigator.clipboard.writeText(secret).then(
-      () => setCopied('Copied.'),
-      () => setCopied('Copying is not allowed here: select the secret and copy it.'),
-    );
-  return (
-    <section className="secret" aria-labelledby="new-webhook-secret">
-      <h2 id="new-webhook-secret">The signing secret of {url}</h2>
-      <p>Copy it now: Herald will never show it again. Your receiver verifies each delivery with it.</p>
-      <div className="inline">
-        <label htmlFor="new-webhook-secret-value" className="sr-only">Signing secret</label>
-        <input id="new-webhook-secret-value" readOnly value={secret} onFocus={(e) => e.target.select()} spellCheck={false} autoFocus />
-        <button type="button" onClick={() => void copy()}>Copy</button>
-        <button type="button" onClick={onDone}>Done</button>
-      </div>
-      <p role="status">{copied}</p>
-    </section>
   );
 }
 
