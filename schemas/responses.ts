@@ -29,6 +29,7 @@ import { campaign, campaignResponses, campaignStats, messageTemplate } from './c
 import { authoringResponses } from './authoring.js';
 import { audienceResponses } from './audiences.js';
 import { topicResponses } from './topics.js';
+import { segmentResponses } from './segments.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -188,6 +189,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...apiKeyResponses,
   ...audienceResponses,
   ...topicResponses,
+  ...segmentResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

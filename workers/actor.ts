@@ -26,6 +26,8 @@ import { ownMetrics } from '../src/metrics/scrape.js';
 import { messagingSettings } from '../src/channels/settings.js';
 import { EmailTransports } from '../src/channels/email/transport.js';
 import { ListImports } from '../src/audiences/list-imports.js';
+import { Segments } from '../src/audiences/segments.js';
+import { newId } from '../src/ids.js';
 import { hostname } from 'node:os';
 
 interface Actor {
@@ -81,15 +83,24 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows);
   listImports.start();
   const imports = { stagedOn, nudge: () => listImports.nudge() };
+  // Segments kept live: entering or leaving one is an event, which may trigger campaigns.
+  const segments = new Segments(db, claimant, owns, async (ws, changes) => {
+    const at = new Date().toISOString();
+    const appended = await eventLog.appendEvents(
+      changes.map((c) => ({ id: newId(), workspace_id: ws, external_id: c.external_id, type: c.entered ? 'segment_entered' : 'segment_exited', parameters: { segment_id: c.segment_id }, created_at: at })),
+    );
+    await eventTriggers.fire(ws, appended.map((a) => a.record));
+  });
+  segments.start();
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, imports, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), listImports.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), listImports.stop(), segments.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       smtp.close();

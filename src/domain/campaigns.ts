@@ -337,6 +337,12 @@ function cronPatternProblem(pattern: string, timezone: string): string | undefin
 /** What is wrong with an audience_config (docs/campaigns-runtime.md), each problem naming its field; empty when nothing. */
 export function audienceProblems(audience: Record<string, unknown>): FieldError[] {
   const problems: FieldError[] = [];
+  if (has(audience, 'segment_id')) {
+    // A segment's members are the audience: conditions beside it would be a second, silent rule.
+    if (typeof audience.segment_id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(audience.segment_id)) problems.push({ field: 'audience_config.segment_id', message: 'must be a segment id (a UUID)' });
+    if (has(audience, 'filters') || has(audience, 'match')) problems.push({ field: 'audience_config', message: 'takes segment_id or filters, not both' });
+    return problems;
+  }
   if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
   if (has(audience, 'match') && audience.match !== 'all' && audience.match !== 'any') problems.push({ field: 'audience_config.match', message: 'must be all or any' });
   return problems;

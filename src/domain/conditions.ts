@@ -21,6 +21,8 @@ export interface Condition {
 }
 
 export interface AudienceConfig {
+  /** The members of this segment of the workspace (then no filters). */
+  segment_id?: string;
   filters?: Condition[];
   match?: 'all' | 'any';
 }

@@ -2,7 +2,8 @@
 // is acknowledged once its events are durable on the Log, which also finds their people or
 // creates them bare; with JetStream the sink makes them readable shortly after
 // (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match
-// (campaigns/event-triggers.ts) before the answer.
+// (campaigns/event-triggers.ts) and are evaluated for the workspace's segments
+// (audiences/segments.ts) before the answer.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
@@ -63,6 +64,7 @@ const track: Handler<'POST /track'> = async (ctx) => {
   const { record, personCreated, duplicate } = appended[0]!;
   // Durable: what the triggers do cannot fail the request any more.
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
+  await ctx.segments.touched(ctx.workspaceId, fresh(appended).map((e) => e.person_id));
   return json(201, {
     success: true,
     data: {
@@ -99,6 +101,7 @@ const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
   // One append for the whole batch: all of it is durable, or the request fails.
   const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(resolved));
+  await ctx.segments.touched(ctx.workspaceId, fresh(resolved).map((e) => e.person_id));
   const results = resolved.map(({ record, personCreated, duplicate }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}), ...(duplicate ? { duplicate } : {}),
   }));

@@ -19,6 +19,7 @@ import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
 import { listHandlers } from './lists.js';
 import { topicHandlers } from './topics.js';
+import { segmentHandlers } from './segments.js';
 import { preferenceHandlers } from './preferences.js';
 
 export const handlers: AllHandlers = {
@@ -40,5 +41,6 @@ export const handlers: AllHandlers = {
   ...authoringHandlers,
   ...listHandlers,
   ...topicHandlers,
+  ...segmentHandlers,
   ...preferenceHandlers,
 };

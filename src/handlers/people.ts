@@ -61,6 +61,12 @@ function echo(ctx: Ctx, p: PersonRow) {
   return grants(ctx.key!.permissions, ['people:read']) ? keyPerson(p) : { id: p.id, workspace_id: p.workspace_id, userId: p.external_id };
 }
 
+/** A person changed by their external id: evaluated for the workspace's segments (audiences/segments.ts). */
+export async function touchedByExternalId(ctx: Ctx, externalId: string): Promise<void> {
+  const p = await findPerson(ctx.db, ctx.workspaceId, externalId);
+  if (p) await ctx.segments.touched(ctx.workspaceId, [p.id]);
+}
+
 export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
 /** The person an identify answers with; `duplicate`: its messageId was accepted before, and nothing was written now. */
@@ -73,7 +79,11 @@ interface Identified {
 async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> {
   const ws = ctx.workspaceId;
   const { messageId, anonymousId } = input;
-  if (!anonymousId && messageId === undefined) return { person: (await identifyPerson(ctx.db, ws, input)).person };
+  if (!anonymousId && messageId === undefined) {
+    const { person } = await identifyPerson(ctx.db, ws, input);
+    await ctx.segments.touched(ws, [person.id]);
+    return { person };
+  }
   // The merge is recorded with the person in one transaction and runs after the response; a
   // messageId is claimed in that transaction, so a repeat finds it even if the answer was lost.
   const r = await ctx.db.tx(async (q) => {
@@ -91,6 +101,7 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> 
   }
   const { person, mergeId } = r;
   if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId));
+  await ctx.segments.touched(ws, [person.id]);
   return { person };
 }
 
@@ -147,6 +158,7 @@ const update: Handler<'PUT /people/{id}'> = async (ctx) => {
   const traits = ctx.body.traits;
   const fields = checkTraits(traits);
   if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id, traits, fields))) throw personNotFound(ctx.params.id);
+  await touchedByExternalId(ctx, ctx.params.id);
   return json(200, { success: true, message: 'Person updated' });
 };
 
@@ -207,6 +219,7 @@ const consent: Handler<'PATCH /workspaces/{workspaceId}/people/{personId}'> = as
   // The person may have been deleted since: then they are not found.
   const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
   if (!updated) throw dashboardPersonNotFound(ctx.params.personId);
+  await ctx.segments.touched(ctx.workspaceId, [updated.id]);
   return json(200, { success: true, data: { person: dashboardPerson(updated) } });
 };
 
