@@ -78,11 +78,6 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // The index of event-triggered campaigns, loaded before the first request is taken.
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
-  // CSV imports staged on this machine's data dir (src/http/upload.ts), whichever actor claims them.
-  const stagedOn = `${hostname()}:${cfg.dataDir}`;
-  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows);
-  listImports.start();
-  const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Segments kept live: entering or leaving one is an event, which may trigger campaigns.
   const segments = new Segments(db, claimant, owns, async (ws, changes) => {
     const at = new Date().toISOString();
@@ -92,6 +87,11 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
     await eventTriggers.fire(ws, appended.map((a) => a.record));
   });
   segments.start();
+  // CSV imports staged on this machine's data dir (src/http/upload.ts), whichever actor claims them.
+  const stagedOn = `${hostname()}:${cfg.dataDir}`;
+  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows, (ws, people) => segments.touched(ws, people));
+  listImports.start();
+  const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
   const services = { db, events: eventLog, push, providers, messaging, renders, smtp, triggers, eventTriggers, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));

@@ -14,11 +14,14 @@ import {
   computePage, evaluatePeople, failSegmentJob, liveSegments, markExpired, peopleWithEventsBetween, SEGMENT_JOBS, windowedSegments, yieldSegmentJob,
   type LiveSegment, type MembershipChange, type SegmentJob,
 } from '../store/segments.js';
-import { windowSeconds, type SegmentNode } from '../domain/segments.js';
+import { storedEvents } from '../store/event-triggers.js';
+import { countsEvents, windowSeconds, type SegmentNode } from '../domain/segments.js';
+import { backoffDelays } from '../util/backoff.js';
 import { JobWorker } from '../jobs/worker.js';
 import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
 import { logger } from '../logger.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** People per computation page (one statement, one transaction). */
 const PAGE = 5_000;
@@ -29,6 +32,8 @@ const POLL_MS = 1_000;
 const CACHE_MS = 5_000;
 /** How often windowed conditions are aged. */
 const EXPIRY_MS = 10_000;
+/** How long an evaluation waits for the Log's sink to store the events that changed the people (JetStream). */
+const STORED_WAIT_MS = 3_000;
 /** People evaluated per expiry statement. */
 const EXPIRY_PAGE = 1_000;
 
@@ -86,15 +91,29 @@ export class Segments {
    * is committed, and a failure is logged (the next change of the person, or a recomputation,
    * makes their membership good).
    */
-  async touched(workspaceId: string, personIds: readonly string[]): Promise<void> {
+  async touched(workspaceId: string, personIds: readonly string[], eventIds: readonly string[] = []): Promise<void> {
     if (personIds.length === 0) return;
     try {
       const segments = await this.segmentsOf(workspaceId);
       if (segments.length === 0) return;
+      // Event conditions read the store: the events must be there (at once on the store's Log; shortly after with JetStream's sink).
+      if (eventIds.length > 0 && segments.some((s) => countsEvents(s.conditions))) await this.waitStored(eventIds);
       const changes = await evaluatePeople(this.db, workspaceId, segments, [...new Set(personIds)]);
       if (changes.length > 0) await this.emit(workspaceId, changes);
     } catch (err) {
       logger.warn('segments: evaluating changed people failed', { workspaceId, err });
+    }
+  }
+
+  private async waitStored(ids: readonly string[]): Promise<void> {
+    const deadline = Date.now() + STORED_WAIT_MS;
+    for (const pause of backoffDelays({ firstMs: 5, maxMs: 200 })) {
+      if ((await storedEvents(this.db, ids)).size === ids.length) return;
+      if (Date.now() + pause > deadline) {
+        logger.warn('segments: the events were not stored in time; evaluated without them', { events: ids.length });
+        return;
+      }
+      await sleep(pause);
     }
   }
 

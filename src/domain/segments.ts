@@ -47,18 +47,11 @@ export function listsNamed(node: SegmentNode): string[] {
   return 'in_list' in node ? [node.in_list] : [];
 }
 
-/** Whether the tree has a windowed event leaf (its members change with time alone). */
-export function hasWindow(node: SegmentNode): boolean {
-  if ('all' in node) return node.all.some(hasWindow);
-  if ('any' in node) return node.any.some(hasWindow);
-  return 'event' in node && node.event.within !== undefined;
-}
-
-/** The longest window of the tree's event leaves, in seconds (0 when none). */
-export function longestWindow(node: SegmentNode): number {
-  if ('all' in node) return Math.max(0, ...node.all.map(longestWindow));
-  if ('any' in node) return Math.max(0, ...node.any.map(longestWindow));
-  return 'event' in node && node.event.within !== undefined ? (windowSeconds(node.event.within) ?? 0) : 0;
+/** Whether the tree has an event leaf (its members change with events). */
+export function countsEvents(node: SegmentNode): boolean {
+  if ('all' in node) return node.all.some(countsEvents);
+  if ('any' in node) return node.any.some(countsEvents);
+  return 'event' in node;
 }
 
 /**

@@ -64,7 +64,7 @@ const track: Handler<'POST /track'> = async (ctx) => {
   const { record, personCreated, duplicate } = appended[0]!;
   // Durable: what the triggers do cannot fail the request any more.
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
-  await ctx.segments.touched(ctx.workspaceId, fresh(appended).map((e) => e.person_id));
+  await ctx.segments.touched(ctx.workspaceId, fresh(appended).map((e) => e.person_id), fresh(appended).map((e) => e.id));
   return json(201, {
     success: true,
     data: {
@@ -101,7 +101,7 @@ const trackBatch: Handler<'POST /track/batch'> = async (ctx) => {
   // One append for the whole batch: all of it is durable, or the request fails.
   const resolved = valid.length > 0 ? await ctx.events.appendEvents(valid.map((v) => newEvent(ctx, v.checked))) : [];
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(resolved));
-  await ctx.segments.touched(ctx.workspaceId, fresh(resolved).map((e) => e.person_id));
+  await ctx.segments.touched(ctx.workspaceId, fresh(resolved).map((e) => e.person_id), fresh(resolved).map((e) => e.id));
   const results = resolved.map(({ record, personCreated, duplicate }, i) => ({
     index: valid[i]!.index, event_id: record.id, person_id: record.person_id, event: record.type, ...outcome(warnings, record.id), ...(personCreated ? { person_created: true } : {}), ...(duplicate ? { duplicate } : {}),
   }));

@@ -204,3 +204,39 @@ t.test('workspace isolation: segments, their members and audiences are the works
   t.equal((await read(a, id)).count, 1, "b's change leaves a's segment as it was");
   t.equal((await s.req('GET', `/workspaces/${b.ws.id}/segments`, { token: b.ws.token })).body.total, 0);
 });
+
+t.test('list membership: people imported into a list enter an in_list segment, without a recomputation', async (t) => {
+  const w = await workspace();
+  const l = await s.req('POST', `/workspaces/${w.ws.id}/lists`, { token: w.ws.token, body: { name: 'VIP' } });
+  t.equal(l.status, 201, l.text);
+  const listId = l.body.data.list.id;
+  await identify(w, 'ann', { plan: 'pro' });
+  const id = await segment(w, { all: [{ in_list: listId }, { any: [{ field: 'traits.plan', operator: 'eq', value: 'pro' }, { field: 'traits.tier', operator: 'eq', value: 'gold' }] }] }, 'VIP pros');
+  await ready(w, id);
+  t.equal((await read(w, id)).count, 0);
+  const computedAt = (await read(w, id)).computed_at;
+  const up = await s.req('POST', `/workspaces/${w.ws.id}/lists/${listId}/import`, { token: w.ws.token, raw: 'external_id,tier\nann,\nbo,gold\ncy,tin\n', headers: { 'content-type': 'text/csv' } });
+  t.equal(up.status, 202, up.text);
+  await eventually(async () => (await members(w, id)).length === 2, 10_000);
+  t.same(await members(w, id), ['ann', 'bo'], 'ann (pro) and bo (gold) entered with the import; cy (tin) did not');
+  t.equal((await read(w, id)).computed_at, computedAt, 'kept, not computed again');
+});
+
+t.test('windowed event conditions expire on time, without a recomputation', async (t) => {
+  const w = await workspace();
+  await identify(w, 'ann', {});
+  // An event 59 minutes and 50 seconds old: inside a 1-hour window for ten more seconds.
+  const at = new Date(Date.now() - 3_590_000).toISOString();
+  const r = await s.req('POST', '/track', { token: w.key, body: { userId: 'ann', event: 'visit', timestamp: at } });
+  t.equal(r.status, 201, r.text);
+  const id = await segment(w, { all: [{ event: { name: 'visit', count: { op: 'gte', value: 1 }, within: '60m' } }] }, 'Recent visitors');
+  await ready(w, id);
+  const entered = await members(w, id);
+  t.same(entered, ['ann'], 'inside the window');
+  const computedAt = (await read(w, id)).computed_at;
+  const left = await eventually(async () => (await members(w, id)).length === 0, 30_000);
+  t.ok(left, 'ann left once her visit aged out of the window');
+  t.equal((await read(w, id)).computed_at, computedAt, 'aged, not computed again');
+  const events = await s.req('GET', '/people/ann/events', { token: w.key });
+  t.ok((events.body.events as { type: string }[]).some((e) => e.type === 'segment_exited'), 'segment_exited recorded');
+});
