@@ -146,9 +146,10 @@ export class Segments {
   private async age(): Promise<void> {
     const now = new Date();
     for (const s of await windowedSegments(this.db)) {
-      if (!this.owns(s.workspace_id)) continue;
+      const leaves = windows(s.conditions);
+      if (!this.owns(s.workspace_id) || leaves.length === 0) continue;
       const people = new Set<string>();
-      for (const [name, ws] of groupBy(windows(s.conditions), (w) => w.name)) {
+      for (const [name, ws] of groupBy(leaves, (w) => w.name)) {
         for (const { seconds } of ws) {
           const from = new Date(s.expired_to.getTime() - seconds * 1000);
           const to = new Date(now.getTime() - seconds * 1000);

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { eventually, newKey, newWorkspace, storeUrl } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { ISO_MS, UUID, sessionError, type Ws } from '../helpers/assert.js';
+import { checkResponse } from '../helpers/contract.js';
 
 const s = await sharedServer();
 const sql = new pg.Client({ connectionString: storeUrl(s) });
@@ -113,6 +114,11 @@ t.test('count and members: computed in the background, then kept as traits, even
   t.equal(seg.count, 1, 'ann alone: bo bought once, cy is free');
   t.match(seg.progress, { walked: 3, total: 3 });
   t.same(await members(w, id), ['ann']);
+  // The answers are the OpenAPI document's.
+  for (const path of [segs(w.ws), segs(w.ws, `/${id}`), segs(w.ws, `/${id}/people`)]) {
+    const r = await s.req('GET', path, { token: w.ws.token });
+    await checkResponse('GET', `/api/v1${path}`, r.status, r.text);
+  }
 
   await track(w, 'bo', 'purchase');
   t.equal((await read(w, id)).count, 2, 'bo entered with the event, before the answer');
