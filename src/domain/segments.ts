@@ -9,6 +9,11 @@
 // Bounded (MAX_DEPTH, MAX_LEAVES) so a tree cannot make an unbounded SQL statement. Pure.
 import type { FieldError } from './errors.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, type Condition } from './conditions.js';
+import { JOB_STATES } from './campaigns.js';
+
+/** A segment's state: a job (computing from scratch) while waiting or running, then ready, or failed. */
+export const SEGMENT_STATES = [...JOB_STATES, 'ready', 'failed'] as const;
+export type SegmentState = (typeof SEGMENT_STATES)[number];
 
 /** Groups nested deeper than this are refused (the root group is depth 1). */
 export const MAX_DEPTH = 10;

@@ -3,12 +3,12 @@
 // scratch walks the workspace's people a keyset page per statement (insert who matches, delete
 // who no longer does), and the people who just changed are evaluated for every segment of their
 // workspace in one statement. The count is kept by triggers on segment_members (migration 500).
-import type { Queryable } from './db.js';
+import { sqlLiterals, type Queryable } from './db.js';
 import type { JobTable } from './job-queue.js';
 import { condition, Params } from './audience.js';
-import { windowSeconds, type SegmentNode, type SegmentTree } from '../domain/segments.js';
+import { SEGMENT_STATES, windowSeconds, type SegmentNode, type SegmentState, type SegmentTree } from '../domain/segments.js';
 
-export type SegmentState = 'waiting' | 'running' | 'ready' | 'failed';
+const S = sqlLiterals(SEGMENT_STATES);
 
 export interface SegmentRow {
   id: string;
@@ -60,7 +60,7 @@ export function segmentWhere(node: SegmentNode, p: Params): string {
 
 export async function insertSegment(q: Queryable, id: string, workspaceId: string, name: string, conditions: SegmentTree): Promise<SegmentRow> {
   await q.query(
-    `INSERT INTO segments (id, workspace_id, name, conditions, state, total) VALUES ($1, $2, $3, $4::text::jsonb, 'waiting', (SELECT count(*) FROM people WHERE workspace_id = $2))`,
+    `INSERT INTO segments (id, workspace_id, name, conditions, state, total) VALUES ($1, $2, $3, $4::text::jsonb, ${S.waiting}, (SELECT count(*) FROM people WHERE workspace_id = $2))`,
     [id, workspaceId, name, JSON.stringify(conditions)],
   );
   return (await findSegment(q, workspaceId, id))!;
@@ -81,7 +81,7 @@ export async function saveSegment(q: Queryable, workspaceId: string, id: string,
   if (conditions === undefined) await q.query('UPDATE segments SET name = $3, updated_at = now() WHERE id = $1 AND workspace_id = $2', [id, workspaceId, name]);
   else {
     await q.query(
-      `UPDATE segments SET name = $3, conditions = $4::text::jsonb, generation = generation + 1, state = 'waiting', after_person = NULL, walked = 0, error = NULL,
+      `UPDATE segments SET name = $3, conditions = $4::text::jsonb, generation = generation + 1, state = ${S.waiting}, after_person = NULL, walked = 0, error = NULL,
          total = (SELECT count(*) FROM people WHERE workspace_id = $2), due_at = now(), claims = 0, claimed_by = NULL, claimed_at = NULL, expired_to = NULL, updated_at = now()
        WHERE id = $1 AND workspace_id = $2`,
       [id, workspaceId, name, JSON.stringify(conditions)],
@@ -116,7 +116,7 @@ export const SEGMENT_JOBS: JobTable = {
   name: 'segments',
   table: 'segments',
   state: 'state',
-  values: { waiting: `'waiting'`, running: `'running'` },
+  values: { waiting: S.waiting, running: S.running },
   due: 'due_at',
   returning: 'id, workspace_id, generation, conditions, after_person',
   notCompleted: { retry: true },
@@ -137,7 +137,7 @@ export interface SegmentJob {
  * whether the walk has ended.
  */
 export async function computePage(q: Queryable, job: SegmentJob, size: number): Promise<boolean | null> {
-  const current = await q.query<{ generation: number }>(`SELECT generation FROM segments WHERE id = $1 AND state = 'running' FOR UPDATE`, [job.id]);
+  const current = await q.query<{ generation: number }>(`SELECT generation FROM segments WHERE id = $1 AND state = ${S.running} FOR UPDATE`, [job.id]);
   if (current.rows[0]?.generation !== job.generation) return null;
   const p = new Params();
   const seg = p.add(job.id);
@@ -162,7 +162,7 @@ export async function computePage(q: Queryable, job: SegmentJob, size: number): 
   const done = Number(row.walked) < size;
   await q.query(
     `UPDATE segments SET after_person = COALESCE($2::uuid, after_person), walked = walked + $3, claims = 0,
-       state = CASE WHEN $4 THEN 'ready' ELSE state END, computed_at = CASE WHEN $4 THEN now() ELSE computed_at END,
+       state = CASE WHEN $4 THEN ${S.ready} ELSE state END, computed_at = CASE WHEN $4 THEN now() ELSE computed_at END,
        expired_to = CASE WHEN $4 THEN COALESCE(expired_to, now()) ELSE expired_to END,
        claimed_by = CASE WHEN $4 THEN NULL ELSE claimed_by END, claimed_at = CASE WHEN $4 THEN NULL ELSE now() END
      WHERE id = $1`,
@@ -174,11 +174,11 @@ export async function computePage(q: Queryable, job: SegmentJob, size: number): 
 
 /** A claim's computation stops for its turn: it waits again, due now, behind the other workspaces' jobs. */
 export async function yieldSegmentJob(q: Queryable, id: string, generation: number): Promise<void> {
-  await q.query(`UPDATE segments SET state = 'waiting', claimed_by = NULL, claimed_at = NULL, due_at = now() WHERE id = $1 AND generation = $2 AND state = 'running'`, [id, generation]);
+  await q.query(`UPDATE segments SET state = ${S.waiting}, claimed_by = NULL, claimed_at = NULL, due_at = now() WHERE id = $1 AND generation = $2 AND state = ${S.running}`, [id, generation]);
 }
 
 export async function failSegmentJob(q: Queryable, id: string, generation: number, error: string): Promise<void> {
-  await q.query(`UPDATE segments SET state = 'failed', error = $3, claimed_by = NULL, claimed_at = NULL WHERE id = $1 AND generation = $2`, [id, generation, error]);
+  await q.query(`UPDATE segments SET state = ${S.failed}, error = $3, claimed_by = NULL, claimed_at = NULL WHERE id = $1 AND generation = $2`, [id, generation, error]);
 }
 
 /** A segment of the workspace, as the evaluation of changed people reads it. */
@@ -188,7 +188,7 @@ export interface LiveSegment {
 }
 
 export async function liveSegments(q: Queryable, workspaceId: string): Promise<LiveSegment[]> {
-  return (await q.query<LiveSegment>(`SELECT id, conditions FROM segments WHERE workspace_id = $1 AND state <> 'failed' ORDER BY id`, [workspaceId])).rows;
+  return (await q.query<LiveSegment>(`SELECT id, conditions FROM segments WHERE workspace_id = $1 AND state <> ${S.failed} ORDER BY id`, [workspaceId])).rows;
 }
 
 export interface MembershipChange {
@@ -239,7 +239,7 @@ export interface ExpiryDue {
 }
 
 export async function windowedSegments(q: Queryable): Promise<ExpiryDue[]> {
-  return (await q.query<ExpiryDue>(`SELECT id, workspace_id, conditions, expired_to FROM segments WHERE state = 'ready' AND expired_to IS NOT NULL ORDER BY id`)).rows;
+  return (await q.query<ExpiryDue>(`SELECT id, workspace_id, conditions, expired_to FROM segments WHERE state = ${S.ready} AND expired_to IS NOT NULL ORDER BY id`)).rows;
 }
 
 /** The people with an event of one of `names` in [from, to): their events just left a window. */
