@@ -75,13 +75,16 @@ interface Identified {
   duplicate?: true;
 }
 
-/** Writes a checked identify (identifyInput has applied every rule). */
-async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> {
+/**
+ * Writes a checked identify (identifyInput has applied every rule); the person is then evaluated
+ * for the workspace's segments, unless `evaluate` is false (a batch evaluates its people at once).
+ */
+async function identifyOne(ctx: Ctx, input: IdentifyInput, evaluate = true): Promise<Identified> {
   const ws = ctx.workspaceId;
   const { messageId, anonymousId } = input;
   if (!anonymousId && messageId === undefined) {
     const { person } = await identifyPerson(ctx.db, ws, input);
-    await ctx.segments.touched(ws, [person.id]);
+    if (evaluate) await ctx.segments.touched(ws, [person.id]);
     return { person };
   }
   // The merge is recorded with the person in one transaction and runs after the response; a
@@ -101,7 +104,7 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> 
   }
   const { person, mergeId } = r;
   if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId));
-  await ctx.segments.touched(ws, [person.id]);
+  if (evaluate) await ctx.segments.touched(ws, [person.id]);
   return { person };
 }
 
@@ -134,7 +137,7 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
   const firsts = new Map<string, Promise<Identified>>();
   const write = async (index: number, input: IdentifyInput) => {
     const earlier = input.messageId === undefined ? undefined : firsts.get(input.messageId);
-    const done = earlier ? earlier.then((r): Identified => ({ person: r.person, duplicate: true })) : identifyOne(ctx, input);
+    const done = earlier ? earlier.then((r): Identified => ({ person: r.person, duplicate: true })) : identifyOne(ctx, input, false);
     if (!earlier && input.messageId !== undefined) firsts.set(input.messageId, done);
     const { person, duplicate } = await done;
     // Batch entries always carry the full person, whatever the key holds (README, Routes).
@@ -145,6 +148,9 @@ const batch: Handler<'POST /people/batch'> = async (ctx) => {
   // rounds); a merge (anonymousId) is its own transaction, so such a batch goes one by one.
   if (valid.some(([, input]) => input.anonymousId)) for (const [index, input] of valid) await write(index, input);
   else await Promise.all(valid.map(([index, input]) => write(index, input)));
+  // The batch's people evaluated for the segments in one statement, not one per entry.
+  const written = results.flatMap((r) => (r.success && !r.duplicate ? [r.data.id] : []));
+  await ctx.segments.touched(ctx.workspaceId, written);
   return json(200, { success: true, results, total: entries.length });
 };
 

@@ -191,6 +191,13 @@ t.test('segment_entered and segment_exited are events that trigger campaigns; an
   t.equal(both.status, 201, 'a draft is stored as sent');
   const act = await s.req('PUT', `/campaigns/${both.body.data.campaign.id}`, { ...hdr(w.ws), body: { status: 'active' } });
   t.equal(act.status, 400, 'segment_id with filters cannot go live');
+
+  // A batch of identifies: its people evaluated together.
+  const b = await s.req('POST', '/people/batch', { token: w.key, body: { identify: [{ userId: 'cy', traits: { plan: 'pro' } }, { userId: 'dan', traits: { plan: 'pro' } }, { userId: 'ann', traits: { plan: 'free' } }] } });
+  t.equal(b.status, 200, b.text);
+  t.same(await members(w, id), ['cy', 'dan']);
+  const again = await sql.query('SELECT count(*)::int AS n FROM campaign_enrolments WHERE campaign_id = $1', [campaignId]);
+  t.equal(again.rows[0].n, 3, 'cy and dan entered too, and were enrolled');
 });
 
 t.test('workspace isolation: segments, their members and audiences are the workspace\'s own', async (t) => {
