@@ -3,7 +3,8 @@
 //     job loop (jobs/worker.ts): PAGE people per transaction, PAGES_PER_CLAIM pages per claim,
 //     then its turn goes to the other workspaces' jobs. It never holds a lock a send needs;
 //   - the people a request changed (traits, events, devices, consent, lists) are evaluated for
-//     every segment of their workspace in one statement, from the change itself; those who
+//     every segment of their workspace in one statement, from the change itself (the requests of
+//     a tick grouped, util/batcher.ts); those who
 //     enter or leave a segment get a `segment_entered` / `segment_exited` event (with
 //     `segment_id`), which may trigger campaigns;
 //   - windowed event conditions ("in the last 30d") change with time alone: every EXPIRY_MS the
@@ -20,6 +21,7 @@ import { backoffDelays } from '../util/backoff.js';
 import { JobWorker } from '../jobs/worker.js';
 import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
+import { Batcher } from '../util/batcher.js';
 import { logger } from '../logger.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -36,6 +38,14 @@ const EXPIRY_MS = 10_000;
 const STORED_WAIT_MS = 3_000;
 /** People evaluated per expiry statement. */
 const EXPIRY_PAGE = 1_000;
+
+/** People a request changed, waiting for their evaluation. */
+interface Evaluation {
+  workspaceId: string;
+  personIds: readonly string[];
+  eventIds: readonly string[];
+  resolve: () => void;
+}
 
 /** Where the segment events go: appended to the Log and fired as campaign triggers. */
 export type EmitSegmentEvents = (workspaceId: string, changes: readonly MembershipChange[]) => Promise<void>;
@@ -94,16 +104,35 @@ export class Segments {
   async touched(workspaceId: string, personIds: readonly string[], eventIds: readonly string[] = []): Promise<void> {
     if (personIds.length === 0) return;
     try {
-      const segments = await this.segmentsOf(workspaceId);
-      if (segments.length === 0) return;
-      // Event conditions read the store: the events must be there (at once on the store's Log; shortly after with JetStream's sink).
-      if (eventIds.length > 0 && segments.some((s) => countsEvents(s.conditions))) await this.waitStored(eventIds);
-      const changes = await evaluatePeople(this.db, workspaceId, segments, [...new Set(personIds)]);
-      if (changes.length > 0) await this.emit(workspaceId, changes);
+      // A workspace without segments costs this lookup and nothing more.
+      if ((await this.segmentsOf(workspaceId)).length === 0) return;
     } catch (err) {
-      logger.warn('segments: evaluating changed people failed', { workspaceId, err });
+      return logger.warn('segments: reading the workspace\'s segments failed', { workspaceId, err });
     }
+    await new Promise<void>((resolve) => this.evaluations.add({ workspaceId, personIds, eventIds, resolve }));
   }
+
+  /**
+   * Group commit of the evaluations: those asked in one tick, and while a run is in flight, are
+   * one statement per workspace (the people of many requests together), so the cost under load is
+   * per batch, not per request. One run at a time: a person is never evaluated by two at once,
+   * which could announce one entry twice.
+   */
+  private readonly evaluations = new Batcher<Evaluation>(async (batch) => {
+    for (const [workspaceId, items] of groupBy(batch, (e) => e.workspaceId)) {
+      try {
+        const segments = await this.segmentsOf(workspaceId);
+        const eventIds = items.flatMap((e) => e.eventIds);
+        // Event conditions read the store: the events must be there (at once on the store's Log; shortly after with JetStream's sink).
+        if (eventIds.length > 0 && segments.some((s) => countsEvents(s.conditions))) await this.waitStored(eventIds);
+        const changes = await evaluatePeople(this.db, workspaceId, segments, [...new Set(items.flatMap((e) => e.personIds))]);
+        if (changes.length > 0) await this.emit(workspaceId, changes);
+      } catch (err) {
+        logger.warn('segments: evaluating changed people failed', { workspaceId, err });
+      }
+      for (const e of items) e.resolve();
+    }
+  });
 
   private async waitStored(ids: readonly string[]): Promise<void> {
     const deadline = Date.now() + STORED_WAIT_MS;

@@ -253,3 +253,18 @@ t.test('windowed event conditions expire on time, without a recomputation', asyn
   const events = await s.req('GET', '/people/ann/events', { token: w.key });
   t.ok((events.body.events as { type: string }[]).some((e) => e.type === 'segment_exited'), 'segment_exited recorded');
 });
+
+t.test('concurrent tracks: each person enters once, the count is the members', async (t) => {
+  const w = await workspace();
+  const id = await segment(w, { all: [{ event: { name: 'purchase', count: { op: 'gte', value: 1 } } }] }, 'Buyers');
+  await ready(w, id);
+  const users = Array.from({ length: 10 }, (_, i) => `u${i}`);
+  await Promise.all([...users, ...users, ...users].map((u) => track(w, u, 'purchase')));
+  t.equal((await read(w, id)).count, 10);
+  t.same(await members(w, id), [...users].sort());
+  const entered = await eventually(async () => {
+    const r = await sql.query(`SELECT count(*)::int AS n FROM events WHERE workspace_id = $1 AND type = 'segment_entered'`, [w.ws.id]);
+    return r.rows[0].n >= 10 ? r.rows[0].n : null;
+  });
+  t.equal(entered, 10, 'one segment_entered per person, however many of their events came together');
+});
