@@ -8,7 +8,7 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, compileFields, type PushContent } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
-import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
+import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS, isUuidText } from './conditions.js';
 import type { Channel } from './messages.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
@@ -339,7 +339,7 @@ export function audienceProblems(audience: Record<string, unknown>): FieldError[
   const problems: FieldError[] = [];
   if (has(audience, 'segment_id')) {
     // A segment's members are the audience: conditions beside it would be a second, silent rule.
-    if (typeof audience.segment_id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(audience.segment_id)) problems.push({ field: 'audience_config.segment_id', message: 'must be a segment id (a UUID)' });
+    if (typeof audience.segment_id !== 'string' || !isUuidText(audience.segment_id)) problems.push({ field: 'audience_config.segment_id', message: 'must be a segment id (a UUID)' });
     if (has(audience, 'filters') || has(audience, 'match')) problems.push({ field: 'audience_config', message: 'takes segment_id or filters, not both' });
     return problems;
   }

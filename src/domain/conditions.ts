@@ -36,6 +36,9 @@ export interface ConditionSubject {
   counts?: Readonly<Record<string, number>>;
 }
 
+/** Whether `s` is a UUID's text (a segment or list an audience names; domain imports no id module). */
+export const isUuidText = (s: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+
 /** The person fields a condition may read (`person.<field>`). */
 export const PERSON_FIELDS: readonly string[] = ['email', 'phone', 'status', 'timezone', 'locale'];
 

@@ -8,7 +8,7 @@
 //   - `{in_list: list_id}`.
 // Bounded (MAX_DEPTH, MAX_LEAVES) so a tree cannot make an unbounded SQL statement. Pure.
 import type { FieldError } from './errors.js';
-import { CONDITION_OPERATORS, COUNT_OPERATORS, type Condition } from './conditions.js';
+import { CONDITION_OPERATORS, COUNT_OPERATORS, isUuidText, type Condition } from './conditions.js';
 import { JOB_STATES } from './campaigns.js';
 
 /** A segment's state: a job (computing from scratch) while waiting or running, then ready, or failed. */
@@ -34,7 +34,6 @@ export type SegmentNode = { all: SegmentNode[] } | { any: SegmentNode[] } | Cond
 export type SegmentTree = { all: SegmentNode[] } | { any: SegmentNode[] };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const UNIT_SECONDS: Readonly<Record<string, number>> = { m: 60, h: 3_600, d: 86_400 };
 
 /** A `within` window in seconds ("30d", "12h", "45m"), or undefined when it is not one. */
@@ -108,7 +107,7 @@ function node(v: unknown, at: string, problems: FieldError[]): void {
     return;
   }
   if ('in_list' in v) {
-    if (typeof v.in_list !== 'string' || !UUID.test(v.in_list)) problem('in_list', 'must be a list id (a UUID)');
+    if (typeof v.in_list !== 'string' || !isUuidText(v.in_list)) problem('in_list', 'must be a list id (a UUID)');
     return;
   }
   if ('operator' in v || 'field' in v) return conditionLeaf(v, at, problems);
