@@ -43,7 +43,10 @@ export const segmentResponses: Record<string, RouteResponses> = {
   [`GET ${SEGMENTS}`]: { success: { 200: ok('The segments, newest first, with their counts', { segments: { type: 'array', items: segment }, total: count }) } },
   [`GET ${SEGMENTS}/{segmentId}`]: { success: { 200: segmentBody('The segment with its live count and status') }, errors: { 404: segmentNotFound } },
   [`PUT ${SEGMENTS}/{segmentId}`]: { success: { 200: segmentBody('The updated segment (computing again when its conditions changed)') }, errors: { 404: segmentNotFound }, badRequest: badTree },
-  [`DELETE ${SEGMENTS}/{segmentId}`]: { success: { 200: message('Deleted with its memberships; the people stay') }, errors: { 404: segmentNotFound } },
+  [`DELETE ${SEGMENTS}/{segmentId}`]: {
+    success: { 200: message('Deleted with its memberships; the people stay') },
+    errors: { 404: segmentNotFound, 409: { codes: ['SEGMENT_IN_USE'], why: 'An active or scheduled campaign targets the segment (audience_config.segment_id)' } },
+  },
   [`GET ${SEGMENTS}/{segmentId}/people`]: {
     success: { 200: ok("A page of the segment's members, in person id order", { people: { type: 'array', items: member }, next: { ...uuidText, nullable: true, description: 'Pass as `after` for the next page; null on the last' } }) },
     errors: { 404: segmentNotFound },

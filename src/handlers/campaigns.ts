@@ -60,7 +60,8 @@ async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next:
 async function checkSegment(q: Queryable, workspaceId: string, audience: Record<string, unknown> | undefined): Promise<void> {
   const id = audience?.segment_id;
   if (typeof id !== 'string') return;
-  if (!isUuid(id) || !(await findSegment(q, workspaceId, id))) {
+  // Locked until commit, so the segment cannot be deleted between this check and the save.
+  if (!isUuid(id) || !(await findSegment(q, workspaceId, id, true))) {
     throw new InvalidInput('audience_config.segment_id names no segment of this workspace', [{ field: 'audience_config.segment_id', message: 'names no segment of this workspace' }]);
   }
 }

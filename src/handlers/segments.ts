@@ -8,7 +8,7 @@ import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { listsNamed, segmentTreeProblems, type SegmentTree } from '../domain/segments.js';
 import { deleteSegment, listsOfWorkspace, findSegment, insertSegment, saveSegment, segmentMembers, segmentsOf, type SegmentRow } from '../store/segments.js';
-import type { Queryable } from '../store/index.js';
+import { liveCampaignsTargeting, type Queryable } from '../store/index.js';
 
 const present = (s: SegmentRow) => ({
   id: s.id,
@@ -71,10 +71,17 @@ const update: Handler<`PUT ${typeof SEGMENTS}/{segmentId}`> = async (ctx) => {
 };
 
 const remove: Handler<`DELETE ${typeof SEGMENTS}/{segmentId}`> = async (ctx) => {
-  const s = await loadSegment(ctx.db, ctx);
-  await deleteSegment(ctx.db, ctx.workspaceId, s.id);
+  const name = await ctx.db.tx(async (q) => {
+    // A campaign naming the segment locks it too (handlers/campaigns.ts): it committed before
+    // (found here) or finds the segment gone, never both.
+    const s = await loadSegment(q, ctx, true);
+    const using = await liveCampaignsTargeting(q, ctx.workspaceId, s.id);
+    if (using.length > 0) throw new DomainError('SEGMENT_IN_USE', `The segment is the audience of live campaigns (${using.join(', ')}): pause them or change their audience first`);
+    await deleteSegment(q, ctx.workspaceId, s.id);
+    return s.name;
+  });
   ctx.segments.changed(ctx.workspaceId);
-  return json(200, { success: true, message: `Segment ${s.name} deleted` });
+  return json(200, { success: true, message: `Segment ${name} deleted` });
 };
 
 const MAX_PAGE = 1_000;

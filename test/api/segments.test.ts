@@ -187,6 +187,9 @@ t.test('segment_entered and segment_exited are events that trigger campaigns; an
   const hooked = await sql.query('SELECT person_id::text FROM campaign_enrolments WHERE campaign_id = $1', [hook.body.data.campaign.id]);
   t.same(hooked.rows.map((r) => r.person_id), [ann]);
 
+  sessionError(t, await s.req('DELETE', segs(w.ws, `/${id}`), { token: w.ws.token }), 409, 'SEGMENT_IN_USE');
+  t.equal((await read(w, id)).name, 'Pro', 'still there');
+
   const both = await s.req('POST', '/campaigns', { ...hdr(w.ws), body: { name: 'x', trigger_type: 'webhook', trigger_config: {}, audience_config: { segment_id: id, filters: [] }, workflow_definition: WAIT_THEN_PUSH } });
   t.equal(both.status, 201, 'a draft is stored as sent');
   const act = await s.req('PUT', `/campaigns/${both.body.data.campaign.id}`, { ...hdr(w.ws), body: { status: 'active' } });
