@@ -31,6 +31,7 @@ import { sourceAccepted, sourceError, sourceResponses } from './segment-source.j
 import { webhookResponses } from './webhooks.js';
 import { audienceResponses } from './audiences.js';
 import { topicResponses } from './topics.js';
+import { segmentResponses } from './segments.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -194,6 +195,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...webhookResponses,
   ...audienceResponses,
   ...topicResponses,
+  ...segmentResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

@@ -19,6 +19,7 @@ import * as source from '../schemas/segment-source.js';
 import * as webhooks from '../schemas/webhooks.js';
 import * as audiences from '../schemas/audiences.js';
 import * as topics from '../schemas/topics.js';
+import * as segments from '../schemas/segments.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -100,6 +101,7 @@ const TEMPLATES = '/workspaces/{workspaceId}/templates';
 const HOOKS = '/workspaces/{workspaceId}/webhooks';
 const LISTS = '/workspaces/{workspaceId}/lists';
 const TOPICS = '/workspaces/{workspaceId}/topics';
+const SEGMENTS = '/workspaces/{workspaceId}/segments';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -243,6 +245,14 @@ const defs = [
   { method: 'GET', path: `${LISTS}/{listId}/imports`, auth: 'session', workspace: 'path', summary: "The list's imports, newest first (its import history)" },
   { method: 'GET', path: `${LISTS}/{listId}/people`, auth: 'session', workspace: 'path', query: audiences.listPeople, summary: "A page of the list's members" },
   { method: 'GET', path: '/workspaces/{workspaceId}/imports/{importId}', auth: 'session', workspace: 'path', summary: "An import's progress and first 100 row errors, readable while it runs" },
+
+  // Segments kept live (session; docs/audiences.md).
+  { method: 'POST', path: SEGMENTS, auth: 'session', workspace: 'path', body: segments.segmentCreate, summary: 'Create a segment: its members are computed in the background, then kept as people change' },
+  { method: 'GET', path: SEGMENTS, auth: 'session', workspace: 'path', summary: 'The segments, newest first, with their counts and status' },
+  { method: 'GET', path: `${SEGMENTS}/{segmentId}`, auth: 'session', workspace: 'path', summary: 'Get a segment with its live count, status and progress' },
+  { method: 'PUT', path: `${SEGMENTS}/{segmentId}`, auth: 'session', workspace: 'path', body: segments.segmentUpdate, summary: "Change a segment's name or conditions (computed again in the background)" },
+  { method: 'DELETE', path: `${SEGMENTS}/{segmentId}`, auth: 'session', workspace: 'path', summary: 'Delete a segment (its people stay)' },
+  { method: 'GET', path: `${SEGMENTS}/{segmentId}/people`, auth: 'session', workspace: 'path', query: segments.segmentPeople, summary: "A page of the segment's members" },
 
   // Topics and people's subscriptions (session; docs/audiences.md).
   { method: 'POST', path: TOPICS, auth: 'session', workspace: 'path', body: topics.topicCreate, summary: 'Create a topic' },

@@ -29,6 +29,8 @@ import { PUSH_ENGINE } from '../src/channels/push/channel.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { OutboundPolicy } from '../src/net/destinations.js';
 import { ListImports } from '../src/audiences/list-imports.js';
+import { Segments } from '../src/audiences/segments.js';
+import { newId } from '../src/ids.js';
 import { hostname } from 'node:os';
 
 interface Actor {
@@ -90,20 +92,29 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // The index of event-triggered campaigns, loaded before the first request is taken.
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
+  // Segments kept live: entering or leaving one is an event, which may trigger campaigns.
+  const segments = new Segments(db, claimant, owns, async (ws, changes) => {
+    const at = new Date().toISOString();
+    const appended = await eventLog.appendEvents(
+      changes.map((c) => ({ id: newId(), workspace_id: ws, external_id: c.external_id, type: c.entered ? 'segment_entered' : 'segment_exited', parameters: { segment_id: c.segment_id }, created_at: at })),
+    );
+    await eventTriggers.fire(ws, appended.map((a) => a.record));
+  });
+  segments.start();
   // CSV imports staged on this machine's data dir (src/http/upload.ts), whichever actor claims them.
   const stagedOn = `${hostname()}:${cfg.dataDir}`;
-  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows);
+  const listImports = new ListImports(db, claimant, stagedOn, cfg.importMaxRows, (ws, people) => segments.touched(ws, people));
   listImports.start();
   const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, imports, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop(), listImports.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop(), listImports.stop(), segments.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       pools.close();

@@ -57,6 +57,8 @@ export class ListImports {
     stagedOn: string,
     /** HERALD_IMPORT_MAX_ROWS. */
     private readonly maxRows: number,
+    /** The people of a committed page changed (traits, list membership): segments evaluate them (audiences/segments.ts). */
+    private readonly touched: (workspaceId: string, personIds: readonly string[]) => Promise<void> = async () => {},
   ) {
     this.worker = new JobWorker<ImportJob>(db, claimant, {
       table: importJobs(stagedOn),
@@ -96,10 +98,12 @@ export class ListImports {
     const commit = async (end?: Progress['end'], release = false): Promise<void> => {
       const progress: Progress = { columns, offset, read, added: rows.length, failed, errors, end, release };
       try {
-        await this.db.tx(async (q) => {
-          await importPage(q, job.workspace_id, job.list_id, rows);
+        const people = await this.db.tx(async (q) => {
+          const ids = await importPage(q, job.workspace_id, job.list_id, rows);
           await recordProgress(q, job.id, progress);
+          return ids;
         });
+        await this.touched(job.workspace_id, people);
       } catch (err) {
         if (!isDataError(err)) throw err;
         // The store refused these values: trying again cannot change that.

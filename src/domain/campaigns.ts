@@ -8,7 +8,7 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, compileFields, renderContent, type PushContent, type TemplateScope } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
-import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS } from './conditions.js';
+import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS, isUuidText } from './conditions.js';
 import type { AddressChannel, Channel } from './messages.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
@@ -359,6 +359,12 @@ function cronPatternProblem(pattern: string, timezone: string): string | undefin
 /** What is wrong with an audience_config (docs/campaigns-runtime.md), each problem naming its field; empty when nothing. */
 export function audienceProblems(audience: Record<string, unknown>): FieldError[] {
   const problems: FieldError[] = [];
+  if (has(audience, 'segment_id')) {
+    // A segment's members are the audience: conditions beside it would be a second, silent rule.
+    if (typeof audience.segment_id !== 'string' || !isUuidText(audience.segment_id)) problems.push({ field: 'audience_config.segment_id', message: 'must be a segment id (a UUID)' });
+    if (has(audience, 'filters') || has(audience, 'match')) problems.push({ field: 'audience_config', message: 'takes segment_id or filters, not both' });
+    return problems;
+  }
   if (has(audience, 'filters')) problems.push(...conditionProblems(audience.filters, 'audience_config.filters', false));
   if (has(audience, 'match') && audience.match !== 'all' && audience.match !== 'any') problems.push({ field: 'audience_config.match', message: 'must be all or any' });
   return problems;

@@ -21,6 +21,8 @@ export interface Condition {
 }
 
 export interface AudienceConfig {
+  /** The members of this segment of the workspace (then no filters). */
+  segment_id?: string;
   filters?: Condition[];
   match?: 'all' | 'any';
 }
@@ -33,6 +35,9 @@ export interface ConditionSubject {
   /** The person's event counts by event name, for performed_count_*; a name absent counts 0. */
   counts?: Readonly<Record<string, number>>;
 }
+
+/** Whether `s` is a UUID's text (a segment or list an audience names; domain imports no id module). */
+export const isUuidText = (s: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 
 /** The person fields a condition may read (`person.<field>`). */
 export const PERSON_FIELDS: readonly string[] = ['email', 'phone', 'status', 'timezone', 'locale'];

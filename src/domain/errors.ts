@@ -23,6 +23,8 @@ export const ERRORS = {
   CAMPAIGN_ACTIVE: 409,
   /** Deleting a template an active or scheduled campaign uses (docs/campaigns-runtime.md). */
   TEMPLATE_IN_USE: 409,
+  /** Deleting a segment an active or scheduled campaign targets (docs/audiences.md). */
+  SEGMENT_IN_USE: 409,
   /** A webhook trigger whose Idempotency-Key another trigger holds, still in progress (docs/ingest.md). */
   TRIGGER_IN_PROGRESS: 409,
   /** Resending a webhook event that is still being delivered (docs/webhooks.md). */

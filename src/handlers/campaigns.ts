@@ -15,6 +15,7 @@ import { pageBack } from './page-back.js';
 import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
 import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, glanceStats, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
+import { findSegment } from '../store/segments.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
@@ -56,6 +57,16 @@ async function settleAndSave(q: Queryable, ctx: Ctx, current: CampaignRow, next:
   return saveCampaign(q, current.id, { ...next, status });
 }
 
+/** An audience naming a segment names one of the workspace's (its members are read by id alone). */
+async function checkSegment(q: Queryable, workspaceId: string, audience: Record<string, unknown> | undefined): Promise<void> {
+  const id = audience?.segment_id;
+  if (typeof id !== 'string') return;
+  // Locked until commit, so the segment cannot be deleted between this check and the save.
+  if (!isUuid(id) || !(await findSegment(q, workspaceId, id, true))) {
+    throw new InvalidInput('audience_config.segment_id names no segment of this workspace', [{ field: 'audience_config.segment_id', message: 'names no segment of this workspace' }]);
+  }
+}
+
 const create: Handler<'POST /campaigns'> = async (ctx) => {
   const b = ctx.body;
   refuseKnownBadKeys(b.trigger_config);
@@ -63,6 +74,7 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
   // The schema lets a delay node lack minutes: normalizeWorkflow refuses that.
   const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow), templateId);
   const campaign = await ctx.db.tx(async (q) => {
+    await checkSegment(q, ctx.workspaceId, b.audience_config);
     // Held until commit, so the template cannot go between this check and the insert.
     if (templateId !== undefined && !(await findTemplate(q, ctx.workspaceId, templateId, true))) {
       throw new InvalidInput('template_id names no message template of this workspace', [{ field: 'template_id', message: 'names no message template of this workspace' }]);
@@ -104,6 +116,7 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
   const campaign = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
     await refuseUnknownTopics(q, ctx.workspaceId, workflow);
+    await checkSegment(q, ctx.workspaceId, b.audience_config);
     const next = {
       name: b.name ?? current.name,
       trigger_config: b.trigger_config ?? current.trigger_config,

@@ -53,6 +53,8 @@ export interface RequestCtx {
   webhooks: OutboundWebhooks;
   /** CSV imports: where this process stages uploads (an import names it), and the runner to wake. */
   imports: { stagedOn: string; nudge(): void };
+  /** Segments kept live (audiences/segments.ts): told of segment changes, and of the people a request changed. */
+  segments: { changed(workspaceId: string): void; touched(workspaceId: string, personIds: readonly string[], eventIds?: readonly string[]): Promise<void> };
   /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
   analyticsInStore: boolean;
   params: Record<string, string>;

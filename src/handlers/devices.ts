@@ -3,7 +3,7 @@
 // platforms, refused fields, subscription objects) is the schema's: schemas/devices.ts.
 import type { Handler, Handlers } from './context.js';
 import { json } from './reply.js';
-import { dashboardPerson, personByUuid, personNotFound } from './people.js';
+import { dashboardPerson, personByUuid, personNotFound, touchedByExternalId } from './people.js';
 import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { deactivateDevice, devicesOf, findPerson, registerDevice, type DeviceRow } from '../store/index.js';
@@ -17,7 +17,9 @@ const present = (d: DeviceRow) => ({
 
 const register: Handler<'POST /people/{id}/devices'> = async (ctx) => {
   // Group-committed with the other registrations of the tick (store/device-registrar.ts).
-  const { device, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id, ctx.body);
+  const { device, personId, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id, ctx.body);
+  // A device makes the person reachable by push (a segment's has_channel).
+  await ctx.segments.touched(ctx.workspaceId, [personId]);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,
@@ -44,6 +46,7 @@ const unregister: Handler<'DELETE /people/{id}/devices'> = async (ctx) => {
   const token = ctx.body.token ?? ctx.query.token;
   if (!token) throw new InvalidInput('token is required, in the body or as ?token=', [{ field: 'token', message: 'is required' }]);
   if (!(await deactivateDevice(ctx.db, ctx.workspaceId, ctx.params.id, token))) throw new DomainError('NOT_FOUND', 'This person has no such device token');
+  await touchedByExternalId(ctx, ctx.params.id);
   return json(200, { success: true, message: 'Device unregistered' });
 };
 

@@ -2,7 +2,8 @@
 // is acknowledged once its events are durable on the Log, which also finds their people or
 // creates them bare; with JetStream the sink makes them readable shortly after
 // (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match
-// (campaigns/event-triggers.ts) before the answer.
+// (campaigns/event-triggers.ts) and are evaluated for the workspace's segments
+// (audiences/segments.ts) before the answer.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
@@ -60,6 +61,8 @@ export async function appendTracks(ctx: Ctx, checked: readonly Checked[]): Promi
   const appended = checked.length > 0 ? await ctx.events.appendEvents(checked.map((c) => newEvent(ctx, c))) : [];
   // Durable: what the triggers do cannot fail the request any more.
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
+  const stored = fresh(appended);
+  await ctx.segments.touched(ctx.workspaceId, stored.map((e) => e.person_id), stored.map((e) => e.id));
   return { appended, warnings };
 }
 

@@ -21,6 +21,7 @@ import { sourceHandlers } from './segment-source.js';
 import { webhookHandlers } from './webhooks.js';
 import { listHandlers } from './lists.js';
 import { topicHandlers } from './topics.js';
+import { segmentHandlers } from './segments.js';
 import { preferenceHandlers } from './preferences.js';
 
 export const handlers: AllHandlers = {
@@ -44,5 +45,6 @@ export const handlers: AllHandlers = {
   ...webhookHandlers,
   ...listHandlers,
   ...topicHandlers,
+  ...segmentHandlers,
   ...preferenceHandlers,
 };

@@ -61,6 +61,12 @@ function echo(ctx: Ctx, p: PersonRow) {
   return grants(ctx.key!.permissions, ['people:read']) ? keyPerson(p) : { id: p.id, workspace_id: p.workspace_id, userId: p.external_id };
 }
 
+/** A person changed by their external id: evaluated for the workspace's segments (audiences/segments.ts). */
+export async function touchedByExternalId(ctx: Ctx, externalId: string): Promise<void> {
+  const p = await findPerson(ctx.db, ctx.workspaceId, externalId);
+  if (p) await ctx.segments.touched(ctx.workspaceId, [p.id]);
+}
+
 export const personNotFound = (id: string) => new DomainError('PERSON_NOT_FOUND', `No person with userId '${id}' in this workspace`);
 
 /** The person an identify answers with; `duplicate`: its messageId was accepted before, and nothing was written now. */
@@ -69,11 +75,18 @@ export interface Identified {
   duplicate?: true;
 }
 
-/** Writes a checked identify (identifyInput has applied every rule). */
-async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> {
+/**
+ * Writes a checked identify (identifyInput has applied every rule); the person is then evaluated
+ * for the workspace's segments, unless `evaluate` is false (a batch evaluates its people at once).
+ */
+async function identifyOne(ctx: Ctx, input: IdentifyInput, evaluate = true): Promise<Identified> {
   const ws = ctx.workspaceId;
   const { messageId, anonymousId } = input;
-  if (!anonymousId && messageId === undefined) return { person: (await identifyPerson(ctx.db, ws, input)).person };
+  if (!anonymousId && messageId === undefined) {
+    const { person } = await identifyPerson(ctx.db, ws, input);
+    if (evaluate) await ctx.segments.touched(ws, [person.id]);
+    return { person };
+  }
   // The merge is recorded with the person in one transaction and runs after the response; a
   // messageId is claimed in that transaction, so a repeat finds it even if the answer was lost.
   const r = await ctx.db.tx(async (q) => {
@@ -91,6 +104,7 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput): Promise<Identified> 
   }
   const { person, mergeId } = r;
   if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId));
+  if (evaluate) await ctx.segments.touched(ws, [person.id]);
   return { person };
 }
 
@@ -139,15 +153,17 @@ export async function identifyAll(ctx: Ctx, inputs: readonly IdentifyInput[]): P
   const write = (input: IdentifyInput): Promise<Identified> => {
     const earlier = input.messageId === undefined ? undefined : firsts.get(input.messageId);
     if (earlier) return earlier.then((r): Identified => ({ person: r.person, duplicate: true }));
-    const done = identifyOne(ctx, input);
+    const done = identifyOne(ctx, input, false);
     if (input.messageId !== undefined) firsts.set(input.messageId, done);
     return done;
   };
   // Without merges the identifies go in one group commit (a repeated userId in order, by
   // rounds); a merge (anonymousId) is its own transaction, so such a group goes one by one.
-  if (!inputs.some((input) => input.anonymousId)) return Promise.all(inputs.map(write));
-  const out: Identified[] = [];
-  for (const input of inputs) out.push(await write(input));
+  let out: Identified[] = [];
+  if (!inputs.some((input) => input.anonymousId)) out = await Promise.all(inputs.map(write));
+  else for (const input of inputs) out.push(await write(input));
+  // The group's people evaluated for the segments in one statement, not one per identify.
+  await ctx.segments.touched(ctx.workspaceId, out.flatMap((r) => (r.duplicate ? [] : [r.person.id])));
   return out;
 }
 
@@ -161,6 +177,7 @@ const update: Handler<'PUT /people/{id}'> = async (ctx) => {
   const traits = ctx.body.traits;
   const fields = checkTraits(traits);
   if (!(await updateTraits(ctx.db, ctx.workspaceId, ctx.params.id, traits, fields))) throw personNotFound(ctx.params.id);
+  await touchedByExternalId(ctx, ctx.params.id);
   return json(200, { success: true, message: 'Person updated' });
 };
 
@@ -221,6 +238,7 @@ const consent: Handler<'PATCH /workspaces/{workspaceId}/people/{personId}'> = as
   // The person may have been deleted since: then they are not found.
   const updated = await setConsent(ctx.db, p.id, status, unsubscribe_reason);
   if (!updated) throw dashboardPersonNotFound(ctx.params.personId);
+  await ctx.segments.touched(ctx.workspaceId, [updated.id]);
   return json(200, { success: true, data: { person: dashboardPerson(updated) } });
 };
 

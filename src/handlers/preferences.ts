@@ -38,6 +38,7 @@ const save: Handler<'POST /p/{token}'> = async (ctx) => {
   const fields = new URLSearchParams(Buffer.from(ctx.raw ?? new Uint8Array(0)).toString('utf8'));
   if (fields.get('action') === 'unsubscribe_all') {
     await unsubscribeByLink(ctx.db, found.personId);
+    await ctx.segments.touched(found.workspaceId, [found.personId]);
     return page(200, 'Unsubscribed', `<p>${escape(masked(found.s.email))} will get no more emails from <strong>${escape(found.s.workspace)}</strong>.</p>`);
   }
   const ticked = new Set(fields.getAll('topic').map((id) => id.toLowerCase()));

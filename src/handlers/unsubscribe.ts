@@ -47,11 +47,11 @@ export function masked(email: string | null): string {
   return at < 0 ? '***' : `${email.slice(0, Math.min(2, at))}***${email.slice(at)}`;
 }
 
-async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; s: { workspace: string; email: string | null } } | undefined> {
+async function subjectOf(ctx: PathCtx<'token'>): Promise<{ personId: string; workspaceId: string; s: { workspace: string; email: string | null } } | undefined> {
   const token = readUnsubscribeToken(ctx.messaging.unsubscribeKey, ctx.params.token);
   if (!token) return undefined;
   const s = await unsubscribeSubject(ctx.db, token.workspaceId, token.personId);
-  return s && { personId: token.personId, s };
+  return s && { personId: token.personId, workspaceId: token.workspaceId, s };
 }
 
 /** A topic's email links here with a token of its own (docs/audiences.md): it unsubscribes from that topic only. */
@@ -82,6 +82,8 @@ const unsubscribe: Handler<'POST /u/{token}'> = async (ctx) => {
     return page(200, 'Unsubscribed', `<p>${escape(masked(t.s.email))} will get no more <strong>${escape(t.topic.name)}</strong> messages from <strong>${escape(t.s.workspace)}</strong>.</p>`);
   }
   await unsubscribeByLink(ctx.db, found.personId);
+  // Consent changed: a segment's has_channel may no longer hold.
+  await ctx.segments.touched(found.workspaceId, [found.personId]);
   return page(200, 'Unsubscribed', `<p>${escape(masked(found.s.email))} will get no more emails from <strong>${escape(found.s.workspace)}</strong>.</p>`);
 };
 

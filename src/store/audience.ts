@@ -46,8 +46,8 @@ function countCondition(c: Condition, p: Params): string {
 
 const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
-/** One condition as a boolean SQL expression that is never NULL. */
-function condition(c: Condition, p: Params): string {
+/** One condition as a boolean SQL expression over `people p` that is never NULL (segments compile theirs with it too). */
+export function condition(c: Condition, p: Params): string {
   if ((COUNT_OPERATORS as readonly string[]).includes(c.operator)) return countCondition(c, p);
   const v = fieldExpr(c.field, p);
   const value = c.value;
@@ -106,6 +106,8 @@ function condition(c: Condition, p: Params): string {
 
 /** The audience as a SQL condition over `people p` (true when it has no filters). */
 export function audienceWhere(audience: AudienceConfig | null, p: Params): string {
+  // A segment's members are kept (store/segments.ts): the audience reads them.
+  if (typeof audience?.segment_id === 'string') return `EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${p.add(audience.segment_id)}::uuid AND sm.person_id = p.id)`;
   const filters = audience?.filters ?? [];
   if (filters.length === 0) return 'true';
   return `(${filters.map((c) => `(${condition(c, p)})`).join(audience?.match === 'any' ? ' OR ' : ' AND ')})`;

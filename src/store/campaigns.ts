@@ -82,6 +82,15 @@ export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
   await q.query(`WITH counters AS (${DELETE_COUNTERS}) DELETE FROM campaigns WHERE id = $1`, [id]);
 }
 
+/** Names of the workspace's live campaigns whose audience is the segment. */
+export async function liveCampaignsTargeting(q: Queryable, workspaceId: string, segmentId: string): Promise<string[]> {
+  const r = await q.query<{ name: string }>(
+    `SELECT name FROM campaigns WHERE workspace_id = $1 AND status IN (${LIVE}) AND audience_config @> jsonb_build_object('segment_id', $2::text) ORDER BY created_at`,
+    [workspaceId, segmentId],
+  );
+  return r.rows.map((c) => c.name);
+}
+
 /** Names of the workspace's live campaigns whose push nodes, or creation template, use the template. */
 export async function liveCampaignsUsing(q: Queryable, workspaceId: string, templateId: string): Promise<string[]> {
   const r = await q.query<{ name: string }>(

@@ -19,6 +19,7 @@ import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 
 export interface Registered {
   device: { id: string; created: boolean };
+  personId: string;
   personCreated: boolean;
 }
 
@@ -47,7 +48,7 @@ async function writeRound(round: Registration[]): Promise<(Registered | undefine
   const written = new Map(r.rows.map((x) => [x.workspace_id + '\0' + x.device_token, { id: x.id, created: x.created }]));
   return round.map((reg) => {
     const device = written.get(tokenKey(reg));
-    return device && { device, personCreated: reg.personCreated };
+    return device && { device, personId: reg.personId, personCreated: reg.personCreated };
   });
 }
 
@@ -57,7 +58,7 @@ function alone(r: Registration): Promise<Registered> {
     const { person, created } = await ensurePerson(q, r.workspaceId, r.externalId);
     // The id resolved before may be of a person deleted since: the cache must not keep it.
     if (person.id !== r.personId) personIds.forget(r.workspaceId, r.externalId);
-    return { device: await upsertDevice(q, r.workspaceId, person.id, r.input), personCreated: created || r.personCreated };
+    return { device: await upsertDevice(q, r.workspaceId, person.id, r.input), personId: person.id, personCreated: created || r.personCreated };
   });
 }
 

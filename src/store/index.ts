@@ -6,7 +6,7 @@ export { addressSuppression, deleteAddressSuppression, listAddressSuppressions, 
 export { findKey, insertKey, keysOf, keyUsage, replaceSecret, revokeKey, saveKey, type KeyRow } from './api-keys.js';
 export { audiencePages, countAudience } from './audience.js';
 export { rememberToken } from './callback-tokens.js';
-export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
+export { campaignStats, deleteCampaign, findCampaign, insertCampaign, listCampaigns, liveCampaignsUsing, liveCampaignsTargeting, saveCampaign, type CampaignFields, type CampaignRow } from './campaigns.js';
 export { channelStats, glanceStats } from './channel-stats.js';
 export type { Db, Queryable } from './db.js';
 export { withDeadline } from './deadline.js';

@@ -81,10 +81,10 @@ const keepOrSet = DEDICATED_FIELDS.map((f) => `${f} = COALESCE(EXCLUDED.${f}, p.
  * person by email only is the oldest person with that address, else a new one whose external_id
  * is the address. Two rows of the page naming one person: the later wins.
  */
-export async function importPage(q: Queryable, workspaceId: string, listId: string, rows: readonly ImportRow[]): Promise<void> {
-  if (rows.length === 0) return;
+export async function importPage(q: Queryable, workspaceId: string, listId: string, rows: readonly ImportRow[]): Promise<string[]> {
+  if (rows.length === 0) return [];
   const input = rows.map((r, ord) => ({ id: newId(), ord, external_id: r.external_id, email_key: r.email_key, f: r.f, traits: r.traits }));
-  await q.query(
+  const r = await q.query<{ id: string }>(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset($3::text::jsonb) AS x(id uuid, ord int, external_id text, email_key text, f jsonb, traits jsonb)
      ), resolved AS (
@@ -99,10 +99,14 @@ export async function importPage(q: Queryable, workspaceId: string, listId: stri
        SELECT id, $1, external_id, ${DEDICATED_FIELDS.map((f) => `f->>'${f}'`).join(', ')}, traits FROM resolved
        ON CONFLICT (workspace_id, external_id) DO UPDATE SET ${keepOrSet}, traits = p.traits || EXCLUDED.traits, updated_at = now()
        RETURNING p.id
+     ), added AS (
+       INSERT INTO list_members (list_id, person_id) SELECT $2, id FROM upserted ON CONFLICT DO NOTHING
      )
-     INSERT INTO list_members (list_id, person_id) SELECT $2, id FROM upserted ON CONFLICT DO NOTHING`,
+     SELECT id::text FROM upserted`,
     [workspaceId, listId, JSON.stringify(input)],
   );
+  // The page's people (their traits or lists changed): what segments evaluate again.
+  return r.rows.map((x) => x.id);
 }
 
 export interface Progress {

@@ -9,6 +9,8 @@ import { PERSON_STATUSES } from '../../src/domain/people.js';
 import { KEY_ENVIRONMENTS, KEY_TYPES } from '../../src/domain/principals.js';
 import { ROLES } from '../../src/domain/roles.js';
 import { WEBHOOK_DELIVERY_STATES } from '../../src/domain/webhook-events.js';
+import { IMPORT_STATES } from '../../src/domain/lists.js';
+import { SEGMENT_STATES } from '../../src/domain/segments.js';
 
 const DIR = new URL('../../src/store/migrations/', import.meta.url);
 const MIGRATIONS = readdirSync(DIR).map((file) => readFileSync(new URL(file, DIR), 'utf8')).join('\n');
@@ -53,7 +55,7 @@ t.test('status and state columns', async (t) => {
   const beforeEmail = MESSAGE_STATUSES.filter((s) => !(PROVIDER_STATUSES as readonly string[]).includes(s));
   // campaign_runs' first CHECK, replaced by migration 420 when a run became a job ('enrolling' was its running state).
   const runsBeforeJobs = ['enrolling', ...CAMPAIGN_RUN_STATES.filter((s) => !(JOB_STATES as readonly string[]).includes(s))];
-  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, runsBeforeJobs, CAMPAIGN_RUN_STATES, WEBHOOK_DELIVERY_STATES].map(sorted);
+  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, runsBeforeJobs, CAMPAIGN_RUN_STATES, WEBHOOK_DELIVERY_STATES, IMPORT_STATES, SEGMENT_STATES].map(sorted);
   const checks = [...checksOf('status'), ...checksOf('state')].map(sorted);
   t.same(checks.sort(), [...tuples].sort());
 });
