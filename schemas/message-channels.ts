@@ -7,7 +7,7 @@ import { ADDRESS_CHANNELS, ADDRESS_SUPPRESSION_TYPES } from '../src/domain/messa
 import { closed, count, enumOf, isoTime, message, nullableStr, ok, str, uuidText, type RouteResponses } from './response-parts.js';
 
 /** An email address (format email: the rule channels/email/address.ts applies to suppressions too). */
-export const email = { type: 'string', format: 'email', maxLength: 254 } as const;
+const email = { type: 'string', format: 'email', maxLength: 254 } as const;
 const nullable = <S extends Schema>(s: S, description?: string) => ({ ...s, nullable: true as const, ...(description ? { description } : {}) });
 const e164 = { type: 'string', pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +15005550006' } as const;
 

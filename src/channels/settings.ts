@@ -8,7 +8,7 @@ import type { SecretBox } from '../util/sealing.js';
 import { unsubscribeKey } from './email/unsubscribe.js';
 import { DEFAULT_RETRY_POLICY } from '../domain/push-outcome.js';
 
-export type ProviderMode = 'sandbox' | 'live';
+type ProviderMode = 'sandbox' | 'live';
 
 export interface MessagingSettings {
   /** HERALD_PUBLIC_URL without a final slash: the base of unsubscribe links and callback URLs. */

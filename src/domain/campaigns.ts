@@ -56,7 +56,7 @@ export const NODE_FIELDS = { push: CONTENT_FIELDS, email: EMAIL_FIELDS, sms: ['b
  * group needs one of its fields non-empty (its own or its template's). Declared here, beside the
  * node types, so that activation (pure) checks every such channel with one rule.
  */
-export const NODE_REQUIRED: Readonly<Record<AddressChannel, readonly (readonly string[])[]>> = { email: [['subject'], ['html', 'text']], sms: [['body']] };
+const NODE_REQUIRED: Readonly<Record<AddressChannel, readonly (readonly string[])[]>> = { email: [['subject'], ['html', 'text']], sms: [['body']] };
 /** Whether a node is a message on a channel with one address a person (not push, not a delay). */
 export const isAddressNode = (n: { type: string }): n is EmailNode | SmsNode => Object.hasOwn(NODE_REQUIRED, n.type);
 

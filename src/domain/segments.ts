@@ -20,14 +20,14 @@ export const MAX_DEPTH = 10;
 /** Trees with more leaves than this are refused. */
 export const MAX_LEAVES = 200;
 /** The longest `within` window: a year. */
-export const MAX_WITHIN_SECONDS = 366 * 86_400;
+const MAX_WITHIN_SECONDS = 366 * 86_400;
 
-export const COUNT_OPS = ['gte', 'gt', 'lte', 'lt', 'eq'] as const;
-export type CountOp = (typeof COUNT_OPS)[number];
-export const CHANNELS = ['push', 'email', 'sms'] as const;
-export type Reach = (typeof CHANNELS)[number];
+const COUNT_OPS = ['gte', 'gt', 'lte', 'lt', 'eq'] as const;
+type CountOp = (typeof COUNT_OPS)[number];
+const CHANNELS = ['push', 'email', 'sms'] as const;
+type Reach = (typeof CHANNELS)[number];
 
-export interface EventLeaf {
+interface EventLeaf {
   event: { name: string; count: { op: CountOp; value: number }; within?: string };
 }
 export type SegmentNode = { all: SegmentNode[] } | { any: SegmentNode[] } | Condition | EventLeaf | { has_channel: Reach } | { in_list: string };

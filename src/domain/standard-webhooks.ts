@@ -18,7 +18,7 @@ function secretBytes(secret: string): Buffer {
 }
 
 /** The `webhook-signature` header: one `v1,` signature for each secret, in the order given. */
-export function webhookSignature(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+function webhookSignature(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
   const signed = `${id}.${timestampSeconds}.${body}`;
   return secrets.map((s) => `v1,${createHmac('sha256', secretBytes(s)).update(signed).digest('base64')}`).join(' ');
 }

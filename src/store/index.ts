@@ -18,7 +18,6 @@ export { identifyPerson } from './identify-group.js';
 export { answerIdentify, claimIdentify } from './ingest-messages.js';
 export { runMerge, scheduleMerge } from './merges.js';
 export { deletePerson, findPerson, findPersonById, listPeople, peopleByIds, peopleStats, setConsent, unsubscribeByLink, unsubscribeSubject, updateTraits, upsertPerson, type PersonRow } from './people.js';
-export { loadChannelSettings, saveChannelSettings, type StoredSettings } from './channel-settings.js';
 export { personIds } from './person-cache.js';
 export type { StoreLink } from './open.js';
 export { loadPushChannels, savePushChannels, type ApnsCredentials, type FcmCredentials, type PushChannelChanges, type PushChannels } from './push-channels.js';

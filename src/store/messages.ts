@@ -11,10 +11,10 @@ import type { Channel } from '../domain/messages.js';
 const INTERRUPTED = 'Interrupted while sending (the process stopped); not sent again, since the provider may have received it';
 
 /** What a send comes to: its outcome, or (push's scheduled sends) waiting for its time. The providers' reports add `delivered`, `bounced`, `complained` later. */
-export type RecordStatus = 'scheduled' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped' | 'delivered' | 'bounced' | 'complained';
+type RecordStatus = 'scheduled' | 'sent' | 'failed' | 'policy_suppressed' | 'skipped' | 'delivered' | 'bounced' | 'complained';
 
 /** A provider event kept on a message (channels/callbacks.ts). */
-export interface MessageEvent {
+interface MessageEvent {
   type: string;
   at: string;
   details?: Record<string, unknown>;

@@ -32,7 +32,7 @@ const COLUMNS = `s.id, s.workspace_id, s.name, s.conditions, s.state, s.generati
 const COUNT_SQL = { gte: '>=', gt: '>', lte: '<=', lt: '<', eq: '=' } as const;
 
 /** The tree as a boolean SQL expression over `people p` (never NULL). */
-export function segmentWhere(node: SegmentNode, p: Params): string {
+function segmentWhere(node: SegmentNode, p: Params): string {
   if ('all' in node) return `(${node.all.map((n) => segmentWhere(n, p)).join(' AND ')})`;
   if ('any' in node) return `(${node.any.map((n) => segmentWhere(n, p)).join(' OR ')})`;
   if ('event' in node) {

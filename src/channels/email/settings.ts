@@ -25,7 +25,7 @@ export const loadEmailSettings = (q: Queryable, deps: Pick<SettingsDeps, 'settin
   loadChannelSettings<EmailChannel>(q, deps.settings.secrets, workspaceId, NAME, lock);
 
 /** The URL SendGrid, Mailgun and Postmark call back. */
-export const emailCallbackUrl = (publicUrl: string, workspaceId: string): string => `${publicUrl}/webhooks/email/${workspaceId}`;
+const emailCallbackUrl = (publicUrl: string, workspaceId: string): string => `${publicUrl}/webhooks/email/${workspaceId}`;
 
 /** SendGrid hands out its Event Webhook key as base64 DER (SPKI); PEM is accepted too. */
 function sendgridKeyProblem(key: string): string | undefined {
