@@ -118,9 +118,8 @@ export function GroupEditor({ group, set, at, name, fields, lists, depth = 1 }: 
                   </div>
                   <div className="field">
                     <label htmlFor={`${rid}-within`}>{n}: in the last</label>
-                    <input id={`${rid}-within`} value={r.within} onChange={(e) => setRow(j, { ...r, within: e.target.value })} placeholder="30d" aria-describedby={`${rid}-hint`} />
+                    <input id={`${rid}-within`} value={r.within} onChange={(e) => setRow(j, { ...r, within: e.target.value })} placeholder="ever" aria-describedby={`${rid}-hint`} />
                   </div>
-                  <small id={`${rid}-hint`} className="muted hint">A window such as 30d, 12h or 45m (at most 366 days); empty: ever.</small>
                 </>
               )}
               {r.kind === 'channel' && (
@@ -148,6 +147,7 @@ export function GroupEditor({ group, set, at, name, fields, lists, depth = 1 }: 
                 </fieldset>
               )}
               <button type="button" className="danger" onClick={() => set({ ...group, rows: group.rows.filter((_, k) => k !== j) })} aria-label={`Remove ${n.toLowerCase()}`}>Remove</button>
+              {r.kind === 'event' && <small id={`${rid}-hint`} className="muted hint">A window such as 30d, 12h or 45m (at most 366 days); empty: ever.</small>}
               {rowErr.map((m) => <small key={m} className="error">{m}</small>)}
             </li>
           );

@@ -26,7 +26,7 @@ export function AudienceSection({ workspaceId, eventTriggered, match, setMatch, 
     <section aria-labelledby="audience">
       <h2 id="audience">Audience</h2>
       <p className="muted">
-        {eventTriggered ? 'Who of the people performing the event may enter. ' : ''}No condition: everyone in the workspace.
+        {eventTriggered ? 'Who of the people performing the event may enter. ' : ''}{segmentId === null ? 'No condition: everyone in the workspace.' : "The segment's members, kept as people change."}
       </p>
       <fieldset>
         <legend>Who</legend>
