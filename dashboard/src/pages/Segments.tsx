@@ -121,7 +121,7 @@ export function SegmentPage({ workspaceId, segmentId }: { workspaceId: string; s
               {r.data.segment.computed_at && <> · computed {when(r.data.segment.computed_at)}</>}
             </p>
             <Members workspaceId={workspaceId} segment={r.data.segment} />
-            <Edit key={r.data.segment.updated_at} workspaceId={workspaceId} segment={r.data.segment} onSaved={retry} />
+            <Edit workspaceId={workspaceId} segment={r.data.segment} onSaved={retry} />
             <Delete workspaceId={workspaceId} segment={r.data.segment} />
           </>
         )}

@@ -21,15 +21,15 @@ export interface Group {
   conds: Cond[];
   rows: Row[];
 }
-type Node = Record<string, unknown>;
+type TreeNode = Record<string, unknown>;
 
 export const emptyGroup = (): Group => ({ match: 'all', conds: [], rows: [] });
 
-export function toTree(g: Group): Node {
+export function toTree(g: Group): TreeNode {
   return { [g.match]: [...g.conds.map(toCondition), ...g.rows.map(toNode)] };
 }
 
-function toNode(r: Row): Node {
+function toNode(r: Row): TreeNode {
   switch (r.kind) {
     case 'group': return toTree(r.group);
     case 'channel': return { has_channel: r.channel };
@@ -41,7 +41,7 @@ function toNode(r: Row): Node {
   }
 }
 
-const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNode = (v: unknown): v is TreeNode => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function fromTree(raw: unknown): Group {
   const t = isNode(raw) ? raw : {};
