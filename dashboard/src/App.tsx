@@ -17,6 +17,7 @@ import { Campaigns } from './pages/Campaigns';
 import { Webhooks } from './pages/Webhooks';
 import { List, Lists } from './pages/Lists';
 import { Topics } from './pages/Topics';
+import { SegmentPage, Segments } from './pages/Segments';
 
 // The campaign builder and the template editor are loaded when first opened (the initial
 // JavaScript stays small).
@@ -118,6 +119,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     if (page === 'templates') return <Templates workspaceId={workspaceId} templateId={id} />;
     if (page === 'people') return <Person workspaceId={workspaceId} personId={id} />;
     if (page === 'lists') return <List workspaceId={workspaceId} listId={id} />;
+    if (page === 'segments') return <SegmentPage workspaceId={workspaceId} segmentId={id} />;
     return null;
   }
   switch (page) {
@@ -133,6 +135,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     case 'suppressions': return <Suppressions workspaceId={workspaceId} />;
     case 'lists': return <Lists workspaceId={workspaceId} />;
     case 'topics': return <Topics workspaceId={workspaceId} />;
+    case 'segments': return <Segments workspaceId={workspaceId} />;
     default: return null;
   }
 }

@@ -63,6 +63,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   const [trigger, setTrigger] = useState<TriggerDraft>(() => triggerDraft(initial?.trigger_config ?? {}));
   const [match, setMatch] = useState<'all' | 'any'>(initial?.audience_config.match === 'any' ? 'any' : 'all');
   const [audience, setAudience] = useState<Cond[]>(() => (Array.isArray(initial?.audience_config.filters) ? initial.audience_config.filters.map(fromCondition) : []));
+  const [segmentId, setSegmentId] = useState<string | null>(typeof initial?.audience_config.segment_id === 'string' ? initial.audience_config.segment_id : null);
   const [nodes, setNodes] = useState<WorkflowNode[]>(() => (initial?.workflow_definition.nodes as WorkflowNode[] | undefined) ?? [{ id: 'push-1', type: 'push' }]);
   // A refusal names the steps as they were sent.
   const { busy, done, error, fields, submit } = useSubmit((i) => (nodes[i] ? stepName(nodes[i], i) : `Step ${i + 1}`));
@@ -73,7 +74,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   const body = () => ({
     name: name.trim(),
     trigger_config: triggerConfig(type, trigger, initial?.trigger_config ?? {}) as never,
-    audience_config: (audience.length > 0 ? { match, filters: audience.map(toCondition) } : {}) as never,
+    audience_config: (segmentId !== null ? { segment_id: segmentId } : audience.length > 0 ? { match, filters: audience.map(toCondition) } : {}) as never,
     workflow_definition: { nodes: nodes.map(cleanNode) as never },
   });
   const warnings = useMemo(() => warningsOf(nodes, templates), [nodes, templates]);
@@ -121,7 +122,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
       >
         <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required error={fields.name} />
         <TriggerSection workspaceId={workspaceId} campaign={campaign} type={type} setType={setType} d={trigger} set={t} fields={fields} />
-        <AudienceSection workspaceId={workspaceId} eventTriggered={type === 'event'} match={match} setMatch={setMatch} conds={audience} setConds={setAudience} fields={fields} />
+        <AudienceSection workspaceId={workspaceId} eventTriggered={type === 'event'} match={match} setMatch={setMatch} conds={audience} setConds={setAudience} segmentId={segmentId} setSegmentId={setSegmentId} fields={fields} />
         <section aria-labelledby="workflow">
           <h2 id="workflow">Workflow</h2>
           <Workflow

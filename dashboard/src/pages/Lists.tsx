@@ -22,7 +22,7 @@ export function Lists({ workspaceId }: { workspaceId: string }) {
     <>
       <h1 tabIndex={-1}>Lists</h1>
       {/* Linked from here rather than the header, which holds one row at 1280 px. */}
-      <p>What people may choose to receive, and their preference page: <Link to={`/w/${workspaceId}/topics`}>Topics</Link>.</p>
+      <p>What people may choose to receive, and their preference page: <Link to={`/w/${workspaceId}/topics`}>Topics</Link>. People kept by their conditions: <Link to={`/w/${workspaceId}/segments`}>Segments</Link>.</p>
       <Loaded load={load} retry={retry} what="lists">
         {(r) =>
           r.lists.length === 0 ? (

@@ -27,6 +27,8 @@ export function People({ workspaceId }: { workspaceId: string }) {
   return (
     <>
       <h1 tabIndex={-1}>People</h1>
+      {/* Linked from here rather than the header, which holds one row at 1280 px. */}
+      <p>People kept by their conditions, for campaigns to target: <Link to={`/w/${workspaceId}/segments`}>Segments</Link>.</p>
       <Loaded load={stats} retry={retryStats} what="people counts">
         {(s) => (
           <ul className="stats" aria-label="People by status">

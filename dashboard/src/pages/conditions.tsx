@@ -73,24 +73,26 @@ const blankCond = (field = ''): Cond => ({ field, operator: 'eq', text: '', coun
 /**
  * The rows of conditions at `at` (the API's field name, e.g. `audience_config.filters`), with
  * add and remove. `eventFields`: `parameters.*` can be read (an event trigger's filters).
+ * `valuesOnly`: no count operators, and no line when empty (a segment group, whose event counts
+ * and other conditions are rows of their own beside these).
  */
-export function Conditions({ conds, set, at, fields, eventFields, label }: {
+export function Conditions({ conds, set, at, fields, eventFields, label, valuesOnly = false }: {
   conds: Cond[];
   set: (c: Cond[]) => void;
   at: string;
   fields: Record<string, string>;
   eventFields: boolean;
   label: string;
+  valuesOnly?: boolean;
 }) {
   const change = (i: number, patch: Partial<Cond>) => set(conds.map((c, j) => (j === i ? { ...c, ...patch } : c)));
-  const fieldHint = eventFields
-    ? 'parameters.<path> (the event), traits.<path>, person.email|phone|status|timezone|locale; for a count, the event name'
-    : 'traits.<path>, person.email|phone|status|timezone|locale; for a count, the event name';
+  const countHint = valuesOnly ? '' : '; for a count, the event name';
+  const fieldHint = `${eventFields ? 'parameters.<path> (the event), ' : ''}traits.<path>, person.email|phone|status|timezone|locale${countHint}`;
   const all = fieldError(fields, at);
   return (
     <div className="conditions">
       {all && <p className="error">{all}</p>}
-      {conds.length === 0 && <p className="muted">No conditions.</p>}
+      {conds.length === 0 && !valuesOnly && <p className="muted">No conditions.</p>}
       <ol className="plain">
         {conds.map((c, i) => {
           const here = `${at}.${i}`;
@@ -111,9 +113,11 @@ export function Conditions({ conds, set, at, fields, eventFields, label }: {
                   <optgroup label="Compare a value">
                     {VALUE_OPERATORS.map((o) => <option key={o} value={o}>{OPERATOR_LABEL[o]}</option>)}
                   </optgroup>
-                  <optgroup label="Count of an event">
-                    {COUNT_OPERATORS.map((o) => <option key={o} value={o}>{OPERATOR_LABEL[o]}</option>)}
-                  </optgroup>
+                  {!valuesOnly && (
+                    <optgroup label="Count of an event">
+                      {COUNT_OPERATORS.map((o) => <option key={o} value={o}>{OPERATOR_LABEL[o]}</option>)}
+                    </optgroup>
+                  )}
                 </select>
                 {err('operator') && <small className="error">{err('operator')}</small>}
               </div>
