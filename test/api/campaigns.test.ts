@@ -22,7 +22,7 @@ const pushStats = (runs: { enrolled: number; triggered: number; last_triggered_a
   ...runs,
   ...COUNTERS,
   ...push,
-  by_channel: { push: { ...COUNTERS, ...push }, email: COUNTERS, sms: COUNTERS },
+  by_channel: { push: { ...COUNTERS, ...push }, email: COUNTERS, sms: COUNTERS, webhook: COUNTERS },
 });
 const future = (days = 7) => new Date(Date.now() + days * 86_400_000).toISOString();
 const past = () => new Date(Date.now() - 60_000).toISOString();
