@@ -24,10 +24,14 @@ export const emailContent = {
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
 } as const;
 
-/** The workflow: push, email, sms, webhook and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+const nodeId = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$' } as const;
+/**
+ * The workflow: push, email, sms, webhook and delay nodes, run in order, or a journey whose nodes
+ * name what follows (next; split, random_split and exit). Other keys on a node are kept (e.g. a dashboard's layout).
+ */
 const node = object(
   {
-    id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
+    id: { ...nodeId, description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
     type: { type: 'string', enum: NODE_TYPES },
     ...emailContent,
     ...pushContent,
@@ -38,6 +42,16 @@ const node = object(
     method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'], description: 'webhook: the HTTP method (POST)' },
     headers: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 1000 }, description: 'webhook: headers sent as written (the Standard Webhooks headers are added)' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
+    next: { ...nodeId, description: 'Any node but split, random_split and exit: the id of the node that follows (without it, the node after this one in the list; none: the journey ends)' },
+    condition: { type: 'object', description: 'split (required there): a condition {field, operator, value} or an audience {filters, match} or {segment_id}, evaluated for the person when they reach the node' },
+    yes: { ...nodeId, description: 'split: the node the person goes to when the condition holds' },
+    no: { ...nodeId, description: 'split: the node the person goes to when it does not' },
+    branches: {
+      type: 'array',
+      maxItems: 20,
+      items: object({ weight: { type: 'number', description: 'above 0; the share is weight / the sum of weights' }, next: nodeId }, ['weight', 'next']),
+      description: 'random_split (required there, at least two): each enrolment takes one branch by weight, chosen from its id (the same if the step runs again)',
+    },
   },
   ['id', 'type'],
 );

@@ -46,7 +46,9 @@ import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
 import { recordInterrupted } from '../store/messages.js';
-import { templateIdsOf, type MessageNode, type Workflow } from '../domain/campaigns.js';
+import { splitAudience, templateIdsOf, type MessageNode, type RandomSplitNode, type SplitNode, type Workflow } from '../domain/campaigns.js';
+import { nextNode, pickBranch } from '../domain/journeys.js';
+import { matchingPeople } from '../store/audience.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { SEND_CONCURRENCY, WORKSPACE_SHARE } from '../channels/push/engine.js';
@@ -131,9 +133,36 @@ export class Executor {
     if (workflow.nodes.length === 0) return moveOn(this.db, ids, null);
     if (index < 0) return stopEnrolments(this.db, ids);
     const node = workflow.nodes[index]!;
-    const next = workflow.nodes[index + 1]?.id ?? null;
-    if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    await this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    const next = nextNode(workflow.nodes, index);
+    switch (node.type) {
+      case 'delay':
+        return moveOn(this.db, ids, next, node.minutes);
+      case 'exit':
+        return moveOn(this.db, ids, null);
+      case 'split':
+        return this.split(workspaceId, node, enrolments);
+      case 'random_split':
+        return this.randomSplit(node, enrolments);
+      default:
+        return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    }
+  }
+
+  /** A split: the page's people evaluated now, in one statement, each enrolment moved to `yes` or `no`. */
+  private async split(workspaceId: string, node: SplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
+    const yes = await matchingPeople(this.db, workspaceId, splitAudience(node), [...new Set(enrolments.map((e) => e.person_id))]);
+    await this.db.tx(async (q) => {
+      await moveOn(q, enrolments.filter((e) => yes.has(e.person_id)).map((e) => e.id), node.yes);
+      await moveOn(q, enrolments.filter((e) => !yes.has(e.person_id)).map((e) => e.id), node.no);
+    });
+  }
+
+  /** A random split: each enrolment to the branch its id's hash picks by weight (the same if claimed again). */
+  private async randomSplit(node: RandomSplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
+    const byBranch = groupBy(enrolments, (e) => pickBranch(e.id, node.id, node.branches)?.next ?? '');
+    await this.db.tx(async (q) => {
+      for (const [next, group] of byBranch) await moveOn(q, group.map((e) => e.id), next === '' ? null : next);
+    });
   }
 
   /**
