@@ -70,6 +70,7 @@ export const campaignCreate = object(
     trigger_config: triggerConfig,
     audience_config: audienceConfig,
     workflow_definition: workflowDefinition,
+    holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
     template_id: { ...uuid, description: 'A message template of the workspace: without workflow_definition the campaign gets one push node using it; with one, its push nodes that name no template use it' },
   },
   ['name', 'trigger_type', 'trigger_config'],
@@ -81,6 +82,7 @@ export const campaignUpdate = object({
   trigger_config: triggerConfig,
   audience_config: audienceConfig,
   workflow_definition: workflowDefinition,
+holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
   status: { type: 'string', enum: [...SETTABLE_STATUSES] },
 });
 
@@ -150,6 +152,7 @@ const campaignFields: Record<string, Schema> = {
     audience_config: freeObject,
     workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
     template_id: uuidText,
+    holdout_percent: { ...count, description: 'The share of enrolments held out (percent)' },
     created_at: isoTime,
     updated_at: isoTime,
 };
@@ -175,6 +178,7 @@ const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'ski
 export const campaignStats = closed({
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
+  held_out: { ...count, description: 'Enrolments held out (holdout_percent): sent nothing' },
   ...messageCounters,
   by_channel: closed(Object.fromEntries(CHANNELS.map((c) => [c, closed(messageCounters)]))),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },

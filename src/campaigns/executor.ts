@@ -40,14 +40,14 @@
 // provider; a page is recorded as soon as its own sends end, not with the others.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
-import { ENROLMENT_JOBS, moveOn, SHARED_ENROLMENT_JOBS, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
+import { ENROLMENT_JOBS, holdOut, moveOn, SHARED_ENROLMENT_JOBS, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
 import { giveBack, type JobTable } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
 import { recordInterrupted } from '../store/messages.js';
 import { splitAudience, templateIdsOf, type MessageNode, type RandomSplitNode, type SplitNode, type Workflow } from '../domain/campaigns.js';
-import { nextNode, pickBranch } from '../domain/journeys.js';
+import { heldOut, nextNode, pickBranch } from '../domain/journeys.js';
 import { matchingPeople } from '../store/audience.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
@@ -117,7 +117,13 @@ export class Executor {
       if (!campaign) continue; // deleted since the claim, its enrolments with it
       try {
         if (campaign.status === 'archived' || campaign.status === 'failed') await stopEnrolments(this.db, enrolments.map((e) => e.id));
-        else await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
+        else {
+          // The holdout is decided as a journey starts, from the enrolment id: the same if claimed again.
+          const held = enrolments.filter((e) => e.next_node === null && heldOut(e.id, campaign.holdout_percent));
+          await holdOut(this.db, held.map((e) => e.id));
+          const going = held.length === 0 ? enrolments : enrolments.filter((e) => !held.includes(e));
+          if (going.length > 0) await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, going, people);
+        }
       } catch (err) {
         // Given back: claimed again, the node records the sends the engine did not as interrupted.
         logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });

@@ -184,3 +184,17 @@ const MOVE_ON = prepared(
 export async function stopEnrolments(q: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = ${E.stopped}, claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`, [ids]);
 }
+
+/**
+ * Holds the claimed enrolments out of their campaign (holdout_percent): they end `held_out`, sent
+ * nothing, and the same statement counts them in the campaign's enrolment counters (migration 510).
+ */
+export async function holdOut(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await q.query(HOLD_OUT, [ids]);
+}
+
+const HOLD_OUT = `WITH h AS (
+    UPDATE campaign_enrolments SET state = ${E.held_out}, claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = ${E.running} RETURNING campaign_id)
+  INSERT INTO enrolment_counters AS c (campaign_id, slot, enrolled, triggered, held_out)
+  SELECT campaign_id, pg_backend_pid(), 0, 0, count(*) FROM h GROUP BY campaign_id ORDER BY campaign_id
+  ON CONFLICT (campaign_id, slot) DO UPDATE SET held_out = c.held_out + excluded.held_out`;

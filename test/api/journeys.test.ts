@@ -129,3 +129,24 @@ t.test('activation refuses cycles, unreachable nodes and dangling ids, naming th
   const weights = await refused([{ id: 'r', type: 'random_split', branches: [{ weight: 0, next: 'p' }, { weight: 1, next: 'p' }] }, { id: 'p', type: 'push', title: 'P' }]);
   t.match(weights, [{ field: 'workflow_definition.nodes.0.branches.0.weight' }]);
 });
+
+t.test('holdout_percent: that share of enrolments is held out, sent nothing, and counted', async (t) => {
+  const k = await workspace(Array.from({ length: 200 }, (_, i) => ({ userId: `h${i}` })));
+  const id = await create(k.ws, [{ id: 'p', type: 'push', title: 'Hi' }]);
+  const tooMany = await s.req('PUT', `/campaigns/${id}`, { ...hdr(k.ws), body: { holdout_percent: 51 } });
+  t.equal(tooMany.status, 400, 'at most 50');
+  const set = await s.req('PUT', `/campaigns/${id}`, { ...hdr(k.ws), body: { holdout_percent: 30, status: 'active' } });
+  t.equal(set.status, 200, set.text);
+  t.equal(set.body.data.campaign.holdout_percent, 30);
+  const f = await s.req('POST', `/campaigns/${id}/trigger`, { token: k.trigger, body: { workspace_id: k.ws.id } });
+  t.equal(f.status, 202, f.text);
+  const stats = await until(async () => {
+    const r = await s.req('GET', `/campaigns/${id}`, hdr(k.ws));
+    const st = r.body.data.stats as { held_out: number; skipped: number; sent: number; failed: number };
+    return st.held_out + st.skipped + st.sent + st.failed >= 200 ? st : undefined;
+  });
+  t.ok(stats.held_out >= 40 && stats.held_out <= 80, `about 30% held out: ${stats.held_out} of 200`);
+  const m = await s.req('GET', `/workspaces/${k.ws.id}/campaigns/${id}/messages?limit=50`, { token: k.ws.token });
+  t.equal(stats.held_out + stats.skipped + stats.sent + stats.failed, 200, 'every enrolment either held out or messaged, once');
+  t.ok((m.body.messages as unknown[]).length > 0, 'the others were messaged');
+});
