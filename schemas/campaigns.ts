@@ -152,7 +152,7 @@ const campaignFields: Record<string, Schema> = {
     audience_config: freeObject,
     workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
     template_id: uuidText,
-    holdout_percent: { ...count, description: 'The share of enrolments held out (percent)' },
+    holdout_percent: { ...count, description: 'The share of enrolments held out (percent); only when above 0' },
     created_at: isoTime,
     updated_at: isoTime,
 };
@@ -175,14 +175,21 @@ const listedCampaign = closed(
 /** `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
 const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
 /** A campaign's stats (README, Routes). */
-export const campaignStats = closed({
+const campaignStatsFields: Record<string, Schema> = {
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
-  held_out: { ...count, description: 'Enrolments held out (holdout_percent): sent nothing' },
+  held_out: { ...count, description: 'Enrolments held out (holdout_percent): sent nothing; only on a campaign that holds out, or did' },
   ...messageCounters,
   by_channel: closed(Object.fromEntries(CHANNELS.map((c) => [c, closed(messageCounters)]))),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
-});
+};
+export const campaignStats = closed(campaignStatsFields, Object.keys(campaignStatsFields).filter((k) => k !== 'held_out'));
+/** A journey's per-node stats, by node id (docs/campaigns-runtime.md, Journeys). */
+export const nodeStats = {
+  type: 'object',
+  description: 'Only for a journey (a workflow naming next, or with a split, random_split or exit): per node id, entered, completed, and for a split or random_split took (per next node id)',
+  additionalProperties: closed({ entered: count, completed: count, took: { type: 'object', additionalProperties: count } }, ['entered', 'completed']),
+} as const;
 /** A message template (docs/channels.md). */
 export const messageTemplate = closed({
   id: uuidText,
@@ -258,7 +265,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound },
   },
   'GET /campaigns/{campaignId}': {
-    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },
+    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, nodes: nodeStats, message: str }, ['campaign', 'stats', 'message']) }) },
     errors: { 404: campaignNotFound },
   },
   'PUT /campaigns/{campaignId}': {

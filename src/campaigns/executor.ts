@@ -136,21 +136,21 @@ export class Executor {
     const ids = enrolments.map((e) => e.id);
     const index = workflow.nodes.findIndex((n) => n.id === nodeId);
     // An empty workflow ends at once; a node removed from the workflow since stops its enrolments.
-    if (workflow.nodes.length === 0) return moveOn(this.db, ids, null);
+    if (workflow.nodes.length === 0) return moveOn(this.db, ids, null, null);
     if (index < 0) return stopEnrolments(this.db, ids);
     const node = workflow.nodes[index]!;
     const next = nextNode(workflow.nodes, index);
     switch (node.type) {
       case 'delay':
-        return moveOn(this.db, ids, next, node.minutes);
+        return moveOn(this.db, ids, node.id, next, node.minutes);
       case 'exit':
-        return moveOn(this.db, ids, null);
+        return moveOn(this.db, ids, node.id, null);
       case 'split':
         return this.split(workspaceId, node, enrolments);
       case 'random_split':
         return this.randomSplit(node, enrolments);
       default:
-        return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+        return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, node.id, next));
     }
   }
 
@@ -158,8 +158,8 @@ export class Executor {
   private async split(workspaceId: string, node: SplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
     const yes = await matchingPeople(this.db, workspaceId, splitAudience(node), [...new Set(enrolments.map((e) => e.person_id))]);
     await this.db.tx(async (q) => {
-      await moveOn(q, enrolments.filter((e) => yes.has(e.person_id)).map((e) => e.id), node.yes);
-      await moveOn(q, enrolments.filter((e) => !yes.has(e.person_id)).map((e) => e.id), node.no);
+      await moveOn(q, enrolments.filter((e) => yes.has(e.person_id)).map((e) => e.id), node.id, node.yes);
+      await moveOn(q, enrolments.filter((e) => !yes.has(e.person_id)).map((e) => e.id), node.id, node.no);
     });
   }
 
@@ -167,7 +167,7 @@ export class Executor {
   private async randomSplit(node: RandomSplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
     const byBranch = groupBy(enrolments, (e) => pickBranch(e.id, node.id, node.branches)?.next ?? '');
     await this.db.tx(async (q) => {
-      for (const [next, group] of byBranch) await moveOn(q, group.map((e) => e.id), next === '' ? null : next);
+      for (const [next, group] of byBranch) await moveOn(q, group.map((e) => e.id), node.id, next === '' ? null : next);
     });
   }
 

@@ -150,3 +150,35 @@ export function pickBranch(enrolmentId: string, nodeId: string, branches: readon
 
 /** Whether an enrolment is held out of a campaign holding out `percent` (0–50) of its enrolments. */
 export const heldOut = (enrolmentId: string, percent: number): boolean => percent > 0 && unitHash(enrolmentId, 'holdout') * 100 < percent;
+
+/** Whether a workflow is a journey rather than a list: a node names what follows, or branches. */
+export const isJourney = (nodes: readonly GraphNode[]): boolean => nodes.some((n) => n.next !== undefined || BRANCHING.has(n.type));
+
+export interface NodeStats {
+  entered: number;
+  completed: number;
+  /** A split's or random split's enrolments per branch (the next node's id). */
+  took?: Record<string, number>;
+}
+
+/**
+ * Per-node stats from the counts along each edge (from a node to the next, '' the end): a
+ * node's completed is its out-edges, its entered its in-edges (the first node's: `started`, the
+ * enrolments not held out), a branching node's took its out-edges by next node.
+ */
+export function nodeStats(nodes: readonly GraphNode[], edges: readonly { from_node: string; to_node: string; n: number }[], started: number): Record<string, NodeStats> {
+  const out: Record<string, NodeStats> = {};
+  nodes.forEach((n, i) => {
+    out[n.id] = { entered: i === 0 ? started : 0, completed: 0, ...(n.type === 'split' || n.type === 'random_split' ? { took: {} } : {}) };
+  });
+  for (const e of edges) {
+    const from = out[e.from_node];
+    if (from) {
+      from.completed += e.n;
+      if (from.took && e.to_node !== '') from.took[e.to_node] = (from.took[e.to_node] ?? 0) + e.n;
+    }
+    const to = out[e.to_node];
+    if (to && e.to_node !== nodes[0]?.id) to.entered += e.n;
+  }
+  return out;
+}

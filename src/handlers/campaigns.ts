@@ -16,6 +16,8 @@ import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
 import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, glanceStats, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 import { findSegment } from '../store/segments.js';
+import { journeyEdges } from '../store/enrolments.js';
+import { isJourney, nodeStats } from '../domain/journeys.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
@@ -32,7 +34,8 @@ function present(c: CampaignRow) {
     trigger_config: c.trigger_config,
     audience_config: c.audience_config,
     workflow_definition: c.workflow_definition,
-    holdout_percent: c.holdout_percent,
+    // Only on a campaign that holds out: the others read as before journeys.
+    ...(c.holdout_percent === 0 ? {} : { holdout_percent: c.holdout_percent }),
     ...(c.template_id === null ? {} : { template_id: c.template_id }),
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),
@@ -106,8 +109,12 @@ const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, campaign.id);
   // The message counters, all channels together and per channel (docs/channels.md).
-  const stats = { enrolled: st.enrolled, triggered: st.triggered, held_out: st.held_out, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
-  return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
+  const heldOut = campaign.holdout_percent > 0 || st.held_out > 0 ? { held_out: st.held_out } : {};
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...heldOut, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
+  // A journey's per-node stats, from the edge counters the executor keeps.
+  const nodes = campaign.workflow_definition.nodes;
+  const perNode = isJourney(nodes) ? { nodes: nodeStats(nodes, await journeyEdges(ctx.db, campaign.id), st.enrolled - st.held_out) } : {};
+  return json(200, { success: true, data: { campaign: present(campaign), stats, ...perNode, message: 'Campaign retrieved' } });
 };
 
 const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {

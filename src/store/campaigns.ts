@@ -81,7 +81,7 @@ export async function saveCampaign(q: Queryable, id: string, c: CampaignFields):
 
 /** Deletes the campaign with its enrolments (cascade) and their counters; the messages attributed to it stay. */
 export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
-  await q.query(`WITH counters AS (${DELETE_COUNTERS}) DELETE FROM campaigns WHERE id = $1`, [id]);
+  await q.query(`WITH counters AS (${DELETE_COUNTERS}), edges AS (DELETE FROM journey_edges WHERE campaign_id = $1) DELETE FROM campaigns WHERE id = $1`, [id]);
 }
 
 /** Names of the workspace's live campaigns whose audience is the segment. */

@@ -67,7 +67,7 @@ t.test('a split sends push on yes and email on no, evaluating each person when t
     { userId: 'bob', email: 'bob@example.com', traits: { plan: 'free' } },
     { userId: 'cat', email: 'cat@example.com' },
   ]);
-  const { messages } = await run(k, [
+  const { id, messages } = await run(k, [
     { id: 'plan', type: 'split', condition: { field: 'traits.plan', operator: 'eq', value: 'pro' }, yes: 'thanks', no: 'upsell' },
     { id: 'thanks', type: 'push', title: 'Thanks, pro', next: 'done' },
     { id: 'upsell', type: 'email', subject: 'Go pro', text: 'Upgrade today' },
@@ -78,6 +78,21 @@ t.test('a split sends push on yes and email on no, evaluating each person when t
   t.match(by.get('ann'), { channel: 'push' }, 'yes: the push node');
   t.match(by.get('bob'), { channel: 'email' }, 'no: the email node');
   t.match(by.get('cat'), { channel: 'email' }, 'a missing trait is a no');
+  // Per-node stats: once the exit has run, every node's counts are in.
+  const nodes = await until(async () => {
+    const r = await s.req('GET', `/campaigns/${id}`, hdr(k.ws));
+    const n = r.body.data.nodes as Record<string, { entered: number; completed: number; took?: Record<string, number> }> | undefined;
+    return n?.done?.completed === 3 ? n : undefined;
+  });
+  t.same(nodes, {
+    plan: { entered: 3, completed: 3, took: { thanks: 1, upsell: 2 } },
+    thanks: { entered: 1, completed: 1 },
+    upsell: { entered: 2, completed: 2 },
+    done: { entered: 3, completed: 3 }, // upsell names no next: the node after it in the list
+  }, 'entered, completed and the split\'s took per branch');
+  const list = await s.req('POST', '/campaigns', { ...hdr(k.ws), body: { name: 'List', trigger_type: 'webhook', trigger_config: {}, workflow_definition: { nodes: [{ id: 'p', type: 'push', title: 'Hi' }] } } });
+  const plain = await s.req('GET', `/campaigns/${list.body.data.campaign.id as string}`, hdr(k.ws));
+  t.notOk('nodes' in plain.body.data, 'a list workflow reads as before');
 });
 
 t.test('an exit ends the journey: the node after it in the list is not run', async (t) => {
