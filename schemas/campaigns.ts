@@ -185,7 +185,7 @@ const campaignStatsFields: Record<string, Schema> = {
 };
 export const campaignStats = closed(campaignStatsFields, Object.keys(campaignStatsFields).filter((k) => k !== 'held_out'));
 /** A journey's per-node stats, by node id (docs/campaigns-runtime.md, Journeys). */
-export const nodeStats = {
+const nodeStats = {
   type: 'object',
   description: 'Only for a journey (a workflow naming next, or with a split, random_split or exit): per node id, entered, completed, and for a split or random_split took (per next node id)',
   additionalProperties: closed({ entered: count, completed: count, took: { type: 'object', additionalProperties: count } }, ['entered', 'completed']),

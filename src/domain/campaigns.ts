@@ -97,7 +97,7 @@ export interface RandomSplitNode {
   branches: Branch[];
 }
 /** Ends the journey. */
-export interface ExitNode {
+interface ExitNode {
   id: string;
   type: 'exit';
 }

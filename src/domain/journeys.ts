@@ -132,7 +132,7 @@ function firstCycle(nodes: readonly GraphNode[], index: ReadonlyMap<string, numb
 }
 
 /** A number in [0, 1) from an enrolment id and a salt: the same every time, spread evenly. */
-export function unitHash(enrolmentId: string, salt: string): number {
+function unitHash(enrolmentId: string, salt: string): number {
   return createHash('sha256').update(`${salt}/${enrolmentId}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
