@@ -24,10 +24,14 @@ export const emailContent = {
   preheader: { type: 'string', maxLength: 255, description: 'email: the preview text' },
 } as const;
 
-/** The workflow: push, email, sms, webhook and delay nodes, run in order. Other keys on a node are kept (e.g. a dashboard's layout). */
+const nodeId = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$' } as const;
+/**
+ * The workflow: push, email, sms, webhook and delay nodes, run in order, or a journey whose nodes
+ * name what follows (next; split, random_split and exit). Other keys on a node are kept (e.g. a dashboard's layout).
+ */
 const node = object(
   {
-    id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$', description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
+    id: { ...nodeId, description: 'Unique in the workflow; 1 to 100 of A-Z a-z 0-9 _ . : - (it appears in the node-messages path)' },
     type: { type: 'string', enum: NODE_TYPES },
     ...emailContent,
     ...pushContent,
@@ -38,6 +42,16 @@ const node = object(
     method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'], description: 'webhook: the HTTP method (POST)' },
     headers: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 1000 }, description: 'webhook: headers sent as written (the Standard Webhooks headers are added)' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
+    next: { ...nodeId, description: 'Any node but split, random_split and exit: the id of the node that follows (without it, the node after this one in the list; none: the journey ends)' },
+    condition: { type: 'object', description: 'split (required there): a condition {field, operator, value} or an audience {filters, match} or {segment_id}, evaluated for the person when they reach the node' },
+    yes: { ...nodeId, description: 'split: the node the person goes to when the condition holds' },
+    no: { ...nodeId, description: 'split: the node the person goes to when it does not' },
+    branches: {
+      type: 'array',
+      maxItems: 20,
+      items: object({ weight: { type: 'number', description: 'above 0; the share is weight / the sum of weights' }, next: nodeId }, ['weight', 'next']),
+      description: 'random_split (required there, at least two): each enrolment takes one branch by weight, chosen from its id (the same if the step runs again)',
+    },
   },
   ['id', 'type'],
 );
@@ -56,6 +70,7 @@ export const campaignCreate = object(
     trigger_config: triggerConfig,
     audience_config: audienceConfig,
     workflow_definition: workflowDefinition,
+    holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
     template_id: { ...uuid, description: 'A message template of the workspace: without workflow_definition the campaign gets one push node using it; with one, its push nodes that name no template use it' },
   },
   ['name', 'trigger_type', 'trigger_config'],
@@ -67,6 +82,7 @@ export const campaignUpdate = object({
   trigger_config: triggerConfig,
   audience_config: audienceConfig,
   workflow_definition: workflowDefinition,
+holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
   status: { type: 'string', enum: [...SETTABLE_STATUSES] },
 });
 
@@ -136,6 +152,7 @@ const campaignFields: Record<string, Schema> = {
     audience_config: freeObject,
     workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
     template_id: uuidText,
+    holdout_percent: { ...count, description: 'The share of enrolments held out (percent); only when above 0' },
     created_at: isoTime,
     updated_at: isoTime,
 };
@@ -158,13 +175,21 @@ const listedCampaign = closed(
 /** `sent` counts every message that went to a provider; opened and clicked, messages with such an event. */
 const messageCounters: Record<string, Schema> = Object.fromEntries(['sent', 'skipped', 'policy_suppressed', 'failed', 'delivered', 'bounced', 'complained', 'opened', 'clicked'].map((c) => [c, count]));
 /** A campaign's stats (README, Routes). */
-export const campaignStats = closed({
+const campaignStatsFields: Record<string, Schema> = {
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
+  held_out: { ...count, description: 'Enrolments held out (holdout_percent): sent nothing; only on a campaign that holds out, or did' },
   ...messageCounters,
   by_channel: closed(Object.fromEntries(CHANNELS.map((c) => [c, closed(messageCounters)]))),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
-});
+};
+export const campaignStats = closed(campaignStatsFields, Object.keys(campaignStatsFields).filter((k) => k !== 'held_out'));
+/** A journey's per-node stats, by node id (docs/campaigns-runtime.md, Journeys). */
+const nodeStats = {
+  type: 'object',
+  description: 'Only for a journey (a workflow naming next, or with a split, random_split or exit): per node id, entered, completed, and for a split or random_split took (per next node id)',
+  additionalProperties: closed({ entered: count, completed: count, took: { type: 'object', additionalProperties: count } }, ['entered', 'completed']),
+} as const;
 /** A message template (docs/channels.md). */
 export const messageTemplate = closed({
   id: uuidText,
@@ -240,7 +265,7 @@ export const campaignResponses: Record<string, RouteResponses> = {
     errors: { 404: campaignNotFound },
   },
   'GET /campaigns/{campaignId}': {
-    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, message: str }) }) },
+    success: { 200: ok('The campaign and its stats', { data: closed({ campaign, stats: campaignStats, nodes: nodeStats, message: str }, ['campaign', 'stats', 'message']) }) },
     errors: { 404: campaignNotFound },
   },
   'PUT /campaigns/{campaignId}': {

@@ -40,13 +40,15 @@
 // provider; a page is recorded as soon as its own sends end, not with the others.
 import { v5 as uuidv5 } from 'uuid';
 import type { Db, Queryable } from '../store/db.js';
-import { ENROLMENT_JOBS, moveOn, SHARED_ENROLMENT_JOBS, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
+import { ENROLMENT_JOBS, holdOut, moveOn, SHARED_ENROLMENT_JOBS, stopEnrolments, type ClaimedEnrolment } from '../store/enrolments.js';
 import { giveBack, type JobTable } from '../store/job-queue.js';
 import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
 import { recordInterrupted } from '../store/messages.js';
-import { templateIdsOf, type MessageNode, type Workflow } from '../domain/campaigns.js';
+import { splitAudience, templateIdsOf, type MessageNode, type RandomSplitNode, type SplitNode, type Workflow } from '../domain/campaigns.js';
+import { heldOut, nextNode, pickBranch } from '../domain/journeys.js';
+import { matchingPeople } from '../store/audience.js';
 import { logger } from '../logger.js';
 import { groupBy } from '../util/group-by.js';
 import { SEND_CONCURRENCY, WORKSPACE_SHARE } from '../channels/push/engine.js';
@@ -115,7 +117,13 @@ export class Executor {
       if (!campaign) continue; // deleted since the claim, its enrolments with it
       try {
         if (campaign.status === 'archived' || campaign.status === 'failed') await stopEnrolments(this.db, enrolments.map((e) => e.id));
-        else await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, enrolments, people);
+        else {
+          // The holdout is decided as a journey starts, from the enrolment id: the same if claimed again.
+          const held = enrolments.filter((e) => e.next_node === null && heldOut(e.id, campaign.holdout_percent));
+          await holdOut(this.db, held.map((e) => e.id));
+          const going = held.length === 0 ? enrolments : enrolments.filter((e) => !held.includes(e));
+          if (going.length > 0) await this.runNode(workspaceId, campaignId, campaign.workflow_definition, nodeId, going, people);
+        }
       } catch (err) {
         // Given back: claimed again, the node records the sends the engine did not as interrupted.
         logger.error('campaign executor: a node failed', { campaign: campaignId, node: nodeId, err });
@@ -128,12 +136,39 @@ export class Executor {
     const ids = enrolments.map((e) => e.id);
     const index = workflow.nodes.findIndex((n) => n.id === nodeId);
     // An empty workflow ends at once; a node removed from the workflow since stops its enrolments.
-    if (workflow.nodes.length === 0) return moveOn(this.db, ids, null);
+    if (workflow.nodes.length === 0) return moveOn(this.db, ids, null, null);
     if (index < 0) return stopEnrolments(this.db, ids);
     const node = workflow.nodes[index]!;
-    const next = workflow.nodes[index + 1]?.id ?? null;
-    if (node.type === 'delay') return moveOn(this.db, ids, next, node.minutes);
-    await this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, next));
+    const next = nextNode(workflow.nodes, index);
+    switch (node.type) {
+      case 'delay':
+        return moveOn(this.db, ids, node.id, next, node.minutes);
+      case 'exit':
+        return moveOn(this.db, ids, node.id, null);
+      case 'split':
+        return this.split(workspaceId, node, enrolments);
+      case 'random_split':
+        return this.randomSplit(node, enrolments);
+      default:
+        return this.message(workspaceId, campaignId, node, enrolments, people, (q) => moveOn(q, ids, node.id, next));
+    }
+  }
+
+  /** A split: the page's people evaluated now, in one statement, each enrolment moved to `yes` or `no`. */
+  private async split(workspaceId: string, node: SplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
+    const yes = await matchingPeople(this.db, workspaceId, splitAudience(node), [...new Set(enrolments.map((e) => e.person_id))]);
+    await this.db.tx(async (q) => {
+      await moveOn(q, enrolments.filter((e) => yes.has(e.person_id)).map((e) => e.id), node.id, node.yes);
+      await moveOn(q, enrolments.filter((e) => !yes.has(e.person_id)).map((e) => e.id), node.id, node.no);
+    });
+  }
+
+  /** A random split: each enrolment to the branch its id's hash picks by weight (the same if claimed again). */
+  private async randomSplit(node: RandomSplitNode, enrolments: ClaimedEnrolment[]): Promise<void> {
+    const byBranch = groupBy(enrolments, (e) => pickBranch(e.id, node.id, node.branches)?.next ?? '');
+    await this.db.tx(async (q) => {
+      for (const [next, group] of byBranch) await moveOn(q, group.map((e) => e.id), node.id, next === '' ? null : next);
+    });
   }
 
   /**

@@ -8,7 +8,8 @@ import { DomainError, InvalidInput, fieldProblems, type FieldError } from './err
 import { compileContent, compileFields, renderContent, type PushContent, type TemplateScope } from './templates.js';
 import { isTimeZone } from './send-policy.js';
 import { parseTimestamp } from './time.js';
-import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS, isUuidText } from './conditions.js';
+import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS, isUuidText, type AudienceConfig, type Condition } from './conditions.js';
+import { graphProblems, type Branch } from './journeys.js';
 import type { AddressChannel, Channel } from './messages.js';
 
 export const TRIGGER_TYPES = ['event', 'webhook', 'schedule', 'dynamic_schedule'] as const;
@@ -38,10 +39,14 @@ export const CAMPAIGN_RUN_STATES = [...JOB_STATES, 'enrolled', 'failed'] as cons
 export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (typeof JOB_STATES)[number]>;
 
 /** Where an enrolment is in its workflow (campaign_enrolments.state): a job due at its next node or claimed by an executor, then finished or cut short. */
-export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped'] as const;
+export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped', 'held_out'] as const;
 
 /** The kinds of workflow node (docs/campaigns-runtime.md; docs/channels.md). */
-export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook'] as const;
+export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook', 'split', 'random_split', 'exit'] as const;
+/** The node types that send a message. */
+const MESSAGE_TYPES: ReadonlySet<string> = new Set(['push', 'email', 'sms', 'webhook']);
+/** Whether a node sends a message (not a delay, a split or an exit). */
+export const isMessageNode = (n: WorkflowNode): n is MessageNode => MESSAGE_TYPES.has(n.type);
 
 /** The content fields of a push node and of a message template. */
 export const CONTENT_FIELDS = ['title', 'body', 'image_url', 'action_url', 'custom_data'] as const;
@@ -67,11 +72,34 @@ export interface PushNode extends PushContent {
   /** A topic of the workspace: its people not subscribed are skipped (docs/audiences.md). */
   topic_id?: string;
   bypass_frequency_cap?: boolean;
+  /** The node that follows (journeys.ts); without it, the node after this one in the list. */
+  next?: string;
 }
 interface DelayNode {
   id: string;
   type: 'delay';
   minutes: number;
+  next?: string;
+}
+/** Evaluated for the person when they reach it (docs/campaigns-runtime.md, Journeys): `yes` when the condition holds, else `no`. */
+export interface SplitNode {
+  id: string;
+  type: 'split';
+  /** One condition {field, operator, value}, or an audience {filters, match} or {segment_id}. */
+  condition: Condition | AudienceConfig;
+  yes: string;
+  no: string;
+}
+/** Each enrolment takes one branch, chosen by weight from a hash of its id (journeys.ts). */
+export interface RandomSplitNode {
+  id: string;
+  type: 'random_split';
+  branches: Branch[];
+}
+/** Ends the journey. */
+interface ExitNode {
+  id: string;
+  type: 'exit';
 }
 /** An email node's activation needs `subject` and one of `html`, `text`. */
 export interface EmailNode {
@@ -83,6 +111,7 @@ export interface EmailNode {
   preheader?: string;
   template_id?: string;
   topic_id?: string;
+  next?: string;
 }
 export interface SmsNode {
   id: string;
@@ -90,6 +119,7 @@ export interface SmsNode {
   body?: string;
   template_id?: string;
   topic_id?: string;
+  next?: string;
 }
 /** A call to the sender's own system, one per person (docs/channels.md): activation needs `url`, and a `body` that renders to JSON. */
 export interface WebhookNode {
@@ -102,8 +132,9 @@ export interface WebhookNode {
   /** Takes no template. */
   template_id?: never;
   topic_id?: string;
+  next?: string;
 }
-type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode;
+export type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode | SplitNode | RandomSplitNode | ExitNode;
 export interface Workflow {
   nodes: WorkflowNode[];
 }
@@ -150,7 +181,7 @@ export function normalizeWorkflow(workflow: Workflow): Workflow {
     if (node.type === 'delay' && node.minutes === undefined) problems.push({ field: `workflow_definition.nodes.${i}.minutes`, message: 'is required on a delay node' });
   });
   if (problems.length > 0) throw new InvalidInput(`workflow_definition is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
-  return { ...workflow, nodes: workflow.nodes.map((n) => (n.type !== 'delay' && n.template_id !== undefined ? { ...n, template_id: n.template_id.toLowerCase() } : n)) };
+  return { ...workflow, nodes: workflow.nodes.map((n) => (isMessageNode(n) && n.template_id !== undefined ? { ...n, template_id: n.template_id.toLowerCase() } : n)) };
 }
 
 /**
@@ -176,7 +207,7 @@ export function nodeContent(node: PushNode, templates: Templates): PushContent {
 
 /** The template ids a workflow's push nodes name. */
 export function templateIdsOf(workflow: Workflow): string[] {
-  return [...new Set(workflow.nodes.flatMap((n) => (n.type !== 'delay' && n.template_id !== undefined ? [n.template_id] : [])))];
+  return [...new Set(workflow.nodes.flatMap((n) => (isMessageNode(n) && n.template_id !== undefined ? [n.template_id] : [])))];
 }
 
 /** A node-messages body: fields sent replace the node's, `null` removes one, omitted stay. */
@@ -194,8 +225,8 @@ export function setNodeMessage(workflow: Workflow, nodeId: string, change: NodeM
   const index = workflow.nodes.findIndex((n) => n.id === nodeId);
   if (index < 0) throw new DomainError('NOT_FOUND', `This campaign's workflow has no node ${nodeId}`);
   const current = workflow.nodes[index]!;
-  if (current.type === 'delay') {
-    throw new InvalidInput(`Node ${nodeId} is a delay node; only push nodes, email nodes and sms nodes carry a message`, [{ field: 'nodeId', message: 'names a delay node, not a push, email or sms node' }]);
+  if (!isMessageNode(current)) {
+    throw new InvalidInput(`Node ${nodeId} is a ${current.type} node; only push nodes, email nodes and sms nodes carry a message`, [{ field: 'nodeId', message: `names a ${current.type} node, not a push, email or sms node` }]);
   }
   const fields: readonly string[] = NODE_FIELDS[current.type];
   const foreign = Object.keys(change).filter((k) => !fields.includes(k));
@@ -443,7 +474,7 @@ function conditionValueProblem(operator: string, c: Record<string, unknown>): st
 }
 
 function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
-  const problems: FieldError[] = [];
+  const problems: FieldError[] = [...graphProblems(workflow.nodes), ...splitProblems(workflow)];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
   problems.push(...channelNodeProblems(workflow, templates), ...webhookNodeProblems(workflow));
   if (push.length === 0 && !workflow.nodes.some((n) => isAddressNode(n) || n.type === 'webhook')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
@@ -463,6 +494,25 @@ function workflowProblems(workflow: Workflow, templates: Templates): FieldError[
     }
   }
   return problems;
+}
+
+/** The audience a split node evaluates: its one condition as a one-filter audience, or the audience it holds. */
+export function splitAudience(node: SplitNode): AudienceConfig {
+  const c = node.condition as Partial<Condition>;
+  return typeof c.field === 'string' || typeof c.operator === 'string' ? { filters: [c as Condition] } : (node.condition as AudienceConfig);
+}
+
+/** A split's condition: a condition or an audience, checked as audiences are (no `parameters.*`: it is the person now). */
+function splitProblems(workflow: Workflow): FieldError[] {
+  return workflow.nodes.flatMap((n, i): FieldError[] => {
+    if (n.type !== 'split') return [];
+    const at = `workflow_definition.nodes.${i}.condition`;
+    if (!isObject(n.condition)) return [{ field: at, message: `is required on split node ${n.id}: a condition {field, operator, value} or {filters, match} or {segment_id}` }];
+    const audience = splitAudience(n);
+    const problems = audienceProblems(audience as Record<string, unknown>).map((p) => ({ field: p.field.replace(/^audience_config/, at), message: `${p.message} (split node ${n.id})` }));
+    if (!has(audience, 'segment_id') && !(Array.isArray(audience.filters) && audience.filters.length > 0)) problems.push({ field: at, message: `split node ${n.id} has no condition` });
+    return problems;
+  });
 }
 
 /** The Liquid fields of an email or SMS node, by name: its template's (of its channel), each overridden by the node's own. */

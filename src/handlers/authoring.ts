@@ -8,7 +8,7 @@ import { json } from './reply.js';
 import { dashboardPerson, personByUuid } from './people.js';
 import { loadCampaign } from './campaigns.js';
 import { DomainError, InvalidInput, type FieldError } from '../domain/errors.js';
-import { audienceProblems, nodeContent, runProblems, templateIdsOf, type PushNode } from '../domain/campaigns.js';
+import { audienceProblems, isMessageNode, nodeContent, runProblems, templateIdsOf, type PushNode } from '../domain/campaigns.js';
 import { compileContent, compileFields, outcomeError, personScope, type CompiledContent, type PushContent, type TemplateScope } from '../domain/templates.js';
 import type { AudienceConfig } from '../domain/conditions.js';
 import { CHANNELS } from '../channels/index.js';
@@ -81,7 +81,7 @@ const testSend: Handler<'POST /workspaces/{workspaceId}/campaigns/{campaignId}/t
   const index = nodes.findIndex((n) => n.id === ctx.body.node_id);
   if (index < 0) throw new DomainError('NOT_FOUND', `The campaign has no node ${ctx.body.node_id}`);
   const node = nodes[index]!;
-  if (node.type === 'delay') throw new InvalidInput(`Node ${node.id} is a delay node: only message nodes are sent`, [{ field: 'node_id', message: 'names a delay node: only message nodes are sent' }]);
+  if (!isMessageNode(node)) throw new InvalidInput(`Node ${node.id} is a ${node.type} node: only message nodes are sent`, [{ field: 'node_id', message: `names a ${node.type} node: only message nodes are sent` }]);
   const person = await personByUuid(ctx, ctx.body.person_id);
   const templates = await templateContents(ctx.db, ctx.workspaceId, templateIdsOf({ nodes: [node] }));
   // What activation requires of the node (content present, templates of its channel, Liquid that parses).

@@ -16,6 +16,8 @@ import { presentMessage } from './push.js';
 import { isUuid, newId } from '../ids.js';
 import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCampaign, findTemplate, glanceStats, insertCampaign, listCampaigns, saveCampaign, templateContents, type CampaignFields, type CampaignRow, type Queryable } from '../store/index.js';
 import { findSegment } from '../store/segments.js';
+import { journeyEdges } from '../store/enrolments.js';
+import { isJourney, nodeStats } from '../domain/journeys.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
@@ -32,6 +34,8 @@ function present(c: CampaignRow) {
     trigger_config: c.trigger_config,
     audience_config: c.audience_config,
     workflow_definition: c.workflow_definition,
+    // Only on a campaign that holds out: the others read as before journeys.
+    ...(c.holdout_percent === 0 ? {} : { holdout_percent: c.holdout_percent }),
     ...(c.template_id === null ? {} : { template_id: c.template_id }),
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),
@@ -82,7 +86,7 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
     await refuseUnknownTopics(q, ctx.workspaceId, workflow);
     return insertCampaign(q, {
       id: newId(), workspace_id: ctx.workspaceId, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
-      audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null,
+      audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null, holdout_percent: b.holdout_percent ?? 0,
     });
   });
   return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: workflowWarnings(campaign.workflow_definition) } });
@@ -105,8 +109,12 @@ const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
   const campaign = await loadCampaign(ctx.db, ctx);
   const st = await campaignStats(ctx.db, campaign.id);
   // The message counters, all channels together and per channel (docs/channels.md).
-  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
-  return json(200, { success: true, data: { campaign: present(campaign), stats, message: 'Campaign retrieved' } });
+  const heldOut = campaign.holdout_percent > 0 || st.held_out > 0 ? { held_out: st.held_out } : {};
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...heldOut, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
+  // A journey's per-node stats, from the edge counters the executor keeps.
+  const nodes = campaign.workflow_definition.nodes;
+  const perNode = isJourney(nodes) ? { nodes: nodeStats(nodes, await journeyEdges(ctx.db, campaign.id), st.enrolled - st.held_out) } : {};
+  return json(200, { success: true, data: { campaign: present(campaign), stats, ...perNode, message: 'Campaign retrieved' } });
 };
 
 const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
@@ -122,6 +130,7 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
       trigger_config: b.trigger_config ?? current.trigger_config,
       audience_config: b.audience_config ?? current.audience_config,
       workflow_definition: workflow ?? current.workflow_definition,
+      holdout_percent: b.holdout_percent ?? current.holdout_percent,
     };
     const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
@@ -163,7 +172,7 @@ const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
     const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId, ctx.body);
-    const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow };
+    const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow, holdout_percent: current.holdout_percent };
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;
   });

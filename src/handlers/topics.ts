@@ -7,7 +7,7 @@ import { DomainError, InvalidInput } from '../domain/errors.js';
 import { iso } from '../domain/time.js';
 import { isUuid, newId } from '../ids.js';
 import { findPersonById, type Queryable } from '../store/index.js';
-import type { Workflow } from '../domain/campaigns.js';
+import { isMessageNode, type Workflow } from '../domain/campaigns.js';
 import { deleteTopic, findTopic, insertTopic, saveTopic, setSubscriptions, subscriptionsOf, topicsOf, type TopicRow } from '../store/topics.js';
 
 const present = (t: TopicRow) => ({ id: t.id, workspace_id: t.workspace_id, name: t.name, description: t.description, default: t.default, created_at: iso(t.created_at), updated_at: iso(t.updated_at) });
@@ -21,7 +21,7 @@ async function loadTopic(q: Queryable, ctx: PathCtx<'topicId'>, lock = false): P
 
 /** A workflow's nodes may name only topics of the workspace (a 400 naming each node that does not). */
 export async function refuseUnknownTopics(q: Queryable, workspaceId: string, workflow: Workflow | undefined): Promise<void> {
-  const named = (workflow?.nodes ?? []).flatMap((n, i) => (n.type !== 'delay' && n.topic_id !== undefined ? [{ i, id: n.topic_id.toLowerCase() }] : []));
+  const named = (workflow?.nodes ?? []).flatMap((n, i) => (isMessageNode(n) && n.topic_id !== undefined ? [{ i, id: n.topic_id.toLowerCase() }] : []));
   if (named.length === 0) return;
   const known = new Set((await topicsOf(q, workspaceId)).map((t) => t.id));
   const unknown = named.filter((n) => !known.has(n.id));

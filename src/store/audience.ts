@@ -163,3 +163,13 @@ export async function countAudience(q: Queryable, workspaceId: string, audience:
   const n = r.rows[0]?.n ?? 0;
   return n > max ? { count: max, capped: true } : { count: n, capped: false };
 }
+
+/** Which of these people of the workspace match the audience now: one statement for a page of people (a journey's split). */
+export async function matchingPeople(q: Queryable, workspaceId: string, audience: AudienceConfig, personIds: readonly string[]): Promise<Set<string>> {
+  if (personIds.length === 0) return new Set();
+  const p = new Params();
+  const ws = p.add(workspaceId);
+  const ids = p.add(personIds);
+  const r = await q.query<{ id: string }>(`SELECT p.id FROM people p WHERE p.workspace_id = ${ws} AND p.id = ANY (${ids}::uuid[]) AND ${audienceWhere(audience, p)}`, p.values);
+  return new Set(r.rows.map((row) => row.id));
+}

@@ -14,21 +14,23 @@ export interface CampaignRow {
   audience_config: Record<string, unknown>;
   workflow_definition: Workflow;
   template_id: string | null;
+  /** The share of enrolments held out (0 to 50): sent nothing, counted (docs/campaigns-runtime.md, Journeys). */
+  holdout_percent: number;
   created_at: Date;
   updated_at: Date;
 }
 
 /** What an update may change. */
-export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition'>;
+export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition' | 'holdout_percent'>;
 
 const LIVE = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
-const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, created_at, updated_at';
+const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent, created_at, updated_at';
 
 export async function insertCampaign(q: Queryable, c: Omit<CampaignRow, 'created_at' | 'updated_at'>): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id)
-     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb, $8::text::jsonb, $9) RETURNING ${COLUMNS}`,
-    [c.id, c.workspace_id, c.name, c.status, c.trigger_type, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.template_id],
+    `INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent)
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb, $8::text::jsonb, $9, $10) RETURNING ${COLUMNS}`,
+    [c.id, c.workspace_id, c.name, c.status, c.trigger_type, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.template_id, c.holdout_percent],
   );
   return r.rows[0]!;
 }
@@ -69,17 +71,17 @@ export async function listCampaigns(q: Queryable, workspaceId: string, f: Campai
 
 export async function saveCampaign(q: Queryable, id: string, c: CampaignFields): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, updated_at = now(),
+    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, holdout_percent = $7, updated_at = now(),
        live_since = CASE WHEN $3 IN (${LIVE}) AND status NOT IN (${LIVE}) THEN now() ELSE live_since END
      WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition)],
+    [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.holdout_percent],
   );
   return r.rows[0]!;
 }
 
 /** Deletes the campaign with its enrolments (cascade) and their counters; the messages attributed to it stay. */
 export async function deleteCampaign(q: Queryable, id: string): Promise<void> {
-  await q.query(`WITH counters AS (${DELETE_COUNTERS}) DELETE FROM campaigns WHERE id = $1`, [id]);
+  await q.query(`WITH counters AS (${DELETE_COUNTERS}), edges AS (DELETE FROM journey_edges WHERE campaign_id = $1) DELETE FROM campaigns WHERE id = $1`, [id]);
 }
 
 /** Names of the workspace's live campaigns whose audience is the segment. */

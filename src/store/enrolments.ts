@@ -167,20 +167,48 @@ export const SHARED_ENROLMENT_JOBS: JobTable = {
  * Moves the claimed enrolments past a node: to `next` (a node id), due `delayMinutes` after
  * they became due (a delay node) or now, or done when there is no next node.
  */
-export async function moveOn(q: Queryable, ids: readonly string[], next: string | null, delayMinutes?: number): Promise<void> {
+export async function moveOn(q: Queryable, ids: readonly string[], from: string | null, next: string | null, delayMinutes?: number): Promise<void> {
   if (ids.length === 0) return;
-  await q.query(MOVE_ON, [ids, next, delayMinutes ?? null]);
+  await q.query(MOVE_ON, [ids, next, delayMinutes ?? null, from]);
 }
 
+/** The move and its count on the edge from $4 to $2 (migration 511), in one statement. */
 const MOVE_ON = prepared(
   'move-on-enrolments',
-  `UPDATE campaign_enrolments SET claimed_by = NULL, claimed_at = NULL, claims = 0,
+  `WITH moved AS (
+     UPDATE campaign_enrolments SET claimed_by = NULL, claimed_at = NULL, claims = 0,
        state = CASE WHEN $2::text IS NULL THEN ${E.done} ELSE ${E.waiting} END, next_node = $2,
        due_at = CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision * 60) END
-     WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`,
+     WHERE id = ANY ($1::uuid[]) AND state = ${E.running} RETURNING campaign_id)
+   INSERT INTO journey_edges AS c (campaign_id, from_node, to_node, slot, n)
+   SELECT campaign_id, $4::text, COALESCE($2::text, ''), pg_backend_pid(), count(*) FROM moved WHERE $4::text IS NOT NULL GROUP BY campaign_id ORDER BY campaign_id
+   ON CONFLICT (campaign_id, from_node, to_node, slot) DO UPDATE SET n = c.n + excluded.n`,
 );
+
+/** A campaign's edge counts (migration 511): how many enrolments went from each node to each next ('' the end). */
+export async function journeyEdges(q: Queryable, campaignId: string): Promise<{ from_node: string; to_node: string; n: number }[]> {
+  const r = await q.query<{ from_node: string; to_node: string; n: number }>(
+    'SELECT from_node, to_node, sum(n)::int AS n FROM journey_edges WHERE campaign_id = $1 GROUP BY from_node, to_node',
+    [campaignId],
+  );
+  return r.rows;
+}
 
 /** Stops the claimed enrolments (their campaign was archived or failed, or their node is gone from the workflow). */
 export async function stopEnrolments(q: Queryable, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await q.query(`UPDATE campaign_enrolments SET state = ${E.stopped}, claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = ${E.running}`, [ids]);
 }
+
+/**
+ * Holds the claimed enrolments out of their campaign (holdout_percent): they end `held_out`, sent
+ * nothing, and the same statement counts them in the campaign's enrolment counters (migration 510).
+ */
+export async function holdOut(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await q.query(HOLD_OUT, [ids]);
+}
+
+const HOLD_OUT = `WITH h AS (
+    UPDATE campaign_enrolments SET state = ${E.held_out}, claimed_by = NULL, claimed_at = NULL WHERE id = ANY ($1::uuid[]) AND state = ${E.running} RETURNING campaign_id)
+  INSERT INTO enrolment_counters AS c (campaign_id, slot, enrolled, triggered, held_out)
+  SELECT campaign_id, pg_backend_pid(), 0, 0, count(*) FROM h GROUP BY campaign_id ORDER BY campaign_id
+  ON CONFLICT (campaign_id, slot) DO UPDATE SET held_out = c.held_out + excluded.held_out`;
