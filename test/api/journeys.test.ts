@@ -2,7 +2,9 @@
 // evaluated for each person when they reach it (push on yes, email on no), a random split's
 // proportions by weight, an exit ending the journey, and activation's refusals naming the node.
 import t from 'tap';
-import { workspaceWithKeys, type Herald } from '../helpers/server.js';
+import pg from 'pg';
+import { storeUrl, workspaceWithKeys, type Herald } from '../helpers/server.js';
+import { heldOut } from '../../src/domain/journeys.js';
 import { sharedServer } from '../helpers/shared-server.js';
 
 const s: Herald = await sharedServer();
@@ -160,7 +162,15 @@ t.test('holdout_percent: that share of enrolments is held out, sent nothing, and
     const st = r.body.data.stats as { held_out: number; skipped: number; sent: number; failed: number };
     return st.held_out + st.skipped + st.sent + st.failed >= 200 ? st : undefined;
   });
-  t.ok(stats.held_out >= 40 && stats.held_out <= 80, `about 30% held out: ${stats.held_out} of 200`);
+  // Exactly those the rule picks from their enrolment ids (a hash: about 30%, the same on every claim).
+  const sql = new pg.Client({ connectionString: storeUrl(s) });
+  await sql.connect();
+  const rows = (await sql.query<{ id: string; state: string }>('SELECT id::text, state FROM campaign_enrolments WHERE campaign_id = $1', [id])).rows;
+  await sql.end();
+  const picked = rows.filter((r) => heldOut(r.id, 30));
+  t.equal(stats.held_out, picked.length, `held out: ${stats.held_out} of 200, the ones the rule picks`);
+  t.ok(picked.every((r) => r.state === 'held_out'), 'each of them held out');
+  t.ok(rows.filter((r) => !heldOut(r.id, 30)).every((r) => r.state !== 'held_out'), 'no other held out');
   const m = await s.req('GET', `/workspaces/${k.ws.id}/campaigns/${id}/messages?limit=50`, { token: k.ws.token });
   t.equal(stats.held_out + stats.skipped + stats.sent + stats.failed, 200, 'every enrolment either held out or messaged, once');
   t.ok((m.body.messages as unknown[]).length > 0, 'the others were messaged');
