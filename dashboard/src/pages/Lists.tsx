@@ -1,7 +1,7 @@
 // Lists (docs/audiences.md): the workspace's lists, one list's CSV upload (a progress bar while the
 // file goes up, then its rows as the import reads them), its import history with each import's
 // row errors, and its members a page at a time.
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { token } from '../session';
 import { Link, navigate } from '../router';
@@ -88,9 +88,16 @@ export function List({ workspaceId, listId }: { workspaceId: string; listId: str
   const [sent, setSent] = useState<number | null>(null);
   const { busy, done, error, submit } = useSubmit();
   const running = imports.state === 'done' && imports.data.imports.some((i) => i.status === 'waiting' || i.status === 'running');
-  // While an import runs, its progress is read every second.
+  // While an import runs, its progress is read every second; once it has ended, the list once
+  // more (the last tick may have read its member count before the import's last page).
+  const wasRunning = useRef(false);
   useEffect(() => {
-    if (!running) return;
+    if (!running) {
+      if (wasRunning.current) retry();
+      wasRunning.current = false;
+      return;
+    }
+    wasRunning.current = true;
     const timer = setInterval(() => {
       retryImports();
       retry();
