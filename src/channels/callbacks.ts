@@ -91,11 +91,11 @@ const RECORD_IDS = `
  * in the order the provider sent them, then one update writes every message and a statement per
  * kind of effect follows (suppressions, people). No statement is per event, and no message is
  * rewritten once per event of it. The answer is each event's fate, in order, with the message's
- * status after it when applied.
+ * status after it when applied, and the people whose status or addresses the events changed.
  */
-export async function applyProviderEvents(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<Applied[]> {
+export async function applyProviderEvents(q: Queryable, workspaceId: string, events: readonly ProviderEvent[]): Promise<{ fates: Applied[]; touched: string[] }> {
   const fates = new Array<Applied>(events.length).fill(DUPLICATE);
-  if (events.length === 0) return fates;
+  if (events.length === 0) return { fates, touched: [] };
   const duplicates = new Set((await q.query<{ at: number[] | null }>(RECORD_IDS, [workspaceId, JSON.stringify(events.map((e) => e.provider)), JSON.stringify(events.map((e) => e.eventId))])).rows[0]!.at);
   const applying = events.flatMap((e, i) => (duplicates.has(i) ? [] : [{ e, i }]));
   const named = await namedMessages(q, workspaceId, applying.map(({ e }) => e));
@@ -127,8 +127,7 @@ export async function applyProviderEvents(q: Queryable, workspaceId: string, eve
       [all.map((c) => c.message.id), all.map((c) => c.status), all.map((c) => c.error), all.map((c) => JSON.stringify(c.added)), all.map((c) => c.notStored)],
     );
   }
-  await applyOutcomes(q, effects);
-  return fates;
+  return { fates, touched: await applyOutcomes(q, effects) };
 }
 
 /**

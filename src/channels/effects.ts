@@ -19,8 +19,12 @@ export async function applyOutcome(q: Queryable, record: EffectOf, effect: Effec
   await applyOutcomes(q, [{ record, effect }]);
 }
 
-/** The effects of many records in a statement per kind, whatever their number (a callback batch holds thousands). */
-export async function applyOutcomes(q: Queryable, outcomes: readonly { record: EffectOf; effect: Effect }[]): Promise<void> {
+/**
+ * The effects of many records in a statement per kind, whatever their number (a callback batch
+ * holds thousands). Answers the people they changed (status or a suppressed address: what a
+ * segment's reachability reads), for their segments to be evaluated again.
+ */
+export async function applyOutcomes(q: Queryable, outcomes: readonly { record: EffectOf; effect: Effect }[]): Promise<string[]> {
   await suppressAddresses(
     q,
     outcomes.flatMap(({ record: r, effect: e }) => (e.suppress && r.address ? [{ workspaceId: r.workspace_id, channel: r.channel, address: r.address, type: e.suppress, reason: r.error ?? r.skip_reason }] : [])),
@@ -32,4 +36,5 @@ export async function applyOutcomes(q: Queryable, outcomes: readonly { record: E
   if (unsubscribed.length > 0) {
     await q.query(`UPDATE people SET status = 'unsubscribed', unsubscribed_at = now(), unsubscribe_reason = 'spam_complaint', updated_at = now() WHERE id = ANY($1::uuid[]) AND status <> 'unsubscribed'`, [unsubscribed]);
   }
+  return [...new Set(outcomes.map((o) => o.record.person_id))];
 }

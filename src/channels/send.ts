@@ -120,7 +120,7 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
     for (const { record, effect } of done) if (effect) await applyOutcome(q, record, effect);
     // The sandbox's provider reports, through the callback applier (docs/channels.md).
     const reported = done.flatMap((x) => (x.reported ? [{ record: x.record, kind: x.reported }] : []));
-    const fates = await applyProviderEvents(q, workspaceId, reported.map(({ record, kind }) => ({ provider: 'sandbox', eventId: `${record.id}:${kind}`, messageId: record.id, kind, details: {} })));
+    const { fates } = await applyProviderEvents(q, workspaceId, reported.map(({ record, kind }) => ({ provider: 'sandbox', eventId: `${record.id}:${kind}`, messageId: record.id, kind, details: {} })));
     // The records answered are as stored: a delivered, bounced or complained sandbox send says so.
     fates.forEach((f, i) => {
       if (f.fate === 'applied') Object.assign(reported[i]!.record, { status: f.status, error: f.error });

@@ -18,8 +18,9 @@ const present = (d: DeviceRow) => ({
 const register: Handler<'POST /people/{id}/devices'> = async (ctx) => {
   // Group-committed with the other registrations of the tick (store/device-registrar.ts).
   const { device, personId, personCreated } = await registerDevice(ctx.db, ctx.workspaceId, ctx.params.id, ctx.body);
-  // A device makes the person reachable by push (a segment's has_channel).
-  await ctx.segments.touched(ctx.workspaceId, [personId]);
+  // A device makes the person reachable by push (a segment's has_channel); a token moved from
+  // another person may leave them with none.
+  await ctx.segments.touched(ctx.workspaceId, device.moved_from ? [personId, device.moved_from] : [personId]);
   return json(device.created ? 201 : 200, {
     success: true,
     device_id: device.id,

@@ -103,7 +103,8 @@ async function identifyOne(ctx: Ctx, input: IdentifyInput, evaluate = true): Pro
     return { person, duplicate: true };
   }
   const { person, mergeId } = r;
-  if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId));
+  // The merge moves the anonymous person's events, lists and traits over: evaluated again after it.
+  if (mergeId) ctx.defer(() => runMerge(ctx.db, mergeId).then(() => ctx.segments.touched(ws, [person.id])));
   if (evaluate) await ctx.segments.touched(ws, [person.id]);
   return { person };
 }

@@ -93,11 +93,17 @@ function record(ctx: PathCtx<'workspaceId'>, read: () => ProviderEvent[] | undef
     const events = await cpuStep(read);
     if (!events) return MALFORMED;
     if (events.length === 0 && !token) return answer([]);
-    return tx(async (q) => {
+    let touched: string[] = [];
+    const reply = await tx(async (q) => {
       // Kept while its timestamp could be fresh, and as long again: the database's clock may not be Herald's.
       if (token && !(await rememberToken(q, ws, token.token, token.timestamp + 2 * FRESH_SECONDS))) return UNAUTHORIZED;
-      return answer(await applyProviderEvents(q, ws, events));
+      const applied = await applyProviderEvents(q, ws, events);
+      touched = applied.touched;
+      return answer(applied.fates);
     });
+    // A bounce or complaint changes what a segment's reachability reads.
+    await ctx.segments.touched(ws, touched);
+    return reply;
   });
 }
 

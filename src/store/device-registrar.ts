@@ -13,12 +13,13 @@ import { prepared, type Db } from './db.js';
 import { ensurePerson } from './people.js';
 import { resolvePerson } from './person-resolver.js';
 import { personIds } from './person-cache.js';
-import { DEVICE_UPSERT, upsertDevice, type DeviceInput } from './devices.js';
+import { DEVICE_UPSERT, upsertDevice, type DeviceInput, type UpsertedDevice } from './devices.js';
 import { newId } from '../ids.js';
 import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 
 export interface Registered {
-  device: { id: string; created: boolean };
+  /** `moved_from`: the person the token was registered to before, when another (they lose a device). */
+  device: UpsertedDevice;
   personId: string;
   personCreated: boolean;
 }
@@ -44,8 +45,8 @@ async function writeRound(round: Registration[]): Promise<(Registered | undefine
     id: newId(), workspace_id: r.workspaceId, person_id: r.personId, device_token: r.input.token, platform: r.input.platform,
     device_name: r.input.device_name ?? null, device_model: r.input.device_model ?? null, os_version: r.input.os_version ?? null, app_version: r.input.app_version ?? null,
   }));
-  const r = await round[0]!.db.query<{ id: string; created: boolean; workspace_id: string; device_token: string }>(GROUP_UPSERT, [JSON.stringify(rows)]);
-  const written = new Map(r.rows.map((x) => [x.workspace_id + '\0' + x.device_token, { id: x.id, created: x.created }]));
+  const r = await round[0]!.db.query<UpsertedDevice & { workspace_id: string; device_token: string }>(GROUP_UPSERT, [JSON.stringify(rows)]);
+  const written = new Map(r.rows.map((x) => [x.workspace_id + '\0' + x.device_token, { id: x.id, created: x.created, moved_from: x.moved_from }]));
   return round.map((reg) => {
     const device = written.get(tokenKey(reg));
     return device && { device, personId: reg.personId, personCreated: reg.personCreated };

@@ -43,13 +43,22 @@ export const DEVICE_UPSERT = (source: string, returning = '') => `
     device_name = COALESCE(EXCLUDED.device_name, d.device_name), device_model = COALESCE(EXCLUDED.device_model, d.device_model),
     os_version = COALESCE(EXCLUDED.os_version, d.os_version), app_version = COALESCE(EXCLUDED.app_version, d.app_version),
     is_active = true, is_valid = true, last_used_at = now(), registration_count = d.registration_count + 1, updated_at = now()
-  RETURNING d.id, (xmax = 0) AS created${returning ? `, ${returning}` : ''}`;
+  RETURNING d.id, (xmax = 0) AS created,
+    -- The person a known token was registered to before (the subquery reads the statement's snapshot, so the row as it was), when another.
+    NULLIF((SELECT o.person_id FROM devices o WHERE o.id = d.id), d.person_id) AS moved_from${returning ? `, ${returning}` : ''}`;
 
 const ONE_UPSERT = DEVICE_UPSERT('VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)');
 
+/** A token registered: its device, whether new, and the person it moved from (null: none, or the same). */
+export interface UpsertedDevice {
+  id: string;
+  created: boolean;
+  moved_from: string | null;
+}
+
 /** Registers one token for the person (store/device-registrar.ts groups them; this is its one-by-one path). */
-export async function upsertDevice(q: Queryable, workspaceId: string, personId: string, d: DeviceInput): Promise<{ id: string; created: boolean }> {
-  const r = await q.query<{ id: string; created: boolean }>(ONE_UPSERT, [
+export async function upsertDevice(q: Queryable, workspaceId: string, personId: string, d: DeviceInput): Promise<UpsertedDevice> {
+  const r = await q.query<UpsertedDevice>(ONE_UPSERT, [
     newId(), workspaceId, personId, d.token, d.platform, d.device_name ?? null, d.device_model ?? null, d.os_version ?? null, d.app_version ?? null,
   ]);
   return r.rows[0]!;

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { eventually, newKey, newWorkspace, storeUrl } from '../helpers/server.js';
+import { eventually, newKey, newWorkspace, storeUrl, triggerWebhookCampaign } from '../helpers/server.js';
 import { sharedServer } from '../helpers/shared-server.js';
 import { ISO_MS, UUID, sessionError, type Ws } from '../helpers/assert.js';
 import { checkResponse } from '../helpers/contract.js';
@@ -283,4 +283,46 @@ t.test('concurrent tracks: each person enters once, the count is the members', a
     return r.rows[0].n >= 10 ? r.rows[0].n : null;
   });
   t.equal(entered, 10, 'one segment_entered per person, however many of their events came together');
+});
+
+t.test('evaluated again after changes the person did not request: a device moved away, a complaint from the provider, an anonymous merge', async (t) => {
+  const w = await workspace();
+  // A token registered to eve, then to fay: eve has no device left.
+  const push = await segment(w, { all: [{ has_channel: 'push' }] }, 'Push');
+  await ready(w, push);
+  for (const who of ['eve', 'fay']) {
+    const d = await s.req('POST', `/people/${who}/devices`, { token: w.key, body: { token: 'tok-moving-0123456789', platform: 'ios' } });
+    t.ok(d.status === 200 || d.status === 201, d.text);
+  }
+  t.same(await members(w, push), ['fay'], 'eve left when her token moved to fay');
+
+  // A provider's complaint unsubscribes gil: no longer reachable by email.
+  await identify(w, 'gil', {}, { email: 'gil@example.com' });
+  const mail = await segment(w, { all: [{ has_channel: 'email' }] }, 'Email');
+  await ready(w, mail);
+  t.same(await members(w, mail), ['gil']);
+  const campaign = await triggerWebhookCampaign(s, w.ws, w.key, { id: 'mail', type: 'email', subject: 'S', text: 'T' });
+  const sent = await eventually(async () => {
+    const r = await s.req('GET', `/workspaces/${w.ws.id}/campaigns/${campaign}/messages`, { token: w.ws.token });
+    return (r.body?.messages as { message_id: string; to?: string }[] | undefined)?.find((m) => m.to === 'gil@example.com');
+  }, 20_000);
+  t.ok(sent, 'the email was sent');
+  const hooks = await s.req('PUT', `/workspaces/${w.ws.id}/channels/email`, {
+    token: w.ws.token, body: { smtp: { host: '127.0.0.1', port: 2525, security: 'none' }, from: { email: 'news@herald.example' }, webhooks: { provider: 'postmark', username: 'pm', password: 'pm-pass' } },
+  });
+  t.equal(hooks.status, 200, hooks.text);
+  const complaint = await s.req('POST', `${s.base}/webhooks/email/${w.ws.id}`, {
+    raw: JSON.stringify({ RecordType: 'SpamComplaint', ID: 'pm-complaint-1', MessageID: sent!.message_id }),
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('pm:pm-pass').toString('base64')}` },
+  });
+  t.match(complaint.body, { applied: 1 }, complaint.text);
+  t.same(await members(w, mail), [], 'gil left with the complaint, before its answer');
+
+  // The anonymous visitor's purchase moves to zed with the merge.
+  const buyers = await segment(w, { all: [{ event: { name: 'purchase', count: { op: 'gte', value: 1 } } }] }, 'Buyers');
+  await ready(w, buyers);
+  await track(w, 'anon-7f3a', 'purchase');
+  t.same(await members(w, buyers), ['anon-7f3a']);
+  await identify(w, 'zed', {}, { anonymousId: 'anon-7f3a' });
+  t.ok(await eventually(async () => (await members(w, buyers)).join() === 'zed', 10_000), 'zed entered once the merge moved the purchase');
 });
