@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -26,11 +26,12 @@ import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
+import { audiences, AUDIENCES_USAGE, setupSegments } from './audiences.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -59,6 +60,9 @@ const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout
                       load: match (listens to every event sent: each enrols its person),
                       first (the same with first_occurrence), other (listens to a name
                       never sent)
+  --segments N        N live segments per workspace before the load (0, the default): each
+                      tracked event evaluates its person for all of them (issue 38: CPU per
+                      request with 20 against a run without)
   --message-ids       every track, track-batch entry and identify carries a messageId, fresh on
                       every send (issue 36: CPU per request against a run without); v1-batch
                       messages always carry one, as Segment's clients send them
@@ -77,7 +81,9 @@ ${SEGMENT_USAGE}
 
 ${SCALE_USAGE}
 
-${WEBHOOKS_USAGE}`;
+${WEBHOOKS_USAGE}
+
+${AUDIENCES_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -94,6 +100,7 @@ interface Options {
   secret?: string;
   cpuProf?: string;
   eventCampaign: EventCampaign;
+  segments: number;
   messageIds: boolean;
   lagTimeoutMs: number;
   out: string;
@@ -118,6 +125,7 @@ function options(argv: string[]): Options {
       'cpu-prof': { type: 'string' },
       'lag-timeout': { type: 'string', default: '300s' },
       'event-campaign': { type: 'string', default: 'none' },
+      segments: { type: 'string', default: '0' },
       'message-ids': { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h' },
@@ -139,6 +147,8 @@ function options(argv: string[]): Options {
   const eventCampaign = values['event-campaign'] as EventCampaign;
   if (!EVENT_CAMPAIGNS.includes(eventCampaign)) fail(`--event-campaign must be one of ${EVENT_CAMPAIGNS.join(', ')}`);
   if (eventCampaign !== 'none' && (push || scenario === 'floor' || scenario === 'devices' || scenario === 'reads')) fail('--event-campaign is for the scenarios that track events');
+  const segments = int('segments', values.segments, 0, 100);
+  if (segments > 0 && (push || scenario === 'floor' || scenario === 'devices' || scenario === 'reads')) fail('--segments is for the scenarios that track events');
   const seedEvents = int('seed-events', values['seed-events'] ?? String(defaultSeedEvents(scenario)), 0, 1_000_000_000);
   if (seedEvents > 0 && (push || scenario === 'floor')) fail('--seed-events is not for the floor and push scenarios');
   // Seeding writes into Herald's database: a --target's is known only as DATABASE_URL.
@@ -169,6 +179,7 @@ function options(argv: string[]): Options {
     secret: values.secret,
     cpuProf: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     eventCampaign,
+    segments,
     // v1-batch's messages always carry one, so its track-batch comparison's do too.
     messageIds: values['message-ids'] === true || scenario === 'v1-batch',
     lagTimeoutMs: dur('lag-timeout', values['lag-timeout'], 1000, 3_600_000),
@@ -466,6 +477,10 @@ async function main(): Promise<number> {
         await setupEventCampaigns(base, await sessionToken(secret, 'herald-bench'), workspaces, opt.eventCampaign);
         log(`set up an active event campaign (${opt.eventCampaign}) in each workspace`);
       }
+      if (opt.segments > 0) {
+        await setupSegments(base, await sessionToken(secret, 'herald-bench'), workspaces, opt.segments);
+        log(`set up ${opt.segments} live segments in each workspace`);
+      }
       if (push) {
         const t = Date.now();
         if (fakes) await setupPushChannels(base, secret, workspaces, fakes.ready);
@@ -627,7 +642,7 @@ async function main(): Promise<number> {
       scenario: opt.scenario,
       started_at: startedAt.toISOString(),
       revision: revision(),
-      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, seed_events: opt.seedEvents, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign, message_ids: opt.messageIds },
+      options: { duration_s: opt.durationMs / 1000, warmup_s: opt.warmupMs / 1000, connections: opt.connections, workspaces: opt.workspaces, people: opt.people, seed_events: opt.seedEvents, rate: opt.rate ?? null, target: opt.target ?? null, event_campaign: opt.eventCampaign, segments: opt.segments, message_ids: opt.messageIds },
       machine: { cpus: availableParallelism(), cpu_model: cpus()[0]?.model ?? null, memory_gb: round(totalmem() / 2 ** 30, 1), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg: loadavgAt },
       server: opt.scenario === 'floor' ? null : { started_by_bench: !!herald, production_parts_configured: production, healthz: healthz ?? null, workspaces_per_actor: actors ? perActor(workspaces, actors) : null },
       seed: seed ?? null,
@@ -648,7 +663,7 @@ async function main(): Promise<number> {
 
     const lines = [
       '',
-      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.seedEvents ? `, ${fmt(opt.seedEvents)} events seeded` : ''}${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}${opt.eventCampaign === 'none' ? '' : `, event campaign: ${opt.eventCampaign}`}; ${availableParallelism()} CPUs shared with the load generator`,
+      `scenario ${opt.scenario}: ${opt.durationMs / 1000} s, ${opt.connections} connections, ${opt.workspaces} workspaces, ${opt.people} people each${opt.seedEvents ? `, ${fmt(opt.seedEvents)} events seeded` : ''}${opt.rate ? `, open loop at ${opt.rate} req/s` : ', closed loop'}${opt.eventCampaign === 'none' ? '' : `, event campaign: ${opt.eventCampaign}`}${opt.segments ? `, ${opt.segments} live segments` : ''}; ${availableParallelism()} CPUs shared with the load generator`,
       table(rows),
     ];
     for (const r of rows) if (Object.keys(r.load.by_kind).length > 1) lines.push('', kindTable(r));
@@ -708,5 +723,6 @@ const own: [string, () => Promise<number>][] = [
   ['segment', () => segment(argv)],
   ['scale', () => scale(argv)],
   ['webhooks', () => webhooks(argv)],
+  ['audiences', () => audiences(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();
