@@ -5,7 +5,8 @@
 // receiver that fails, times out, answers 410, or is stopped and started again, and a resend.
 import t from 'tap';
 import { NO_LIMITS, ISO_MS, UUID, sessionError } from '../helpers/assert.js';
-import { newWorkspace, startServer, triggerWebhookCampaign, uniqueUser, workspaceWithKeys, type Herald } from '../helpers/server.js';
+import pg from 'pg';
+import { newWorkspace, startServer, storeUrl, triggerWebhookCampaign, uniqueUser, workspaceWithKeys, type Herald } from '../helpers/server.js';
 import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { ownDatabase } from '../helpers/database.js';
 
@@ -258,6 +259,20 @@ t.test('rotation: both secrets sign for 24 hours', async (t) => {
   t.equal(d.id, sent.body.data.message_id);
   t.same(d.verifiedBy, [fresh, e.secret], 'verified with the new secret and with the old one');
   t.equal(d.signature.split(' ').length, 2, 'two v1 signatures');
+
+  // The old secret signs for 24 hours from the rotation, then no more: its end moved to the past
+  // stands for the day gone by.
+  const sql = new pg.Client({ connectionString: storeUrl(s) });
+  await sql.connect();
+  t.teardown(() => sql.end());
+  const until = (await sql.query<{ hours: number }>('SELECT extract(epoch FROM previous_secret_until - now()) / 3600 AS hours FROM webhook_endpoints WHERE id = $1', [e.id])).rows[0]!.hours;
+  t.ok(until > 23.9 && until <= 24, `the old secret ends 24 hours after the rotation (${until} h)`);
+  await sql.query(`UPDATE webhook_endpoints SET previous_secret_until = now() - interval '1 second' WHERE id = $1`, [e.id]);
+  const later = await s.req('POST', `/workspaces/${ws.id}/webhooks/${e.id}/test`, { token: ws.token });
+  t.equal(later.status, 202, later.text);
+  t.ok(await r.until((ds) => ds.length === 2));
+  t.same(r.deliveries[1]!.verifiedBy, [fresh], 'after the 24 hours, the new secret alone');
+  t.equal(r.deliveries[1]!.signature.split(' ').length, 1, 'one v1 signature');
 });
 
 t.test('resend: a failed attempt is sent again with its webhook-id; a pending one is refused', async (t) => {
