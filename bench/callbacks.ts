@@ -84,7 +84,7 @@ async function seedMessages(url: string, workspaceId: string, n: number): Promis
     const people = await db.query<{ id: string; external_id: string; email: string }>(`SELECT id, external_id, email FROM people WHERE workspace_id = $1 ORDER BY id LIMIT $2`, [workspaceId, n]);
     const records: MessageRecord[] = people.rows.map((p) => ({
       id: newId(), workspace_id: workspaceId, person_id: p.id, external_id: p.external_id, channel: 'email', status: 'sent', provider: 'smtp', provider_id: null,
-      address: p.email, skip_reason: null, error: null, title: 'Hello', body: 'Your plan: pro', campaign_id: null, event_id: null, tags: null, sent_at: new Date().toISOString(),
+      address: p.email, skip_reason: null, error: null, title: 'Hello', body: 'Your plan: pro', campaign_id: null, node_id: null, event_id: null, tags: null, sent_at: new Date().toISOString(),
     }));
     // saveMessages needs only `query` of a Queryable.
     const q: Queryable = { query: (sql, params) => db.query(typeof sql === 'string' ? sql : sql.text, params) as never, exec: async (sql) => void (await db.query(sql)) };

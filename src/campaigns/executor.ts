@@ -179,7 +179,7 @@ export class Executor {
   private async message(workspaceId: string, campaignId: string, node: MessageNode, enrolments: ClaimedEnrolment[], people: Map<string, PersonRow>, movedOn: (q: Queryable) => Promise<void>): Promise<void> {
     const present = enrolments.filter((e) => people.has(e.person_id));
     const p = (e: ClaimedEnrolment) => people.get(e.person_id)!;
-    await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, event_id: e.context.event?.id ?? null, channel: node.type })));
+    await recordInterrupted(this.db, present.filter((e) => e.claims > 1).map((e) => ({ id: campaignSendId(e.id, node.id), workspace_id: workspaceId, person_id: e.person_id, external_id: p(e).external_id, campaign_id: campaignId, node_id: node.id, event_id: e.context.event?.id ?? null, channel: node.type })));
     const fresh = present.filter((e) => e.claims === 1);
     if (fresh.length === 0) return movedOn(this.db);
     const recipients = fresh.map((e) => ({ id: campaignSendId(e.id, node.id), person: p(e), variables: e.context.variables ?? {}, event: e.context.event?.parameters, trigger: e.context.trigger, eventId: e.context.event?.id }));

@@ -100,7 +100,7 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
       const d = decisions[i]!;
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: channel.name, provider: open.provider, provider_id: null,
-        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
+        address: 'address' in d ? d.address : null, skip_reason: null, error: null, title: null, body: null, campaign_id: send.campaignId, node_id: node.id, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
       } satisfies Omit<AddressRecord, 'status'>;
       if (!('address' in d)) return { record: { ...base, status: d.status, skip_reason: d.skip, error: d.error } };
       const outcome = rendered.get(i)!;

@@ -76,7 +76,7 @@ const send: Handler<'POST /workspaces/{workspaceId}/push/send'> = async (ctx) =>
       id, workspace_id: ctx.workspaceId, person_id: person.id, external_id: person.external_id, channel: 'push', status: 'scheduled', platform: null, provider: 'none',
       provider_id: null, address: null, skip_reason: null, error: null, title: raw.title ?? null, body: raw.body ?? null, image_url: raw.image_url ?? null,
       action_url: raw.action_url ?? null, custom_data: raw.custom_data ?? null, variables: b.variables ?? null, tags: b.tags ?? null,
-      campaign_id: b.campaign_id ?? null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
+      campaign_id: b.campaign_id ?? null, node_id: null, event_id: b.event_id ?? null, scheduled_at: scheduledAt, sent_at: null,
     }]);
     return json(202, { success: true, message_id: id, status: 'scheduled', scheduled_at: scheduledAt });
   }

@@ -39,6 +39,8 @@ export interface MessageRecord {
   body: string | null;
   tags: string[] | null;
   campaign_id: string | null;
+  /** A campaign's message: the workflow node that sent it. */
+  node_id: string | null;
   event_id: string | null;
   /** When the provider accepted it (ISO), else null. */
   sent_at: string | null;
@@ -67,7 +69,7 @@ export interface DeliveryRecord {
 
 const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id text, channel text, status text, platform text, provider text,
   provider_id text, address text, skip_reason text, error text, title text, body text, image_url text, action_url text, custom_data jsonb,
-  variables jsonb, tags jsonb, campaign_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz`;
+  variables jsonb, tags jsonb, campaign_id text, node_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz`;
 const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[0]!);
 
 /**
@@ -181,6 +183,7 @@ export interface CampaignSendRecord {
   person_id: string;
   external_id: string;
   campaign_id: string;
+  node_id: string;
   event_id: string | null;
   /** The node's channel: push, email or sms (docs/channels.md). */
   channel: Channel;
@@ -194,9 +197,9 @@ export interface CampaignSendRecord {
 export async function recordInterrupted(q: Queryable, sends: readonly CampaignSendRecord[]): Promise<void> {
   if (sends.length === 0) return;
   await q.query(
-    `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, event_id, error, channel)
-     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, event_id, $2, channel
-     FROM json_to_recordset($1::json) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, event_id text, channel text)
+    `INSERT INTO messages (id, workspace_id, person_id, external_id, status, provider, campaign_id, node_id, event_id, error, channel)
+     SELECT id, workspace_id, person_id, external_id, 'failed', 'none', campaign_id, node_id, event_id, $2, channel
+     FROM json_to_recordset($1::json) AS x(id uuid, workspace_id uuid, person_id uuid, external_id text, campaign_id text, node_id text, event_id text, channel text)
      ON CONFLICT (id) DO NOTHING`,
     [JSON.stringify(sends), INTERRUPTED],
   );

@@ -153,6 +153,7 @@ t.test('events: people, messages and campaigns arrive once each, signed, to the 
   t.ok(await everything.until(() => everything.of('message.sent').length === 1), 'and to "*"');
   t.match(sentOnly.of('message.sent')[0]!.event!.data, { channel: 'push', status: 'sent', external_id: 'ann', title: 'Hi', person_id: pid });
   if (messageId) t.equal(sentOnly.of('message.sent')[0]!.event!.data.message_id, messageId);
+  t.notOk('node_id' in sentOnly.of('message.sent')[0]!.event!.data, 'a single send has no node');
   
   // A campaign going live, and its email to a person with an address.
   // The sandbox email plays the provider's later reports: delivered, a hard bounce, a complaint.
@@ -166,7 +167,7 @@ t.test('events: people, messages and campaigns arrive once each, signed, to the 
   const outcomes: [string, string][] = [['message.sent', 'bob'], ['message.delivered', 'bob'], ['message.sent', 'carl'], ['message.bounced', 'carl'], ['message.sent', 'dana'], ['message.complained', 'dana'], ['message.skipped', 'ann']];
   t.ok(await everything.until(() => outcomes.every(([type, who]) => emailOf(type, who).length > 0), 15_000), 'every outcome of the campaign email arrives');
   for (const [type, who] of outcomes) t.equal(emailOf(type, who).length, 1, `${type} for ${who} once`);
-  t.match(emailOf('message.sent', 'bob')[0]!.event!.data, { campaign_id: campaignId, to: 'bob@example.com', status: 'sent' });
+  t.match(emailOf('message.sent', 'bob')[0]!.event!.data, { campaign_id: campaignId, node_id: 'mail', to: 'bob@example.com', status: 'sent' });
   t.match(emailOf('message.delivered', 'bob')[0]!.event!.data, { campaign_id: campaignId, status: 'delivered', message_id: emailOf('message.sent', 'bob')[0]!.event!.data.message_id });
   t.ok(await everything.until(() => everything.of('person.unsubscribed').some((d) => d.event!.data.external_id === 'dana')), 'the complaint unsubscribes dana: person.unsubscribed');
 

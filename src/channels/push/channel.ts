@@ -21,7 +21,7 @@ export const push: Channel = {
     const content = compileContent(nodeContent(node, send.templates));
     const outcomes = await deps.pools.of(PUSH_ENGINE).send(
       {
-        workspaceId: send.workspaceId, content, campaignId: send.campaignId, tags: send.tags, renderErrors: 'fail', withRecords: send.withRecords, optedOut: send.optedOut,
+        workspaceId: send.workspaceId, content, campaignId: send.campaignId, nodeId: node.id, tags: send.tags, renderErrors: 'fail', withRecords: send.withRecords, optedOut: send.optedOut,
         // A test send is outside the policy, caps included; a campaign step honours the node's bypass_frequency_cap.
         ...(send.outsidePolicy ? { outsidePolicy: true } : { bypassCaps: node.bypass_frequency_cap === true }),
       },

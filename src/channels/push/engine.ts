@@ -64,6 +64,8 @@ export interface Send {
   content: CompiledContent;
   tags?: string[];
   campaignId?: string;
+  /** A campaign's push node: recorded on its messages. */
+  nodeId?: string;
   eventId?: string;
   /** A campaign push node's `bypass_frequency_cap`: skips both caps, never quiet hours. */
   bypassCaps?: boolean;
@@ -187,7 +189,7 @@ export class PushEngine {
         id, workspace_id: send.workspaceId, person_id: person!.id, external_id: person!.external_id, channel: 'push', status, platform: null, provider: 'none',
         provider_id: null, address: null, skip_reason: null, error: null, title: content?.title ?? null, body: content?.body ?? null, image_url: content?.image_url ?? null,
         action_url: content?.action_url ?? null, custom_data: content?.custom_data ?? null, variables: null, tags: send.tags ?? null,
-        campaign_id: send.campaignId ?? null, event_id: r.eventId ?? send.eventId ?? null, scheduled_at: null, sent_at: null,
+        campaign_id: send.campaignId ?? null, node_id: send.nodeId ?? null, event_id: r.eventId ?? send.eventId ?? null, scheduled_at: null, sent_at: null,
       });
       if (d.kind === 'skip') {
         // An immediate skip is not stored; a scheduled one keeps its record.

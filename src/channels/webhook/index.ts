@@ -73,7 +73,7 @@ async function sendWebhook(deps: ChannelDeps, send: NodeSend, recipients: readon
     recipients.map(async (r, i): Promise<MessageRecord> => {
       const base = {
         id: r.id, workspace_id: workspaceId, person_id: r.person.id, external_id: r.person.external_id, channel: webhook.name, provider: PROVIDER, provider_id: null,
-        address: null, skip_reason: null, error: null, title: method, body: null, campaign_id: send.campaignId, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
+        address: null, skip_reason: null, error: null, title: method, body: null, campaign_id: send.campaignId, node_id: send.node.id, event_id: r.eventId ?? null, tags: send.tags ?? null, sent_at: null,
       } satisfies Omit<MessageRecord, 'status'>;
       const h = held[i];
       if (h) return { ...base, status: h.status, skip_reason: h.skip, error: h.error };
