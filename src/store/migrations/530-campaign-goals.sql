@@ -6,6 +6,8 @@
 -- person's enrolments still running (`converted`) and counts it in the campaign's enrolment
 -- counters (migration 455), so the stats read a few rows.
 ALTER TABLE campaigns ADD COLUMN goal jsonb;
+-- What the actors' goal index reads (store/conversions.ts campaignGoals), every few seconds.
+CREATE INDEX campaigns_with_goals ON campaigns (workspace_id) WHERE goal IS NOT NULL;
 CREATE TABLE campaign_conversions (
   campaign_id uuid NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
   person_id uuid NOT NULL REFERENCES people(id) ON DELETE CASCADE,
