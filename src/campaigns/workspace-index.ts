@@ -10,7 +10,7 @@ import { logger } from '../logger.js';
 const REFRESH_MS = 5_000;
 
 /** What an index is built of: campaign rows of one workspace or of all, each naming its workspace. */
-export interface IndexSource<R extends { workspace_id: string }, T> {
+interface IndexSource<R extends { workspace_id: string }, T> {
   read: (workspaceId?: string) => Promise<R[]>;
   /** A workspace's entry, from its rows (at least one). */
   build: (rows: R[]) => T;
