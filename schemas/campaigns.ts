@@ -58,6 +58,16 @@ const node = object(
 
 const workflowDefinition = object({ nodes: { type: 'array', maxItems: 100, items: node } }, ['nodes']);
 
+/** A campaign's goal (docs/campaigns-runtime.md, Goals and conversions). */
+const goal = object(
+  {
+    event_name: { ...nonEmptyString(255), description: 'The event that converts' },
+    within: { type: 'string', pattern: '^[1-9][0-9]{0,5}[mhd]$', description: 'How long after their first message of the campaign the person may convert: minutes, hours or days ("45m", "12h", "3d"), at most 366 days' },
+  },
+  ['event_name', 'within'],
+  { additionalProperties: false, description: 'A person who performs event_name within `within` after their first message of the campaign is counted converted once (stats.converted, a converted event on that message) and leaves the journey' },
+);
+
 const describedObject = (description: string) => ({ type: 'object', description }) as const;
 const triggerConfig = describedObject('Shape depends on trigger_type; checked at activation. `event_name` is refused (INVALID_TRIGGER_CONFIG): use `event_names`');
 export const audienceConfig = describedObject('{filters: [conditions], match: "all"|"any"}; checked at activation');
@@ -71,6 +81,7 @@ export const campaignCreate = object(
     audience_config: audienceConfig,
     workflow_definition: workflowDefinition,
     holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
+    goal,
     template_id: { ...uuid, description: 'A message template of the workspace: without workflow_definition the campaign gets one push node using it; with one, its push nodes that name no template use it' },
   },
   ['name', 'trigger_type', 'trigger_config'],
@@ -83,6 +94,7 @@ export const campaignUpdate = object({
   audience_config: audienceConfig,
   workflow_definition: workflowDefinition,
 holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The share of enrolments (percent, chosen by a hash of each enrolment) held out: recorded held_out and sent nothing, counted in stats.held_out (0)' },
+  goal: { ...goal, nullable: true, description: `${goal.description}; null removes it` },
   status: { type: 'string', enum: [...SETTABLE_STATUSES] },
 });
 
@@ -153,6 +165,7 @@ const campaignFields: Record<string, Schema> = {
     workflow_definition: { type: 'object', properties: { nodes: { type: 'array', items: freeObject } }, required: ['nodes'], additionalProperties: true },
     template_id: uuidText,
     holdout_percent: { ...count, description: 'The share of enrolments held out (percent); only when above 0' },
+    goal: { ...goal, description: 'Only on a campaign with a goal' },
     created_at: isoTime,
     updated_at: isoTime,
 };
@@ -179,11 +192,12 @@ const campaignStatsFields: Record<string, Schema> = {
   enrolled: { ...count, description: 'Entries of people into the campaign' },
   triggered: { ...count, description: 'Distinct runs (a matching event, a webhook call, a schedule run) that enrolled someone' },
   held_out: { ...count, description: 'Enrolments held out (holdout_percent): sent nothing; only on a campaign that holds out, or did' },
+  converted: { ...count, description: 'People who reached the goal, each once; only on a campaign with a goal, or that had one' },
   ...messageCounters,
   by_channel: closed(Object.fromEntries(CHANNELS.map((c) => [c, closed(messageCounters)]))),
   last_triggered_at: { ...nullableIsoTime, description: 'The latest enrolment' },
 };
-export const campaignStats = closed(campaignStatsFields, Object.keys(campaignStatsFields).filter((k) => k !== 'held_out'));
+export const campaignStats = closed(campaignStatsFields, Object.keys(campaignStatsFields).filter((k) => k !== 'held_out' && k !== 'converted'));
 /** A journey's per-node stats, by node id (docs/campaigns-runtime.md, Journeys). */
 const nodeStats = {
   type: 'object',

@@ -19,7 +19,7 @@ import { PushEngine } from '../src/channels/push/engine.js';
 import { RenderPool } from '../src/render/pool.js';
 import { SendCounters } from '../src/channels/counters.js';
 import { ScheduledSends } from '../src/channels/push/scheduled-sends.js';
-import { EventTriggers, Executor, ScheduleRuns } from '../src/campaigns/index.js';
+import { EventTriggers, Executor, Goals, ScheduleRuns } from '../src/campaigns/index.js';
 import { Instance } from '../src/store/leases.js';
 import { enableMetrics } from '../src/metrics/index.js';
 import { ownMetrics } from '../src/metrics/scrape.js';
@@ -92,6 +92,9 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // The index of event-triggered campaigns, loaded before the first request is taken.
   const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
   await eventTriggers.start();
+  // The index of campaign goals (docs/campaigns-runtime.md, Goals and conversions).
+  const goals = new Goals(db, owns);
+  await goals.start();
   // Segments kept live: entering or leaving one is an event, which may trigger campaigns.
   const segments = new Segments(db, claimant, owns, async (ws, changes) => {
     const at = new Date().toISOString();
@@ -107,14 +110,14 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   listImports.start();
   const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, webhooks, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, goals, webhooks, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
   return {
     handle,
     async stop() {
-      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), executor.stop(), dispatcher.stop(), listImports.stop(), segments.stop()]);
+      await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), goals.stop(), executor.stop(), dispatcher.stop(), listImports.stop(), segments.stop()]);
       await claimant.instance.close();
       await Promise.all([providers.close(), renders.close()]);
       pools.close();

@@ -38,7 +38,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** What every request's context carries from its actor (the rest is the request's own). */
-export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'webhooks' | 'imports' | 'segments' | 'analyticsInStore'>;
+export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'goals' | 'webhooks' | 'imports' | 'segments' | 'analyticsInStore'>;
 
 /** A user's role in a workspace, null when they are not a member (the actor asks its store). */
 export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;

@@ -1,8 +1,7 @@
 // Event triggers on the ingest path (docs/campaigns-runtime.md; README, Request bodies and Routes). Each actor keeps an
-// index of its workspaces' active event campaigns (workspace → event name → triggers): loaded
-// at start, reloaded for a workspace when one of its campaigns changes on this actor, and in
-// whole every REFRESH_MS (what other replicas changed). So a tracked event that no campaign
-// listens to costs one map lookup.
+// index of its workspaces' active event campaigns (workspace → event name → triggers;
+// campaigns/workspace-index.ts keeps it current). So a tracked event that no campaign listens
+// to costs one map lookup.
 //
 // `fire` runs once the events are durable. Per matching (event, campaign):
 //   - the conditions: parameters from the event; the person loaded only when a condition
@@ -22,20 +21,16 @@ import { peopleByIds, type PersonRow } from '../store/people.js';
 import { eventTriggerOf, triggerHolds, type EventTrigger } from '../domain/event-trigger.js';
 import type { EventRecord } from '../domain/events.js';
 import { PERSON_FIELDS } from '../domain/conditions.js';
-import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
 import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
-import { logger } from '../logger.js';
 import { enrol } from './enrol.js';
-
-/** How often the whole index is reloaded (changes made on other replicas). */
-const REFRESH_MS = 5_000;
+import { WorkspaceIndex } from './workspace-index.js';
 /** How long count conditions wait for the sink to store their event. */
 const COUNT_WAIT_MS = 3_000;
 /** Meanwhile, the store is asked again after 5 ms, doubling up to 200 ms. */
 const STORED_POLL: Backoff = { firstMs: 5, maxMs: 200 };
 
-type WorkspaceIndex = Map<string, EventTrigger[]>;
+type TriggersByEvent = Map<string, EventTrigger[]>;
 
 /** What `fire` answers when no campaign listens: nothing allocated on the hot path. */
 const NO_WARNINGS: ReadonlyMap<string, string[]> = new Map();
@@ -51,13 +46,10 @@ interface PendingEnrolment extends Waiting<true> {
   match: Match;
 }
 
-function indexOf(rows: readonly EventCampaignRow[]): Map<string, WorkspaceIndex> {
-  const index = new Map<string, WorkspaceIndex>();
-  for (const [ws, campaigns] of groupBy(rows, (r) => r.workspace_id)) {
-    const listening = campaigns.map(eventTriggerOf).flatMap((trigger) => [...new Set(trigger.eventNames)].map((name) => ({ name, trigger })));
-    index.set(ws, new Map([...groupBy(listening, (l) => l.name)].map(([name, ls]) => [name, ls.map((l) => l.trigger)])));
-  }
-  return index;
+/** A workspace's event campaigns by the event names they listen to. */
+function triggersByEvent(campaigns: EventCampaignRow[]): TriggersByEvent {
+  const listening = campaigns.map(eventTriggerOf).flatMap((trigger) => [...new Set(trigger.eventNames)].map((name) => ({ name, trigger })));
+  return new Map([...groupBy(listening, (l) => l.name)].map(([name, ls]) => [name, ls.map((l) => l.trigger)]));
 }
 
 const personSubject = (p: PersonRow | undefined) => ({
@@ -66,10 +58,7 @@ const personSubject = (p: PersonRow | undefined) => ({
 });
 
 export class EventTriggers {
-  private index = new Map<string, WorkspaceIndex>();
-  /** Workspaces reloaded on their own since the last whole reload began. */
-  private readonly touched = new Set<string>();
-  private readonly poller = new Poller(REFRESH_MS, 'event trigger index', () => this.reloadAll());
+  private readonly index: WorkspaceIndex<EventCampaignRow, TriggersByEvent>;
   /**
    * Group commit of the enrolments: the matches of the requests in one tick, and of those that
    * came while a write was in flight, enrolled in one statement per campaign (not one per
@@ -99,46 +88,24 @@ export class EventTriggers {
   constructor(
     private readonly db: Db,
     /** Whether this actor owns the workspace. */
-    private readonly owns: (workspaceId: string) => boolean,
+    owns: (workspaceId: string) => boolean,
     /** Tells the workflow executor that enrolments are due. */
     private readonly enrolled: () => void,
-  ) {}
+  ) {
+    this.index = new WorkspaceIndex('event trigger index', { read: (ws) => activeEventCampaigns(db, ws), build: triggersByEvent }, owns);
+  }
 
-  async start(): Promise<void> {
-    await this.reloadAll();
-    this.poller.start();
+  start(): Promise<void> {
+    return this.index.start();
   }
 
   stop(): Promise<void> {
-    return this.poller.stop();
+    return this.index.stop();
   }
 
-  /**
-   * A campaign of the workspace changed here: its triggers are read again before the change is
-   * answered. Never rejects: the change is committed, and a failed read is made good by the
-   * next whole reload.
-   */
-  async changed(workspaceId: string): Promise<void> {
-    this.touched.add(workspaceId);
-    try {
-      const ws = indexOf(await activeEventCampaigns(this.db, workspaceId)).get(workspaceId);
-      if (ws) this.index.set(workspaceId, ws);
-      else this.index.delete(workspaceId);
-    } catch (err) {
-      logger.warn('event trigger index: reloading a workspace failed; the next reload makes it good', { workspaceId, err });
-    }
-  }
-
-  private async reloadAll(): Promise<void> {
-    this.touched.clear();
-    const index = indexOf((await activeEventCampaigns(this.db)).filter((c) => this.owns(c.workspace_id)));
-    // A workspace changed while the whole was read keeps what its own reload put in.
-    for (const ws of this.touched) {
-      const mine = this.index.get(ws);
-      if (mine) index.set(ws, mine);
-      else index.delete(ws);
-    }
-    this.index = index;
+  /** A campaign of the workspace changed here: its triggers are read again before the change is answered (never rejects). */
+  changed(workspaceId: string): Promise<void> {
+    return this.index.changed(workspaceId);
   }
 
   /** Enrols the durable events' people in the campaigns they trigger; answers the warnings by event id. */

@@ -38,8 +38,11 @@ export const CAMPAIGN_RUN_STATES = [...JOB_STATES, 'enrolled', 'failed'] as cons
 /** How a run ends. */
 export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (typeof JOB_STATES)[number]>;
 
-/** Where an enrolment is in its workflow (campaign_enrolments.state): a job due at its next node or claimed by an executor, then finished or cut short. */
-export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped', 'held_out'] as const;
+/**
+ * Where an enrolment is in its workflow (campaign_enrolments.state): a job due at its next node or
+ * claimed by an executor, then finished or cut short (`converted`: its person reached the campaign's goal).
+ */
+export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped', 'held_out', 'converted'] as const;
 
 /** The kinds of workflow node (docs/campaigns-runtime.md; docs/channels.md). */
 export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook', 'split', 'random_split', 'exit'] as const;

@@ -18,6 +18,7 @@ import { campaignMessages, campaignStats, channelStats, deleteCampaign, findCamp
 import { findSegment } from '../store/segments.js';
 import { journeyEdges } from '../store/enrolments.js';
 import { isJourney, nodeStats } from '../domain/journeys.js';
+import { checkGoal } from '../domain/goals.js';
 
 /** `limit` of the list above this is silently reduced. */
 const LIST_MAX = 500;
@@ -36,6 +37,7 @@ function present(c: CampaignRow) {
     workflow_definition: c.workflow_definition,
     // Only on a campaign that holds out: the others read as before journeys.
     ...(c.holdout_percent === 0 ? {} : { holdout_percent: c.holdout_percent }),
+    ...(c.goal === null ? {} : { goal: c.goal }),
     ...(c.template_id === null ? {} : { template_id: c.template_id }),
     created_at: iso(c.created_at),
     updated_at: iso(c.updated_at),
@@ -74,6 +76,7 @@ async function checkSegment(q: Queryable, workspaceId: string, audience: Record<
 const create: Handler<'POST /campaigns'> = async (ctx) => {
   const b = ctx.body;
   refuseKnownBadKeys(b.trigger_config);
+  checkGoal(b.goal);
   const templateId = b.template_id?.toLowerCase();
   // The schema lets a delay node lack minutes: normalizeWorkflow refuses that.
   const workflow = initialWorkflow(b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow), templateId);
@@ -87,6 +90,7 @@ const create: Handler<'POST /campaigns'> = async (ctx) => {
     return insertCampaign(q, {
       id: newId(), workspace_id: ctx.workspaceId, name: b.name, status: 'draft', trigger_type: b.trigger_type, trigger_config: b.trigger_config,
       audience_config: b.audience_config ?? {}, workflow_definition: workflow, template_id: templateId ?? null, holdout_percent: b.holdout_percent ?? 0,
+      goal: b.goal ?? null,
     });
   });
   return json(201, { success: true, data: { campaign: present(campaign), message: 'Campaign created as a draft', warnings: workflowWarnings(campaign.workflow_definition) } });
@@ -110,7 +114,8 @@ const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
   const st = await campaignStats(ctx.db, campaign.id);
   // The message counters, all channels together and per channel (docs/channels.md).
   const heldOut = campaign.holdout_percent > 0 || st.held_out > 0 ? { held_out: st.held_out } : {};
-  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...heldOut, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
+  const converted = campaign.goal !== null || st.converted > 0 ? { converted: st.converted } : {};
+  const stats = { enrolled: st.enrolled, triggered: st.triggered, ...heldOut, ...converted, ...(await channelStats(ctx.db, ctx.workspaceId, campaign.id)), last_triggered_at: iso(st.last_triggered_at) };
   // A journey's per-node stats, from the edge counters the executor keeps.
   const nodes = campaign.workflow_definition.nodes;
   const perNode = isJourney(nodes) ? { nodes: nodeStats(nodes, await journeyEdges(ctx.db, campaign.id), st.enrolled - st.held_out) } : {};
@@ -120,6 +125,7 @@ const get: Handler<'GET /campaigns/{campaignId}'> = async (ctx) => {
 const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
   const b = ctx.body;
   if (b.trigger_config !== undefined) refuseKnownBadKeys(b.trigger_config);
+  checkGoal(b.goal);
   const workflow = b.workflow_definition && normalizeWorkflow(b.workflow_definition as Workflow);
   const campaign = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
@@ -131,11 +137,14 @@ const update: Handler<'PUT /campaigns/{campaignId}'> = async (ctx) => {
       audience_config: b.audience_config ?? current.audience_config,
       workflow_definition: workflow ?? current.workflow_definition,
       holdout_percent: b.holdout_percent ?? current.holdout_percent,
+      // null removes the goal.
+      goal: b.goal === undefined ? current.goal : b.goal,
     };
     const rulesInputsChanged = b.trigger_config !== undefined || b.audience_config !== undefined || workflow !== undefined;
     return settleAndSave(q, ctx, current, next, b.status, rulesInputsChanged);
   });
   await ctx.eventTriggers.changed(ctx.workspaceId);
+  await ctx.goals.changed(ctx.workspaceId);
   const warnings = workflowWarnings(campaign.workflow_definition);
   return json(200, { success: true, message: 'Campaign updated', data: { campaign: present(campaign) }, ...(warnings.length ? { warnings } : {}) });
 };
@@ -147,6 +156,7 @@ const remove: Handler<'DELETE /campaigns/{campaignId}'> = async (ctx) => {
     await deleteCampaign(q, campaign.id);
     return campaign.name;
   });
+  await ctx.goals.changed(ctx.workspaceId);
   return json(200, { success: true, message: `Campaign ${name} deleted with its enrolments; its push records are kept` });
 };
 
@@ -172,7 +182,7 @@ const nodeMessage: Handler<'PUT /workspaces/{workspaceId}/campaigns/{campaignId}
   const node = await ctx.db.tx(async (q) => {
     const current = await loadCampaign(q, ctx, true);
     const changed = setNodeMessage(current.workflow_definition, ctx.params.nodeId, ctx.body);
-    const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow, holdout_percent: current.holdout_percent };
+    const next = { name: current.name, trigger_config: current.trigger_config, audience_config: current.audience_config, workflow_definition: changed.workflow, holdout_percent: current.holdout_percent, goal: current.goal };
     await settleAndSave(q, ctx, current, next, undefined, true);
     return changed.node;
   });

@@ -8,7 +8,7 @@ import type { KeyPrincipal, SessionUser } from '../domain/principals.js';
 import type { Role } from '../domain/roles.js';
 import type { PushEngine } from '../channels/push/engine.js';
 import type { ProviderRegistry } from '../channels/push/registry.js';
-import type { EventTriggers, TriggerClaims } from '../campaigns/index.js';
+import type { EventTriggers, Goals, TriggerClaims } from '../campaigns/index.js';
 import type { MessagingSettings } from '../channels/settings.js';
 import type { RenderPool } from '../render/pool.js';
 import type { ChannelPools } from '../channels/pools.js';
@@ -50,6 +50,8 @@ export interface RequestCtx {
   triggers: WebhookTriggers;
   /** The event-triggered campaigns of this actor's workspaces: fired by tracked events, told of campaign changes. */
   eventTriggers: EventTriggers;
+  /** Campaign goals of this actor's workspaces: reached by tracked events, told of campaign changes. */
+  goals: Pick<Goals, 'reached' | 'changed'>;
   webhooks: OutboundWebhooks;
   /** CSV imports: where this process stages uploads (an import names it), and the runner to wake. */
   imports: { stagedOn: string; nudge(): void };

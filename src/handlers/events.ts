@@ -2,8 +2,8 @@
 // is acknowledged once its events are durable on the Log, which also finds their people or
 // creates them bare; with JetStream the sink makes them readable shortly after
 // (eventlog/event-sink.ts). Durable events then fire the event-triggered campaigns they match
-// (campaigns/event-triggers.ts) and are evaluated for the workspace's segments
-// (audiences/segments.ts) before the answer.
+// (campaigns/event-triggers.ts), convert for the campaign goals they reach (campaigns/goals.ts)
+// and are evaluated for the workspace's segments (audiences/segments.ts) before the answer.
 import type { Ctx, Handler, Handlers } from './context.js';
 import { json } from './reply.js';
 import { check, compileBody } from './validation.js';
@@ -62,6 +62,7 @@ export async function appendTracks(ctx: Ctx, checked: readonly Checked[]): Promi
   // Durable: what the triggers do cannot fail the request any more.
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
   const stored = fresh(appended);
+  await ctx.goals.reached(ctx.workspaceId, stored);
   await ctx.segments.touched(ctx.workspaceId, stored.map((e) => e.person_id), stored.map((e) => e.id));
   return { appended, warnings };
 }

@@ -3,6 +3,7 @@
 import { prepared, type Queryable } from './db.js';
 import { DELETE_COUNTERS, enrolmentStats, type EnrolmentStats } from './enrolment-counters.js';
 import { LIVE_STATUSES, type CampaignStatus, type TriggerType, type Workflow } from '../domain/campaigns.js';
+import type { Goal } from '../domain/goals.js';
 
 export interface CampaignRow {
   id: string;
@@ -16,21 +17,23 @@ export interface CampaignRow {
   template_id: string | null;
   /** The share of enrolments held out (0 to 50): sent nothing, counted (docs/campaigns-runtime.md, Journeys). */
   holdout_percent: number;
+  /** The goal whose event converts a person (docs/campaigns-runtime.md, Goals and conversions), or null. */
+  goal: Goal | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** What an update may change. */
-export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition' | 'holdout_percent'>;
+export type CampaignFields = Pick<CampaignRow, 'name' | 'status' | 'trigger_config' | 'audience_config' | 'workflow_definition' | 'holdout_percent' | 'goal'>;
 
 const LIVE = LIVE_STATUSES.map((s) => `'${s}'`).join(', ');
-const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent, created_at, updated_at';
+const COLUMNS = 'id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent, goal, created_at, updated_at';
 
 export async function insertCampaign(q: Queryable, c: Omit<CampaignRow, 'created_at' | 'updated_at'>): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent)
-     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb, $8::text::jsonb, $9, $10) RETURNING ${COLUMNS}`,
-    [c.id, c.workspace_id, c.name, c.status, c.trigger_type, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.template_id, c.holdout_percent],
+    `INSERT INTO campaigns (id, workspace_id, name, status, trigger_type, trigger_config, audience_config, workflow_definition, template_id, holdout_percent, goal)
+     VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb, $8::text::jsonb, $9, $10, $11::text::jsonb) RETURNING ${COLUMNS}`,
+    [c.id, c.workspace_id, c.name, c.status, c.trigger_type, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.template_id, c.holdout_percent, c.goal ? JSON.stringify(c.goal) : null],
   );
   return r.rows[0]!;
 }
@@ -71,10 +74,10 @@ export async function listCampaigns(q: Queryable, workspaceId: string, f: Campai
 
 export async function saveCampaign(q: Queryable, id: string, c: CampaignFields): Promise<CampaignRow> {
   const r = await q.query<CampaignRow>(
-    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, holdout_percent = $7, updated_at = now(),
+    `UPDATE campaigns SET name = $2, status = $3, trigger_config = $4::text::jsonb, audience_config = $5::text::jsonb, workflow_definition = $6::text::jsonb, holdout_percent = $7, goal = $8::text::jsonb, updated_at = now(),
        live_since = CASE WHEN $3 IN (${LIVE}) AND status NOT IN (${LIVE}) THEN now() ELSE live_since END
      WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.holdout_percent],
+    [id, c.name, c.status, JSON.stringify(c.trigger_config), JSON.stringify(c.audience_config), JSON.stringify(c.workflow_definition), c.holdout_percent, c.goal ? JSON.stringify(c.goal) : null],
   );
   return r.rows[0]!;
 }

@@ -9,6 +9,8 @@ export interface EnrolmentStats {
   triggered: number;
   /** Enrolments held out (holdout_percent), counted by the statement that holds them out (store/enrolments.ts). */
   held_out: number;
+  /** People who reached the campaign's goal, counted by the statement that records them (store/conversions.ts). */
+  converted: number;
   last_triggered_at: Date | null;
 }
 
@@ -26,25 +28,25 @@ const FOLD = `WITH folded AS (
     DELETE FROM enrolment_counters WHERE (campaign_id, slot) IN (
       SELECT campaign_id, slot FROM enrolment_counters WHERE campaign_id = ANY ($1::uuid[]) AND slot <> 0 FOR UPDATE SKIP LOCKED)
     RETURNING *)
-  INSERT INTO enrolment_counters AS c (campaign_id, slot, enrolled, triggered, held_out, last_enrolled_at)
-  SELECT campaign_id, 0, sum(enrolled), sum(triggered), sum(held_out), max(last_enrolled_at) FROM folded GROUP BY campaign_id ORDER BY campaign_id
+  INSERT INTO enrolment_counters AS c (campaign_id, slot, enrolled, triggered, held_out, converted, last_enrolled_at)
+  SELECT campaign_id, 0, sum(enrolled), sum(triggered), sum(held_out), sum(converted), max(last_enrolled_at) FROM folded GROUP BY campaign_id ORDER BY campaign_id
   ON CONFLICT (campaign_id, slot) DO UPDATE
     SET enrolled = c.enrolled + excluded.enrolled, triggered = c.triggered + excluded.triggered, held_out = c.held_out + excluded.held_out,
-        last_enrolled_at = GREATEST(c.last_enrolled_at, excluded.last_enrolled_at)`;
+        converted = c.converted + excluded.converted, last_enrolled_at = GREATEST(c.last_enrolled_at, excluded.last_enrolled_at)`;
 
 /** One statement for a page of campaigns: each one's enrolment stats (zeros for one with none). */
 export async function enrolmentStats(q: Queryable, campaignIds: readonly string[]): Promise<Map<string, EnrolmentStats>> {
   const r = await q.query<EnrolmentStats & { id: string; slots: number }>(
     `SELECT campaign_id::text AS id, COALESCE(sum(enrolled), 0)::int AS enrolled, COALESCE(sum(triggered), 0)::int AS triggered,
-            COALESCE(sum(held_out), 0)::int AS held_out,
+            COALESCE(sum(held_out), 0)::int AS held_out, COALESCE(sum(converted), 0)::int AS converted,
             max(last_enrolled_at) AS last_triggered_at, count(*)::int AS slots
      FROM enrolment_counters WHERE campaign_id = ANY ($1::uuid[]) GROUP BY campaign_id`,
     [campaignIds],
   );
   const crowded = r.rows.filter((s) => s.slots > FOLD_AT).map((s) => s.id);
   if (crowded.length > 0) await q.query(FOLD, [crowded]);
-  const stats = new Map<string, EnrolmentStats>(campaignIds.map((id) => [id, { enrolled: 0, triggered: 0, held_out: 0, last_triggered_at: null }]));
-  for (const { id, enrolled, triggered, held_out, last_triggered_at } of r.rows) stats.set(id, { enrolled, triggered, held_out, last_triggered_at });
+  const stats = new Map<string, EnrolmentStats>(campaignIds.map((id) => [id, { enrolled: 0, triggered: 0, held_out: 0, converted: 0, last_triggered_at: null }]));
+  for (const { id, enrolled, triggered, held_out, converted, last_triggered_at } of r.rows) stats.set(id, { enrolled, triggered, held_out, converted, last_triggered_at });
   return stats;
 }
 

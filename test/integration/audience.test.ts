@@ -73,7 +73,7 @@ t.test('keyset pages, the limit, audienceExceeds', async (t) => {
 async function campaign(workspaceId: string): Promise<CampaignRow> {
   return insertCampaign(db, {
     id: randomUUID(), workspace_id: workspaceId, name: 'c', status: 'active', trigger_type: 'webhook', trigger_config: {}, audience_config: {},
-    workflow_definition: { nodes: [{ id: 'p', type: 'push', title: 'Hi' }] }, template_id: null, holdout_percent: 0,
+    workflow_definition: { nodes: [{ id: 'p', type: 'push', title: 'Hi' }] }, template_id: null, holdout_percent: 0, goal: null,
   });
 }
 
@@ -128,7 +128,7 @@ t.test("an enrolment's context reaches its templates and records (the server's e
   await db.query(`INSERT INTO devices (id, workspace_id, person_id, device_token, platform) VALUES ($1, $2, $3, $4, 'android')`, [randomUUID(), ws.id, p, `tok-${randomUUID()}`]);
   const c = await insertCampaign(db, {
     id: randomUUID(), workspace_id: ws.id, name: 'ctx', status: 'active', trigger_type: 'event', trigger_config: { event_names: ['bought'] }, audience_config: {},
-    workflow_definition: { nodes: [{ id: 'p', type: 'push', title: '{{ event.amount }} {{ trigger.coupon }} {{ greeting }}', body: '{{ traits.first_name }}' }] }, template_id: null, holdout_percent: 0,
+    workflow_definition: { nodes: [{ id: 'p', type: 'push', title: '{{ event.amount }} {{ trigger.coupon }} {{ greeting }}', body: '{{ traits.first_name }}' }] }, template_id: null, holdout_percent: 0, goal: null,
   });
   const eventId = randomUUID();
   const context = { event: { id: eventId, name: 'bought', parameters: { amount: 42 } }, trigger: { coupon: 'SPRING' }, variables: { greeting: 'hi' } };

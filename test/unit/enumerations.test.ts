@@ -55,9 +55,11 @@ t.test('status and state columns', async (t) => {
   const beforeEmail = MESSAGE_STATUSES.filter((s) => !(PROVIDER_STATUSES as readonly string[]).includes(s));
   // campaign_runs' first CHECK, replaced by migration 420 when a run became a job ('enrolling' was its running state).
   const runsBeforeJobs = ['enrolling', ...CAMPAIGN_RUN_STATES.filter((s) => !(JOB_STATES as readonly string[]).includes(s))];
-  // campaign_enrolments' first CHECK, replaced by migration 510 when journeys added 'held_out'.
-  const enrolmentsBeforeHoldout = ENROLMENT_STATES.filter((s) => s !== 'held_out');
-  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, enrolmentsBeforeHoldout, runsBeforeJobs, CAMPAIGN_RUN_STATES, WEBHOOK_DELIVERY_STATES, IMPORT_STATES, SEGMENT_STATES].map(sorted);
+  // campaign_enrolments' first CHECK, replaced by migration 510 when journeys added 'held_out', which
+  // migration 530 replaced when goals added 'converted'.
+  const enrolmentsBeforeGoals = ENROLMENT_STATES.filter((s) => s !== 'converted');
+  const enrolmentsBeforeHoldout = enrolmentsBeforeGoals.filter((s) => s !== 'held_out');
+  const tuples = [PERSON_STATUSES, beforeEmail, MESSAGE_STATUSES, DELIVERY_STATUSES, CAMPAIGN_STATUSES, ENROLMENT_STATES, enrolmentsBeforeGoals, enrolmentsBeforeHoldout, runsBeforeJobs, CAMPAIGN_RUN_STATES, WEBHOOK_DELIVERY_STATES, IMPORT_STATES, SEGMENT_STATES].map(sorted);
   const checks = [...checksOf('status'), ...checksOf('state')].map(sorted);
   t.same(checks.sort(), [...tuples].sort());
 });

@@ -56,6 +56,7 @@ export function Progress({ workspaceId, campaign, onStatus }: { workspaceId: str
               <li><strong>{stats.sent}</strong> sent</li>
               <li><strong>{stats.delivered}</strong> delivered</li>
               <li><strong>{stats.failed}</strong> failed</li>
+              {stats.converted !== undefined && <li><strong>{stats.converted}</strong> converted</li>}
               <li>last triggered {when(stats.last_triggered_at)}</li>
             </ul>
             <TableBox label="Messages by channel">
