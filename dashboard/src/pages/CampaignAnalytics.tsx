@@ -2,7 +2,7 @@
 // complaint rates with the mailbox providers' thresholds, sends, opens and clicks over time,
 // the figures by channel and by step, the most clicked links, and the CSV export. Loaded when
 // first opened (its chart library with it).
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { api, call, type Schemas } from '../api';
 import { token } from '../session';
 import { Link } from '../router';
@@ -70,7 +70,7 @@ function Funnel({ stats }: { stats: Stats }) {
           </tbody>
         </table>
       </TableBox>
-      <p className="muted">Opened and clicked count messages (a person's repeats once; image proxies and link scanners left out where Herald can tell).</p>
+      <p className="muted">Opened and clicked count the messages opened or clicked at least once (a person's repeats count once).</p>
     </section>
   );
 }
@@ -102,6 +102,7 @@ function Deliverability({ stats }: { stats: Stats }) {
 }
 
 function OverTime({ workspaceId, campaignId }: { workspaceId: string; campaignId: string }) {
+  const id = useId();
   const [bucket, setBucket] = useState<Bucket>('day');
   const [load, reload] = useLoad(
     () => call(api.GET('/workspaces/{workspaceId}/campaigns/{campaignId}/analytics/timeseries', { params: { path: { workspaceId, campaignId }, query: { bucket } } })),
@@ -112,13 +113,11 @@ function OverTime({ workspaceId, campaignId }: { workspaceId: string; campaignId
   return (
     <section aria-labelledby="over-time">
       <h2 id="over-time">Sends and opens over time</h2>
-      <label>
-        Per{' '}
-        <select value={bucket} onChange={(e) => setBucket(e.target.value as Bucket)}>
-          <option value="day">day</option>
-          <option value="hour">hour</option>
-        </select>
-      </label>
+      <label htmlFor={`${id}-bucket`}>Counted per</label>{' '}
+      <select id={`${id}-bucket`} value={bucket} onChange={(e) => setBucket(e.target.value as Bucket)}>
+        <option value="day">day</option>
+        <option value="hour">hour</option>
+      </select>
       <Loaded load={load} retry={reload} what="sends over time">
         {(r) => (
           <figure>
