@@ -8,7 +8,7 @@ export type Bucket = 'hour' | 'day';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** Bucket → its width and the most buckets a range may hold. */
-export const BUCKETS: Record<Bucket, { ms: number; max: number; dflt: number }> = {
+const BUCKETS: Record<Bucket, { ms: number; max: number; dflt: number }> = {
   hour: { ms: HOUR, max: 744, dflt: 7 * 24 },
   day: { ms: DAY, max: 366, dflt: 30 },
 };

@@ -3,7 +3,7 @@
 // with =, +, -, @, a tab or a carriage return is prefixed with ' so a spreadsheet opening the
 // file shows it rather than running it as a formula (CSV injection).
 
-export type CsvValue = string | number | boolean | null;
+type CsvValue = string | number | boolean | null;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;

@@ -15,7 +15,7 @@ const NOT_TEST = `NOT COALESCE(m.tags @> '["test"]'::jsonb, false)`;
 const BY_PERSON = `e.value->'details'->'machine' IS DISTINCT FROM 'true'::jsonb`;
 
 
-export interface TimeseriesPoint {
+interface TimeseriesPoint {
   at: Date;
   sent: number;
   opened: number;
@@ -51,7 +51,7 @@ export async function campaignTimeseries(
   return { points: r.rows.map(({ scanned: _, ...p }) => p), capped: (r.rows[0]?.scanned ?? 0) >= MESSAGES_SCANNED_MAX };
 }
 
-export interface LinkClicks {
+interface LinkClicks {
   url: string;
   clicks: number;
   /** Messages with a person's click on the link (machine clicks left out). */
@@ -79,7 +79,7 @@ export async function campaignLinks(q: Queryable, workspaceId: string, campaignI
 }
 
 /** A row of the CSV export. */
-export interface ExportRow {
+interface ExportRow {
   id: string;
   created_at: Date;
   external_id: string;

@@ -6,7 +6,7 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-export interface Point {
+interface Point {
   at: string;
   sent: number;
   opened: number;
