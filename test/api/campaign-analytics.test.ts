@@ -81,6 +81,19 @@ t.test('bad parameters: 400 VALIDATION_ERROR in the session shape, naming the fi
   t.match(page.body, { success: false, error: { code: 'VALIDATION_ERROR', details: [{ field: 'before_id' }] } });
 });
 
+t.test('the edges of what is accepted answer 200', async (t) => {
+  const early = await s.req('GET', `${base}/timeseries?to=1970-01-05T00:00:00Z`, owner);
+  t.match(early.body, { from: '1969-12-06T00:00:00.000Z', points: Array }, 'the default span may start before 1970');
+  t.equal(early.body.points.length, 30);
+  const late = await s.req('GET', `${base}/timeseries?bucket=hour&from=2106-02-07T00:00:00Z&to=2106-02-07T06:28:15.999Z`, owner);
+  t.equal(late.body.points.length, 7, 'the last instant a timestamp may name');
+  const most = await s.req('GET', `${base}/links?limit=2147483647`, owner);
+  t.equal(most.body.limit, 100, 'limit reduced to its maximum');
+  const none = await s.req('GET', `${base}/export?limit=0`, owner);
+  t.equal(none.text, 'message_id,external_id,channel,status,sent_at,delivered,opened,clicked,error\r\n', 'limit 0: the header row alone');
+  t.equal(none.headers.get('link'), null);
+});
+
 t.test('links: the most clicked first, clicks and unique clicks (machines left out of unique)', async (t) => {
   const links = await s.req('GET', `${base}/links`, owner);
   t.equal(links.status, 200, links.text);
