@@ -230,7 +230,7 @@ const nodeContent = closed(
 
 
 const TEMPLATES = '/workspaces/{workspaceId}/templates';
-const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such campaign in the workspace (unknown, another workspace's, or not a UUID)" };
+export const campaignNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such campaign in the workspace (unknown, another workspace's, or not a UUID)" };
 const templateNotFound: HandlerErrors[404] = { codes: ['NOT_FOUND'], why: "No such template in the workspace (unknown, another workspace's, or not a UUID)" };
 const templateBody = (description: string): ResponseDoc => ok(description, { data: closed({ template: messageTemplate }) });
 const TEMPLATE_PARSE = 'a content field that is not a valid Liquid template (details name it)';

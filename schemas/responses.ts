@@ -26,6 +26,7 @@ import { member, sendPolicy, workspace, workspaceResponses, workspaceSettings } 
 import { channelResponses, pushChannels } from './channels.js';
 import { messageChannelResponses } from './message-channels.js';
 import { campaign, campaignResponses, campaignStats, messageTemplate } from './campaigns.js';
+import { campaignAnalyticsResponses } from './campaign-analytics.js';
 import { authoringResponses } from './authoring.js';
 import { sourceAccepted, sourceError, sourceResponses } from './segment-source.js';
 import { webhookResponses } from './webhooks.js';
@@ -186,6 +187,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...pushSendResponses,
   ...pushTokenResponses,
   ...campaignResponses,
+  ...campaignAnalyticsResponses,
   ...authoringResponses,
   ...workspaceResponses,
   ...channelResponses,

@@ -20,6 +20,7 @@ import * as webhooks from '../schemas/webhooks.js';
 import * as audiences from '../schemas/audiences.js';
 import * as topics from '../schemas/topics.js';
 import * as segments from '../schemas/segments.js';
+import * as analytics from '../schemas/campaign-analytics.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -102,6 +103,7 @@ const HOOKS = '/workspaces/{workspaceId}/webhooks';
 const LISTS = '/workspaces/{workspaceId}/lists';
 const TOPICS = '/workspaces/{workspaceId}/topics';
 const SEGMENTS = '/workspaces/{workspaceId}/segments';
+const ANALYTICS = '/workspaces/{workspaceId}/campaigns/{campaignId}/analytics';
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -210,6 +212,10 @@ const defs = [
   { method: 'POST', path: `${TEMPLATES}/preview`, auth: 'session', workspace: 'path', body: authoring.templatePreview, summary: "Render a channel's content for a person (the template preview)" },
   { method: 'POST', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', auth: 'session', workspace: 'path', body: authoring.testSend, summary: "Send one node of a campaign to one person, outside the send policy's caps and quiet hours" },
   { method: 'GET', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/messages', auth: 'session', workspace: 'path', query: campaigns.campaignMessages, summary: "A campaign's messages, newest first (live progress)" },
+  // A campaign's analytics page (session; docs/campaign-analytics.md).
+  { method: 'GET', path: `${ANALYTICS}/timeseries`, auth: 'session', workspace: 'path', query: analytics.timeseriesQuery, summary: "A campaign's sends, opens and clicks per hour or day" },
+  { method: 'GET', path: `${ANALYTICS}/links`, auth: 'session', workspace: 'path', query: analytics.linksQuery, summary: "A campaign's most clicked links" },
+  { method: 'GET', path: `${ANALYTICS}/export`, auth: 'session', workspace: 'path', query: analytics.exportQuery, summary: "A page of a campaign's messages as CSV" },
   { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
   { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },

@@ -23,6 +23,8 @@ import { SegmentPage, Segments } from './pages/Segments';
 // JavaScript stays small).
 const CampaignBuilder = lazy(() => import('./pages/CampaignBuilder').then((m) => ({ default: m.CampaignBuilder })));
 const Templates = lazy(() => import('./pages/Templates').then((m) => ({ default: m.Templates })));
+// A campaign's analytics, with its chart library.
+const CampaignAnalytics = lazy(() => import('./pages/CampaignAnalytics').then((m) => ({ default: m.CampaignAnalytics })));
 
 const PAGES = [
   { path: 'campaigns', label: 'Campaigns' },
@@ -95,10 +97,10 @@ export function App() {
 function Page({ path }: { path: string }) {
   if (path === '/') return <Home />;
   if (path === '/workspaces') return <Workspaces />;
-  // A workspace's page: /w/<workspace>[/<page>[/<id>]].
-  const [, workspaceId, page, id] = /^\/w\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(path) ?? [];
+  // A workspace's page: /w/<workspace>[/<page>[/<id>[/analytics]]].
+  const [, workspaceId, page, id, sub] = /^\/w\/([^/]+)(?:\/([^/]+)(?:\/([^/]+)(?:\/(analytics))?)?)?$/.exec(path) ?? [];
   if (workspaceId) {
-    const shown = workspacePage(workspaceId, page, id);
+    const shown = sub ? page === 'campaigns' && <CampaignAnalytics workspaceId={workspaceId} campaignId={id!} /> : workspacePage(workspaceId, page, id);
     if (shown) return shown;
   }
   return (

@@ -14,6 +14,7 @@ import { addressSuppressionHandlers } from './address-suppressions.js';
 import { unsubscribeHandlers } from './unsubscribe.js';
 import { providerCallbackHandlers } from './provider-callbacks.js';
 import { campaignHandlers } from './campaigns.js';
+import { campaignAnalyticsHandlers } from './campaign-analytics.js';
 import { templateHandlers } from './templates.js';
 import { campaignTriggerHandlers } from './campaign-trigger.js';
 import { authoringHandlers } from './authoring.js';
@@ -38,6 +39,7 @@ export const handlers: AllHandlers = {
   ...unsubscribeHandlers,
   ...providerCallbackHandlers,
   ...campaignHandlers,
+  ...campaignAnalyticsHandlers,
   ...templateHandlers,
   ...campaignTriggerHandlers,
   ...authoringHandlers,

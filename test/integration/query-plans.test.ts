@@ -11,6 +11,7 @@ import { PERSON_BY_PHONE } from '../../src/store/people.js';
 import { ENROLMENT_JOBS, INSERT_ENROLMENTS } from '../../src/store/enrolments.js';
 import { claimStatement } from '../../src/store/job-queue.js';
 import { applyEvents } from '../../src/eventlog/apply-events.js';
+import { LINKS, MESSAGES_SCANNED_MAX, TIMESERIES, exportPageQuery } from '../../src/store/campaign-analytics.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
 
@@ -215,3 +216,21 @@ t.test("the executor's claim (store/job-queue.ts claimJobs of ENROLMENT_JOBS) is
   }
 });
 
+
+t.test("a campaign's analytics (store/campaign-analytics.ts: timeseries, links, a page of the CSV export) walk messages_by_campaign_time, in its order, a bounded number of messages", async (t) => {
+  const day = ['2024-03-01T00:00:00.000Z', '2024-03-02T00:00:00.000Z'];
+  const reads: [string, string, unknown[]][] = [
+    ['timeseries', TIMESERIES, [WS, WS, ...day, 'hour', MESSAGES_SCANNED_MAX]],
+    ['links', LINKS, [WS, WS, MESSAGES_SCANNED_MAX, 20]],
+    ...[null, { at: day[0]!, id: WS }].map((before): [string, string, unknown[]] => {
+      const { text, values } = exportPageQuery(WS, WS, before, 10_000);
+      return [`export${before ? ', a page back' : ''}`, text, values];
+    }),
+  ];
+  for (const [what, text, params] of reads) {
+    const p = await planOf(text, params, { noScans: true });
+    t.match(p, /messages_by_campaign_time/, `${what}: ${p}`);
+    t.notMatch(p, /Seq Scan on messages|Sort Key: m\.created_at/, `${what}: no walk through the table, no sort of the messages`);
+    t.match(p, /Limit/, `${what}: stops after its bound`);
+  }
+});

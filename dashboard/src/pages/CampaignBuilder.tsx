@@ -112,6 +112,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
       {campaign && (
         <p>
           Status: <span className={`badge ${campaign.status}`}>{campaign.status}</span> · {TRIGGER_LABEL[campaign.trigger_type]} trigger · updated {when(campaign.updated_at)}
+          {campaign.status !== 'draft' && <> · <Link to={`/w/${workspaceId}/campaigns/${campaign.id}/analytics`}>Analytics</Link></>}
         </p>
       )}
       <form
