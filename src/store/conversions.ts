@@ -56,7 +56,11 @@ export async function recordConversions(q: Queryable, workspaceId: string, reach
   return r.rowCount;
 }
 
-/** Per request whose events a goal listens to: prepared. The first message is one probe (migration 530's index). */
+/**
+ * Per request whose events a goal listens to: prepared. The first message is read along the
+ * person's messages (messages_by_person): an index of its own would cost every campaign send a
+ * write, for a read only goal events make.
+ */
 const RECORD_CONVERSIONS = prepared(
   'record-conversions',
   `WITH input AS (SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::double precision[]) AS x(campaign_id, person_id, event_id, at, within)),

@@ -19,8 +19,6 @@ CREATE TABLE campaign_conversions (
 );
 CREATE INDEX campaign_conversions_by_person ON campaign_conversions (person_id);
 ALTER TABLE enrolment_counters ADD COLUMN converted bigint NOT NULL DEFAULT 0;
--- A person's first message of a campaign: one probe, however many messages the person has.
-CREATE INDEX messages_first_of_campaign ON messages (person_id, campaign_id, sent_at) WHERE campaign_id IS NOT NULL AND sent_at IS NOT NULL;
 ALTER TABLE campaign_enrolments DROP CONSTRAINT campaign_enrolments_state_check,
   ADD CONSTRAINT campaign_enrolments_state_check CHECK (state IN ('waiting', 'running', 'done', 'stopped', 'held_out', 'converted')) NOT VALID;
 ALTER TABLE campaign_enrolments VALIDATE CONSTRAINT campaign_enrolments_state_check;
