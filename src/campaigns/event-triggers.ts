@@ -1,10 +1,9 @@
 // Event triggers on the ingest path (docs/campaigns-runtime.md; README, Request bodies and Routes). Each actor keeps an
-// index of its workspaces' active event campaigns (workspace → event name → triggers): loaded
-// at start, reloaded for a workspace when one of its campaigns changes on this actor, and in
-// whole every REFRESH_MS (what other replicas changed). So a tracked event that no campaign
-// listens to costs one map lookup.
+// index of its workspaces' active event campaigns (workspace → event name → triggers,
+// workspace-indexes.ts), so a tracked event that no campaign listens to costs one map lookup.
 //
-// `fire` runs once the events are durable. Per matching (event, campaign):
+// `fire` runs once the events are durable. It first resumes the journeys waiting for them
+// (event-waits.ts), so an event never resumes the enrolment it creates. Per matching (event, campaign):
 //   - the conditions: parameters from the event; the person loaded only when a condition
 //     reads traits.* or person.*; performed_count_* read once the sink has stored the event
 //     (so the count includes it and every event acknowledged before it), waited for up to
@@ -12,24 +11,22 @@
 //   - first_occurrence: the first-seen record names this event (store/event-triggers.ts);
 //   - the enrolment: run id = the event id, so a retried or redelivered event cannot enrol
 //     twice, and max_per_user and debounce held by the storage keys (campaigns/enrol.ts);
-//     the workflow due `delay_minutes` from now.
+//     the workflow due `delay_minutes` from now (times HERALD_TIME_SCALE).
 // A failure is a warning on its event, never an error: the event is already acknowledged.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelays, type Backoff } from '../util/backoff.js';
 import type { Db } from '../store/db.js';
 import { activeEventCampaigns, eventCounts, firstOccurrences, storedEvents, type EventCampaignRow } from '../store/event-triggers.js';
-import { peopleByIds, type PersonRow } from '../store/people.js';
+import { peopleByIds } from '../store/people.js';
 import { eventTriggerOf, triggerHolds, type EventTrigger } from '../domain/event-trigger.js';
 import type { EventRecord } from '../domain/events.js';
-import { PERSON_FIELDS } from '../domain/conditions.js';
-import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
 import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
-import { logger } from '../logger.js';
 import { enrol } from './enrol.js';
+import { EventWaits } from './event-waits.js';
+import { WorkspaceIndexes } from './workspace-indexes.js';
+import { personSubject } from './person-subject.js';
 
-/** How often the whole index is reloaded (changes made on other replicas). */
-const REFRESH_MS = 5_000;
 /** How long count conditions wait for the sink to store their event. */
 const COUNT_WAIT_MS = 3_000;
 /** Meanwhile, the store is asked again after 5 ms, doubling up to 200 ms. */
@@ -60,16 +57,10 @@ function indexOf(rows: readonly EventCampaignRow[]): Map<string, WorkspaceIndex>
   return index;
 }
 
-const personSubject = (p: PersonRow | undefined) => ({
-  traits: p?.traits ?? {},
-  person: p ? Object.fromEntries(PERSON_FIELDS.map((f) => [f, p[f as keyof PersonRow]])) : {},
-});
-
 export class EventTriggers {
-  private index = new Map<string, WorkspaceIndex>();
-  /** Workspaces reloaded on their own since the last whole reload began. */
-  private readonly touched = new Set<string>();
-  private readonly poller = new Poller(REFRESH_MS, 'event trigger index', () => this.reloadAll());
+  private readonly index: WorkspaceIndexes<WorkspaceIndex>;
+  /** The journeys waiting for events (wait_for_event), resumed by them. */
+  private readonly waits: EventWaits;
   /**
    * Group commit of the enrolments: the matches of the requests in one tick, and of those that
    * came while a write was in flight, enrolled in one statement per campaign (not one per
@@ -99,50 +90,32 @@ export class EventTriggers {
   constructor(
     private readonly db: Db,
     /** Whether this actor owns the workspace. */
-    private readonly owns: (workspaceId: string) => boolean,
+    owns: (workspaceId: string) => boolean,
     /** Tells the workflow executor that enrolments are due. */
     private readonly enrolled: () => void,
-  ) {}
+    /** HERALD_TIME_SCALE: a trigger's delay_minutes last this many times as long. */
+    private readonly timeScale = 1,
+  ) {
+    this.index = new WorkspaceIndexes('event trigger index', async (ws) => indexOf(await activeEventCampaigns(db, ws)), owns);
+    this.waits = new EventWaits(db, owns, enrolled);
+  }
 
   async start(): Promise<void> {
-    await this.reloadAll();
-    this.poller.start();
+    await Promise.all([this.index.start(), this.waits.start()]);
   }
 
-  stop(): Promise<void> {
-    return this.poller.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.index.stop(), this.waits.stop()]);
   }
 
-  /**
-   * A campaign of the workspace changed here: its triggers are read again before the change is
-   * answered. Never rejects: the change is committed, and a failed read is made good by the
-   * next whole reload.
-   */
+  /** A campaign of the workspace changed here: what it listens for is read again before the change is answered; never rejects. */
   async changed(workspaceId: string): Promise<void> {
-    this.touched.add(workspaceId);
-    try {
-      const ws = indexOf(await activeEventCampaigns(this.db, workspaceId)).get(workspaceId);
-      if (ws) this.index.set(workspaceId, ws);
-      else this.index.delete(workspaceId);
-    } catch (err) {
-      logger.warn('event trigger index: reloading a workspace failed; the next reload makes it good', { workspaceId, err });
-    }
-  }
-
-  private async reloadAll(): Promise<void> {
-    this.touched.clear();
-    const index = indexOf((await activeEventCampaigns(this.db)).filter((c) => this.owns(c.workspace_id)));
-    // A workspace changed while the whole was read keeps what its own reload put in.
-    for (const ws of this.touched) {
-      const mine = this.index.get(ws);
-      if (mine) index.set(ws, mine);
-      else index.delete(ws);
-    }
-    this.index = index;
+    await Promise.all([this.index.changed(workspaceId), this.waits.changed(workspaceId)]);
   }
 
   /** Enrols the durable events' people in the campaigns they trigger; answers the warnings by event id. */
   async fire(workspaceId: string, events: readonly EventRecord[]): Promise<ReadonlyMap<string, string[]>> {
+    await this.waits.resume(workspaceId, events);
     const ws = this.index.get(workspaceId);
     if (!ws) return NO_WARNINGS;
     const matches = events.flatMap((event) => (ws.get(event.type) ?? []).map((trigger) => ({ event, trigger })));
@@ -212,7 +185,7 @@ export class EventTriggers {
       matches.map(({ event }) => ({ event: { id: event.id, name: event.type, parameters: event.parameters } })),
       {
         rules: { maxPerUser: t.maxPerUser, debounceSeconds: t.debounceSeconds },
-        startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000) : undefined,
+        startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000 * this.timeScale) : undefined,
       },
     );
     if (enrolled > 0) this.enrolled();
