@@ -15,10 +15,12 @@ type Message = { external_id: string; channel: string; status: string };
 type Nodes = Record<string, { entered: number; completed: number; took?: Record<string, number> }>;
 const hdr = (ws: Ws) => ({ token: ws.token, headers: { 'x-workspace-id': ws.id } });
 
-/** The abandoned-cart journey: a purchase (with a total above 0) in 2 days exits, else email for pro, SMS for the rest. */
+/** The abandoned-cart journey: a purchase (with a total above 0) in 2 days exits, else (an hour later) email for pro, SMS for the rest. */
 const ABANDONED_CART = [
-  { id: 'wait', type: 'wait_for_event', event_name: 'purchase_completed', filters: [{ field: 'parameters.total', operator: 'gt', value: 0 }], timeout: '2d', on_event: 'bought', on_timeout: 'plan' },
+  { id: 'wait', type: 'wait_for_event', event_name: 'purchase_completed', filters: [{ field: 'parameters.total', operator: 'gt', value: 0 }], timeout: '2d', on_event: 'bought', on_timeout: 'pause' },
   { id: 'bought', type: 'exit' },
+  // An hour's delay: unscaled, the test would wait for it in vain.
+  { id: 'pause', type: 'delay', minutes: 60, next: 'plan' },
   { id: 'plan', type: 'split', condition: { field: 'traits.plan', operator: 'eq', value: 'pro' }, yes: 'mail', no: 'text' },
   { id: 'mail', type: 'email', subject: 'Your cart', text: 'Still thinking it over?', next: 'end' },
   { id: 'text', type: 'sms', body: 'Your cart misses you', next: 'end' },
@@ -87,8 +89,9 @@ t.test('the abandoned-cart journey: the buyer exits with nothing, the others tim
     'the buyer got nothing; pro got the email, free the SMS',
   );
   t.same(nodes, {
-    wait: { entered: 3, completed: 3, took: { bought: 1, plan: 2 } },
+    wait: { entered: 3, completed: 3, took: { bought: 1, pause: 2 } },
     bought: { entered: 1, completed: 1 },
+    pause: { entered: 2, completed: 2 },
     plan: { entered: 2, completed: 2, took: { mail: 1, text: 1 } },
     mail: { entered: 1, completed: 1 },
     text: { entered: 1, completed: 1 },
@@ -152,7 +155,7 @@ t.test('a kill -9 while people wait: after the restart each wait resumes or time
   if (!done) return t.fail('the buyer exited and pro timed out to its email');
   await new Promise((r) => setTimeout(r, 1000));
   t.same((await messagesOf(again, j.ws, j.id)).map((m) => `${m.external_id}:${m.channel}`), ['pro:email'], 'one email, to pro; nothing to the buyer');
-  t.same((await nodesOf(again, j.ws, j.id)).wait, { entered: 2, completed: 2, took: { bought: 1, plan: 1 } }, 'each wait left once');
+  t.same((await nodesOf(again, j.ws, j.id)).wait, { entered: 2, completed: 2, took: { bought: 1, pause: 1 } }, 'each wait left once');
   const states = await (await store(again)).query('SELECT state, next_node, wait_until FROM campaign_enrolments WHERE campaign_id = $1', [j.id]);
   t.same(states.rows, [{ state: 'done', next_node: null, wait_until: null }, { state: 'done', next_node: null, wait_until: null }], 'both journeys ended');
 });
