@@ -99,6 +99,33 @@ t.test('the abandoned-cart journey: the buyer exits with nothing, the others tim
   }, "the wait's took: one by the event, two by the timeout");
   t.same(await nodesOf(s, j.ws, j.id), nodes, 'each transition counted once');
 
+  t.test('events racing the timeouts: each wait is left once, by one branch or the other', async (t) => {
+    const people = Array.from({ length: 30 }, (_, i) => ({ userId: `r${i}`, email: `r${i}@example.com`, phone: `+1500555${String(1000 + i)}`, traits: { plan: 'pro' } }));
+    const r = await abandonedCart(s, people);
+    const started = Date.now();
+    for (const p of people) await r.track(p.userId, 'cart_abandoned');
+    // The purchases come one by one, the last cart's first, timed so that the deadlines (6 s after
+    // each cart) fall among them: the first carts' buyers are late, the last carts' in time.
+    const pace = (Date.now() - started) / people.length;
+    await new Promise((res) => setTimeout(res, Math.max(0, started + 6_000 + pace - Date.now())));
+    for (const p of [...people].reverse()) await r.track(p.userId, 'purchase_completed', { total: 5 });
+    const nodes = await eventually(async () => {
+      const n = await nodesOf(s, r.ws, r.id);
+      return (n.bought?.completed ?? 0) + (n.end?.completed ?? 0) === people.length ? n : null;
+    }, 60_000);
+    if (!nodes) return t.fail('every journey ended');
+    const took = nodes.wait!.took!;
+    t.equal((took.bought ?? 0) + (took.pause ?? 0), people.length, `each wait left once (${took.bought ?? 0} by the event, ${took.pause ?? 0} by the timeout)`);
+    t.equal(nodes.wait!.completed, people.length);
+    const mails = await eventually(async () => {
+      const m = await messagesOf(s, r.ws, r.id);
+      return m.length >= (took.pause ?? 0) ? m : null;
+    }, 30_000);
+    if (!mails) return t.fail('the timed out were emailed');
+    t.equal(mails.length, took.pause ?? 0, 'one email for each timed out, none for the others');
+    t.equal(new Set(mails.map((m) => m.external_id)).size, mails.length, 'nobody twice');
+  });
+
   t.test('activation refuses a bad wait, naming the node', async (t) => {
     const refused = async (nodes: object[]) => {
       const c = await s.req('POST', '/campaigns', { ...hdr(j.ws), body: { name: 'Bad', trigger_type: 'event', trigger_config: { event_names: ['x'] }, workflow_definition: { nodes } } });
