@@ -27,7 +27,7 @@ export const emailContent = {
 const nodeId = { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$' } as const;
 /**
  * The workflow: push, email, sms, webhook and delay nodes, run in order, or a journey whose nodes
- * name what follows (next; split, random_split and exit). Other keys on a node are kept (e.g. a dashboard's layout).
+ * name what follows (next; split, wait_for_event, random_split and exit). Other keys on a node are kept (e.g. a dashboard's layout).
  */
 const node = object(
   {
@@ -42,10 +42,15 @@ const node = object(
     method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'], description: 'webhook: the HTTP method (POST)' },
     headers: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 1000 }, description: 'webhook: headers sent as written (the Standard Webhooks headers are added)' },
     minutes: { type: 'integer', minimum: 0, maximum: 525_600, description: 'delay (required there): minutes before the next node' },
-    next: { ...nodeId, description: 'Any node but split, random_split and exit: the id of the node that follows (without it, the node after this one in the list; none: the journey ends)' },
+    next: { ...nodeId, description: 'Any node but split, wait_for_event, random_split and exit: the id of the node that follows (without it, the node after this one in the list; none: the journey ends)' },
     condition: { type: 'object', description: 'split (required there): a condition {field, operator, value} or an audience {filters, match} or {segment_id}, evaluated for the person when they reach the node' },
     yes: { ...nodeId, description: 'split: the node the person goes to when the condition holds' },
     no: { ...nodeId, description: 'split: the node the person goes to when it does not' },
+    event_name: { type: 'string', minLength: 1, maxLength: 255, description: 'wait_for_event (required there): the event the person is waited for' },
+    filters: { type: 'array', maxItems: 50, items: { type: 'object' }, description: 'wait_for_event: conditions {field, operator, value} the event (parameters.*) and the person (traits.*, person.*) must all meet, as an event trigger\'s filters (no performed_count_*)' },
+    timeout: { type: 'string', maxLength: 20, description: 'wait_for_event (required there): how long to wait, a whole number and a unit (ms, s, m, h, d), e.g. 2d; at most 365d' },
+    on_event: { ...nodeId, description: 'wait_for_event: the node the person goes to when the event comes in time' },
+    on_timeout: { ...nodeId, description: 'wait_for_event: the node the person goes to when it does not' },
     branches: {
       type: 'array',
       maxItems: 20,
@@ -201,7 +206,7 @@ export const campaignStats = closed(campaignStatsFields, Object.keys(campaignSta
 /** A journey's per-node stats, by node id (docs/campaigns-runtime.md, Journeys). */
 const nodeStats = {
   type: 'object',
-  description: 'Only for a journey (a workflow naming next, or with a split, random_split or exit): per node id, entered, completed, and for a split or random_split took (per next node id)',
+  description: 'Only for a journey (a workflow naming next, or with a split, wait_for_event, random_split or exit): per node id, entered, completed, and for a split, wait_for_event or random_split took (per next node id)',
   additionalProperties: closed({ entered: count, completed: count, took: { type: 'object', additionalProperties: count } }, ['entered', 'completed']),
 } as const;
 /** A message template (docs/channels.md). */

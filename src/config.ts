@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseRange } from './domain/ip-ranges.js';
 import { parseAllowList, type AllowList } from './domain/private-hosts.js';
+import { parseDuration } from './domain/time.js';
 
 /** Google's FCM; while HERALD_FCM_ENDPOINT is this, a service account's token_uri must be Google's too (docs/isolation.md). */
 export const DEFAULT_FCM_ENDPOINT = 'https://fcm.googleapis.com';
@@ -83,6 +84,8 @@ export interface Config {
   webhookDisableAfterMs: number;
   /** One delivery attempt's total deadline (connect, TLS, answer). */
   webhookTimeoutMs: number;
+  /** HERALD_TIME_SCALE (testing): the durations of campaign delays, waits and their timeouts are multiplied by it (1). */
+  timeScale: number;
 }
 
 /**
@@ -139,17 +142,23 @@ function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return v;
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** A comma-separated list of durations, each a whole number and a unit (ms, s, m, h, d): `5s,5m,2h`. */
 function durations(env: NodeJS.ProcessEnv, name: string, dflt: string): number[] {
   const raw = str(env, name) ?? dflt;
   return raw.split(',').map((part) => {
-    const m = /^\s*(\d+)(ms|s|m|h|d)\s*$/.exec(part);
-    const value = m ? Number(m[1]) * UNIT_MS[m[2]!]! : NaN;
+    const value = parseDuration(part) ?? NaN;
     if (!(value <= MAX_TIMER_MS)) throw new ConfigError(`${name} must list durations such as 5s,5m,30m,2h (units ms, s, m, h, d), got '${raw}'`);
     return value;
   });
+}
+
+/** A number above 0 (a fraction allowed), else a ConfigError naming the setting. */
+function positive(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return dflt;
+  const n = Number(raw.trim());
+  if (!(Number.isFinite(n) && n > 0)) throw new ConfigError(`${name} must be a number above 0 (e.g. 0.001), got '${raw}'`);
+  return n;
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -313,5 +322,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: durations(env, 'HERALD_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     webhookDisableAfterMs: int(env, 'HERALD_WEBHOOK_DISABLE_AFTER_MS', 5 * 86_400_000, 1),
     webhookTimeoutMs: ms(env, 'HERALD_WEBHOOK_TIMEOUT_MS', 15_000, 1),
+    timeScale: positive(env, 'HERALD_TIME_SCALE', 1),
   };
 }

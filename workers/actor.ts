@@ -71,7 +71,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   // Campaign workflows and schedule runs of the workspaces this actor owns.
   const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const pools = new ChannelPools(messaging).provide(PUSH_ENGINE, push);
-  const executor = new Executor(db, claimant, { db, settings: messaging, pools, renders });
+  const executor = new Executor(db, claimant, { db, settings: messaging, pools, renders }, cfg.timeScale);
   executor.start();
   const scheduleRuns = new ScheduleRuns(db, claimant, cfg.scheduleAudienceCeiling, cfg.dynamicScanMs, () => executor.nudge());
   scheduleRuns.start();
@@ -90,7 +90,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const claims = await parts.triggerClaims(db, cfg.requestTimeoutMs);
   const triggers = { claims, audienceCeiling: cfg.triggerAudienceCeiling, enrolled: () => executor.nudge() };
   // The index of event-triggered campaigns, loaded before the first request is taken.
-  const eventTriggers = new EventTriggers(db, owns, () => executor.nudge());
+  const eventTriggers = new EventTriggers(db, owns, () => executor.nudge(), cfg.timeScale);
   await eventTriggers.start();
   // The index of campaign goals (docs/campaigns-runtime.md, Goals and conversions).
   const goals = new Goals(db, owns);

@@ -3,7 +3,8 @@
 // campaigns/workspace-index.ts keeps it current). So a tracked event that no campaign listens
 // to costs one map lookup.
 //
-// `fire` runs once the events are durable. Per matching (event, campaign):
+// `fire` runs once the events are durable. It first resumes the journeys waiting for them
+// (event-waits.ts), so an event never resumes the enrolment it creates. Per matching (event, campaign):
 //   - the conditions: parameters from the event; the person loaded only when a condition
 //     reads traits.* or person.*; performed_count_* read once the sink has stored the event
 //     (so the count includes it and every event acknowledged before it), waited for up to
@@ -11,20 +12,22 @@
 //   - first_occurrence: the first-seen record names this event (store/event-triggers.ts);
 //   - the enrolment: run id = the event id, so a retried or redelivered event cannot enrol
 //     twice, and max_per_user and debounce held by the storage keys (campaigns/enrol.ts);
-//     the workflow due `delay_minutes` from now.
+//     the workflow due `delay_minutes` from now (times HERALD_TIME_SCALE).
 // A failure is a warning on its event, never an error: the event is already acknowledged.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelays, type Backoff } from '../util/backoff.js';
 import type { Db } from '../store/db.js';
 import { activeEventCampaigns, eventCounts, firstOccurrences, storedEvents, type EventCampaignRow } from '../store/event-triggers.js';
-import { peopleByIds, type PersonRow } from '../store/people.js';
+import { peopleByIds } from '../store/people.js';
 import { eventTriggerOf, triggerHolds, type EventTrigger } from '../domain/event-trigger.js';
 import type { EventRecord } from '../domain/events.js';
-import { PERSON_FIELDS } from '../domain/conditions.js';
 import { groupBy } from '../util/group-by.js';
 import { groupedWriter, type Waiting } from '../util/grouped-writer.js';
 import { enrol } from './enrol.js';
+import { EventWaits } from './event-waits.js';
 import { WorkspaceIndex } from './workspace-index.js';
+import { personSubject } from './person-subject.js';
+
 /** How long count conditions wait for the sink to store their event. */
 const COUNT_WAIT_MS = 3_000;
 /** Meanwhile, the store is asked again after 5 ms, doubling up to 200 ms. */
@@ -52,13 +55,10 @@ function triggersByEvent(campaigns: EventCampaignRow[]): TriggersByEvent {
   return new Map([...groupBy(listening, (l) => l.name)].map(([name, ls]) => [name, ls.map((l) => l.trigger)]));
 }
 
-const personSubject = (p: PersonRow | undefined) => ({
-  traits: p?.traits ?? {},
-  person: p ? Object.fromEntries(PERSON_FIELDS.map((f) => [f, p[f as keyof PersonRow]])) : {},
-});
-
 export class EventTriggers {
   private readonly index: WorkspaceIndex<EventCampaignRow, TriggersByEvent>;
+  /** The journeys waiting for events (wait_for_event), resumed by them. */
+  private readonly waits: EventWaits;
   /**
    * Group commit of the enrolments: the matches of the requests in one tick, and of those that
    * came while a write was in flight, enrolled in one statement per campaign (not one per
@@ -91,25 +91,29 @@ export class EventTriggers {
     owns: (workspaceId: string) => boolean,
     /** Tells the workflow executor that enrolments are due. */
     private readonly enrolled: () => void,
+    /** HERALD_TIME_SCALE: a trigger's delay_minutes last this many times as long. */
+    private readonly timeScale = 1,
   ) {
     this.index = new WorkspaceIndex('event trigger index', { read: (ws) => activeEventCampaigns(db, ws), build: triggersByEvent }, owns);
+    this.waits = new EventWaits(db, owns, enrolled);
   }
 
-  start(): Promise<void> {
-    return this.index.start();
+  async start(): Promise<void> {
+    await Promise.all([this.index.start(), this.waits.start()]);
   }
 
-  stop(): Promise<void> {
-    return this.index.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.index.stop(), this.waits.stop()]);
   }
 
-  /** A campaign of the workspace changed here: its triggers are read again before the change is answered (never rejects). */
-  changed(workspaceId: string): Promise<void> {
-    return this.index.changed(workspaceId);
+  /** A campaign of the workspace changed here: what it listens for is read again before the change is answered; never rejects. */
+  async changed(workspaceId: string): Promise<void> {
+    await Promise.all([this.index.changed(workspaceId), this.waits.changed(workspaceId)]);
   }
 
   /** Enrols the durable events' people in the campaigns they trigger; answers the warnings by event id. */
   async fire(workspaceId: string, events: readonly EventRecord[]): Promise<ReadonlyMap<string, string[]>> {
+    await this.waits.resume(workspaceId, events);
     const ws = this.index.get(workspaceId);
     if (!ws) return NO_WARNINGS;
     const matches = events.flatMap((event) => (ws.get(event.type) ?? []).map((trigger) => ({ event, trigger })));
@@ -179,7 +183,7 @@ export class EventTriggers {
       matches.map(({ event }) => ({ event: { id: event.id, name: event.type, parameters: event.parameters } })),
       {
         rules: { maxPerUser: t.maxPerUser, debounceSeconds: t.debounceSeconds },
-        startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000) : undefined,
+        startAt: t.delayMinutes ? new Date(Date.now() + t.delayMinutes * 60_000 * this.timeScale) : undefined,
       },
     );
     if (enrolled > 0) this.enrolled();

@@ -21,6 +21,11 @@
 //   bypass_frequency_cap skipping the caps, never quiet hours), each recipient's record under a
 //   deterministic id, UUIDv5 of (enrolment id, node id), skips included.
 // - delay node: a durable timer: the enrolment's due_at moves `minutes` later and it waits.
+// - wait_for_event node: claimed there, its wait starts: due (and timed out) `timeout` after it
+//   became due there, its deadline on its row; the awaited event resumes it to `on_event` first
+//   (event-waits.ts), or the timeout's claim moves it to `on_timeout`. Both are conditional
+//   UPDATEs on the row's node and state (store/enrolment-waits.ts): one of them moves it.
+// Durations are multiplied by HERALD_TIME_SCALE (1; tests shorten them).
 //
 // The claim is what makes a send happen once. A claim is a lease (store/leases.ts): it names this
 // actor's instance and is renewed while the executor works on it; after a kill -9 the instance's
@@ -46,7 +51,9 @@ import { loadCampaignsByIds } from '../store/campaigns.js';
 import { templateContents } from '../store/templates.js';
 import { peopleByIds, type PersonRow } from '../store/people.js';
 import { recordInterrupted } from '../store/messages.js';
-import { splitAudience, templateIdsOf, type MessageNode, type RandomSplitNode, type SplitNode, type Workflow } from '../domain/campaigns.js';
+import { splitAudience, templateIdsOf, type MessageNode, type RandomSplitNode, type SplitNode, type WaitForEventNode, type Workflow } from '../domain/campaigns.js';
+import { parseDuration } from '../domain/time.js';
+import { startWaits } from '../store/enrolment-waits.js';
 import { heldOut, nextNode, pickBranch } from '../domain/journeys.js';
 import { matchingPeople } from '../store/audience.js';
 import { logger } from '../logger.js';
@@ -80,6 +87,8 @@ export class Executor {
     claimant: Claimant,
     /** What the channels send nodes with (docs/channels.md). */
     private readonly channels: ChannelDeps,
+    /** HERALD_TIME_SCALE: delays and waits last this many times their duration. */
+    private readonly timeScale = 1,
   ) {
     // A workspace's claims in flight, all actors together, stay WORKSPACE_PAGES pages: each
     // actor holds its part of them.
@@ -142,7 +151,9 @@ export class Executor {
     const next = nextNode(workflow.nodes, index);
     switch (node.type) {
       case 'delay':
-        return moveOn(this.db, ids, node.id, next, node.minutes);
+        return moveOn(this.db, ids, node.id, next, node.minutes * 60 * this.timeScale);
+      case 'wait_for_event':
+        return this.wait(node, enrolments);
       case 'exit':
         return moveOn(this.db, ids, node.id, null);
       case 'split':
@@ -161,6 +172,13 @@ export class Executor {
       await moveOn(q, enrolments.filter((e) => yes.has(e.person_id)).map((e) => e.id), node.id, node.yes);
       await moveOn(q, enrolments.filter((e) => !yes.has(e.person_id)).map((e) => e.id), node.id, node.no);
     });
+  }
+
+  /** A wait: those claimed before it started start it; those claimed at its deadline (not resumed by the event) time out. */
+  private async wait(node: WaitForEventNode, enrolments: ClaimedEnrolment[]): Promise<void> {
+    const seconds = ((parseDuration(node.timeout) ?? 0) / 1000) * this.timeScale;
+    await startWaits(this.db, enrolments.filter((e) => e.wait_until === null).map((e) => e.id), node.id, seconds);
+    await moveOn(this.db, enrolments.filter((e) => e.wait_until !== null).map((e) => e.id), node.id, node.on_timeout);
   }
 
   /** A random split: each enrolment to the branch its id's hash picks by weight (the same if claimed again). */

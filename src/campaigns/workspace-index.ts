@@ -1,7 +1,7 @@
-// A per-workspace index an actor keeps of its campaigns (event triggers, goals): loaded at
-// start, reloaded for a workspace when one of its campaigns changes on this actor, and in whole
-// every REFRESH_MS (what other replicas changed), the workspaces this actor owns only. Reading
-// it is one map lookup.
+// A per-workspace index an actor keeps of its campaigns (event triggers, goals, waits for
+// events): loaded at start, reloaded for a workspace when one of its campaigns changes on this
+// actor, and in whole every REFRESH_MS (what other replicas changed), the workspaces this actor
+// owns only. Reading it is one map lookup.
 import { Poller } from '../util/poller.js';
 import { groupBy } from '../util/group-by.js';
 import { logger } from '../logger.js';

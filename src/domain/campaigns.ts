@@ -7,7 +7,7 @@ import { Cron } from 'croner';
 import { DomainError, InvalidInput, fieldProblems, type FieldError } from './errors.js';
 import { compileContent, compileFields, renderContent, type PushContent, type TemplateScope } from './templates.js';
 import { isTimeZone } from './send-policy.js';
-import { parseTimestamp } from './time.js';
+import { parseDuration, parseTimestamp } from './time.js';
 import { CONDITION_OPERATORS, COUNT_OPERATORS, PERSON_FIELDS, isUuidText, type AudienceConfig, type Condition } from './conditions.js';
 import { graphProblems, type Branch } from './journeys.js';
 import type { AddressChannel, Channel } from './messages.js';
@@ -45,7 +45,7 @@ export type FinishedRunState = Exclude<(typeof CAMPAIGN_RUN_STATES)[number], (ty
 export const ENROLMENT_STATES = [...JOB_STATES, 'done', 'stopped', 'held_out', 'converted'] as const;
 
 /** The kinds of workflow node (docs/campaigns-runtime.md; docs/channels.md). */
-export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook', 'split', 'random_split', 'exit'] as const;
+export const NODE_TYPES = ['push', 'delay', 'email', 'sms', 'webhook', 'split', 'wait_for_event', 'random_split', 'exit'] as const;
 /** The node types that send a message. */
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['push', 'email', 'sms', 'webhook']);
 /** Whether a node sends a message (not a delay, a split or an exit). */
@@ -93,6 +93,20 @@ export interface SplitNode {
   yes: string;
   no: string;
 }
+/**
+ * Waits for the person's event (docs/campaigns-runtime.md, Journeys): one named `event_name`
+ * passing `filters` moves them to `on_event`; none within `timeout` (a duration, e.g. `2d`), to `on_timeout`.
+ */
+export interface WaitForEventNode {
+  id: string;
+  type: 'wait_for_event';
+  event_name: string;
+  /** Conditions on the awaited event (parameters.*) and the person (traits.*, person.*), all to hold. */
+  filters?: Condition[];
+  timeout: string;
+  on_event: string;
+  on_timeout: string;
+}
 /** Each enrolment takes one branch, chosen by weight from a hash of its id (journeys.ts). */
 export interface RandomSplitNode {
   id: string;
@@ -137,7 +151,7 @@ export interface WebhookNode {
   topic_id?: string;
   next?: string;
 }
-export type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode | SplitNode | RandomSplitNode | ExitNode;
+export type WorkflowNode = PushNode | DelayNode | EmailNode | SmsNode | WebhookNode | SplitNode | WaitForEventNode | RandomSplitNode | ExitNode;
 export interface Workflow {
   nodes: WorkflowNode[];
 }
@@ -477,7 +491,7 @@ function conditionValueProblem(operator: string, c: Record<string, unknown>): st
 }
 
 function workflowProblems(workflow: Workflow, templates: Templates): FieldError[] {
-  const problems: FieldError[] = [...graphProblems(workflow.nodes), ...splitProblems(workflow)];
+  const problems: FieldError[] = [...graphProblems(workflow.nodes), ...splitProblems(workflow), ...waitProblems(workflow)];
   const push = workflow.nodes.flatMap((n, i) => (n.type === 'push' ? [{ node: n, at: `workflow_definition.nodes.${i}` }] : []));
   problems.push(...channelNodeProblems(workflow, templates), ...webhookNodeProblems(workflow));
   if (push.length === 0 && !workflow.nodes.some((n) => isAddressNode(n) || n.type === 'webhook')) problems.push({ field: 'workflow_definition', message: 'has no push node: add one with a title or body (or a template_id)' });
@@ -514,6 +528,28 @@ function splitProblems(workflow: Workflow): FieldError[] {
     const audience = splitAudience(n);
     const problems = audienceProblems(audience as Record<string, unknown>).map((p) => ({ field: p.field.replace(/^audience_config/, at), message: `${p.message} (split node ${n.id})` }));
     if (!has(audience, 'segment_id') && !(Array.isArray(audience.filters) && audience.filters.length > 0)) problems.push({ field: at, message: `split node ${n.id} has no condition` });
+    return problems;
+  });
+}
+
+/** The longest a wait_for_event waits: a year. */
+const MAX_WAIT_MS = 365 * 86_400_000;
+
+/** A wait's event name, its timeout (a duration up to a year) and its filters, checked as an event trigger's. */
+function waitProblems(workflow: Workflow): FieldError[] {
+  return workflow.nodes.flatMap((n, i): FieldError[] => {
+    if (n.type !== 'wait_for_event') return [];
+    const at = `workflow_definition.nodes.${i}`;
+    const problems: FieldError[] = [];
+    if (!nonEmptyString(n.event_name)) problems.push({ field: `${at}.event_name`, message: `is required on wait_for_event node ${n.id}: the event name waited for (1 to 255 characters)` });
+    const timeout = parseDuration(n.timeout);
+    if (n.timeout === undefined) problems.push({ field: `${at}.timeout`, message: `is required on wait_for_event node ${n.id}: a duration such as 30m, 12h or 2d` });
+    else if (timeout === null || timeout <= 0 || timeout > MAX_WAIT_MS) problems.push({ field: `${at}.timeout`, message: `must be a duration above 0 and up to 365d (a whole number and a unit: ms, s, m, h, d), on wait_for_event node ${n.id}` });
+    if (has(n, 'filters')) problems.push(...conditionProblems(n.filters, `${at}.filters`, true).map((p) => ({ ...p, message: `${p.message} (wait_for_event node ${n.id})` })));
+    // Counts would need the event stored first, which the resume (on the ingest path) does not wait for.
+    (Array.isArray(n.filters) ? n.filters : []).forEach((c, j) => {
+      if ((COUNT_OPERATORS as readonly string[]).includes((c as Partial<Condition>).operator ?? '')) problems.push({ field: `${at}.filters.${j}.operator`, message: `performed_count_* is not available on a wait (wait_for_event node ${n.id})` });
+    });
     return problems;
   });
 }

@@ -1,6 +1,7 @@
 // Journeys (docs/campaigns-runtime.md, "Journeys"): a workflow's nodes as a graph. A node names
 // what follows with `next` (without it, the node after it in the list), a `split` its `yes` and
-// `no`, a `random_split` its weighted `branches`, and an `exit` nothing. Pure: the shape of the
+// `no`, a `wait_for_event` its `on_event` and `on_timeout`, a `random_split` its weighted
+// `branches`, and an `exit` nothing. Pure: the shape of the
 // graph (what follows each node, whether it can go live) and the deterministic picks of a
 // random split and of the holdout, from the enrolment id, so a retried step picks the same.
 import { createHash } from 'node:crypto';
@@ -19,10 +20,17 @@ export interface GraphNode {
   yes?: string;
   no?: string;
   branches?: Branch[];
+  on_event?: string;
+  on_timeout?: string;
 }
 
 /** Node types whose successors are their branches, never the node after them in the list. */
-const BRANCHING = new Set(['split', 'random_split', 'exit']);
+const BRANCHING = new Set(['split', 'wait_for_event', 'random_split', 'exit']);
+/** The node types whose successors are named fields, by type: a split's `yes`/`no`, a wait's `on_event`/`on_timeout`. */
+const TWO_WAY: ReadonlyMap<string, readonly ('yes' | 'no' | 'on_event' | 'on_timeout')[]> = new Map([
+  ['split', ['yes', 'no']],
+  ['wait_for_event', ['on_event', 'on_timeout']],
+] as const);
 
 /** The node ids that may follow node `index` of the list: its branches, its `next`, or the node after it. */
 export function successors(nodes: readonly GraphNode[], index: number): string[] {
@@ -32,7 +40,8 @@ export function successors(nodes: readonly GraphNode[], index: number): string[]
     case 'exit':
       return [];
     case 'split':
-      return [node.yes, node.no].filter((s): s is string => typeof s === 'string');
+    case 'wait_for_event':
+      return TWO_WAY.get(node.type)!.map((k) => node[k]).filter((s): s is string => typeof s === 'string');
     case 'random_split':
       return (Array.isArray(node.branches) ? node.branches : []).map((b) => b.next).filter((s): s is string => typeof s === 'string');
     default: {
@@ -66,9 +75,9 @@ export function graphProblems(nodes: readonly GraphNode[]): FieldError[] {
     if (id === node.id) problems.push({ field: at(i, key), message: `names node ${node.id} itself` });
   };
   nodes.forEach((node, i) => {
-    if (node.type === 'split') {
-      target(i, 'yes', node.yes);
-      target(i, 'no', node.no);
+    const two = TWO_WAY.get(node.type);
+    if (two) {
+      for (const k of two) target(i, k, node[k]);
     } else if (node.type === 'random_split') {
       const branches: unknown = node.branches;
       if (!Array.isArray(branches) || branches.length < 2) problems.push({ field: at(i, 'branches'), message: `random_split node ${node.id} needs at least two branches {weight, next}` });
@@ -157,19 +166,20 @@ export const isJourney = (nodes: readonly GraphNode[]): boolean => nodes.some((n
 export interface NodeStats {
   entered: number;
   completed: number;
-  /** A split's or random split's enrolments per branch (the next node's id). */
+  /** A split's, wait's or random split's enrolments per branch (the next node's id). */
   took?: Record<string, number>;
 }
 
 /**
  * Per-node stats from the counts along each edge (from a node to the next, '' the end): a
  * node's completed is its out-edges, its entered its in-edges (the first node's: `started`, the
- * enrolments not held out), a branching node's took its out-edges by next node.
+ * enrolments not held out), a branching node's took its out-edges by next node (a wait's: the
+ * enrolments that left it by each branch; those still waiting are in neither).
  */
 export function nodeStats(nodes: readonly GraphNode[], edges: readonly { from_node: string; to_node: string; n: number }[], started: number): Record<string, NodeStats> {
   const out: Record<string, NodeStats> = {};
   nodes.forEach((n, i) => {
-    out[n.id] = { entered: i === 0 ? started : 0, completed: 0, ...(n.type === 'split' || n.type === 'random_split' ? { took: {} } : {}) };
+    out[n.id] = { entered: i === 0 ? started : 0, completed: 0, ...(n.type === 'random_split' || TWO_WAY.has(n.type) ? { took: {} } : {}) };
   });
   for (const e of edges) {
     const from = out[e.from_node];

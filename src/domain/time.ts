@@ -49,3 +49,12 @@ export function normalizeTimestamp(s: string, field: string): string {
   if (ms === null) throw new InvalidInput(`${field} must be ${TIMESTAMP_RULE}`, [{ field, message: `must be ${TIMESTAMP_RULE}` }]);
   return new Date(ms).toISOString();
 }
+
+/** Milliseconds of each duration unit. */
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration: a whole number and a unit (ms, s, m, h, d), e.g. `30m`, `2d`; its milliseconds, or null when it is not one. */
+export function parseDuration(text: unknown): number | null {
+  const m = typeof text === 'string' ? /^\s*(\d{1,15})(ms|s|m|h|d)\s*$/.exec(text) : null;
+  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : null;
+}

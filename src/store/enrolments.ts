@@ -124,6 +124,8 @@ export interface ClaimedEnrolment {
   context: EnrolContext;
   /** Claims at this node, this one included: more than one means an earlier claim was interrupted. */
   claims: number;
+  /** At a wait_for_event node: null until its wait starts, then the deadline (this claim: its timeout). */
+  wait_until: Date | null;
 }
 
 /**
@@ -138,7 +140,7 @@ export const ENROLMENT_JOBS: JobTable = {
   state: 'state',
   values: { waiting: E.waiting, running: E.running },
   due: 'due_at',
-  returning: 'id, campaign_id, person_id, next_node, context, claims',
+  returning: 'id, campaign_id, person_id, next_node, context, claims, wait_until',
   eligible: `(SELECT c.status FROM campaigns c WHERE c.id = j.campaign_id) NOT IN ${HELD}`,
   notCompleted: { retry: true },
 };
@@ -164,25 +166,34 @@ export const SHARED_ENROLMENT_JOBS: JobTable = {
 };
 
 /**
- * Moves the claimed enrolments past a node: to `next` (a node id), due `delayMinutes` after
+ * Moves the claimed enrolments past a node: to `next` (a node id), due `delaySeconds` after
  * they became due (a delay node) or now, or done when there is no next node.
  */
-export async function moveOn(q: Queryable, ids: readonly string[], from: string | null, next: string | null, delayMinutes?: number): Promise<void> {
+export async function moveOn(q: Queryable, ids: readonly string[], from: string | null, next: string | null, delaySeconds?: number): Promise<void> {
   if (ids.length === 0) return;
-  await q.query(MOVE_ON, [ids, next, delayMinutes ?? null, from]);
+  await q.query(MOVE_ON, [ids, next, delaySeconds ?? null, from]);
 }
 
-/** The move and its count on the edge from $4 to $2 (migration 511), in one statement. */
+/**
+ * Counts the rows of `moved` (a statement's CTE returning campaign_id) on the edge from `from`
+ * to `to` (SQL expressions; migration 511), into a row of the statement's backend.
+ */
+export const countOnEdge = (from: string, to: string): string => `INSERT INTO journey_edges AS c (campaign_id, from_node, to_node, slot, n)
+   SELECT campaign_id, ${from}, ${to}, pg_backend_pid(), count(*) FROM moved WHERE ${from} IS NOT NULL GROUP BY campaign_id ORDER BY campaign_id
+   ON CONFLICT (campaign_id, from_node, to_node, slot) DO UPDATE SET n = c.n + excluded.n`;
+
+/** When a moved enrolment is due at its next node: `delay` seconds after it was due here, or now. */
+const DUE_NEXT = 'CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision) END';
+
+/** The move and its count on the edge from $4 to $2, in one statement; a wait left is over (wait_until). */
 const MOVE_ON = prepared(
   'move-on-enrolments',
   `WITH moved AS (
      UPDATE campaign_enrolments SET claimed_by = NULL, claimed_at = NULL, claims = 0,
        state = CASE WHEN $2::text IS NULL THEN ${E.done} ELSE ${E.waiting} END, next_node = $2,
-       due_at = CASE WHEN $3::double precision IS NULL THEN now() ELSE due_at + make_interval(secs => $3::double precision * 60) END
+       due_at = ${DUE_NEXT}, entered_at = ${DUE_NEXT}, wait_until = NULL
      WHERE id = ANY ($1::uuid[]) AND state = ${E.running} RETURNING campaign_id)
-   INSERT INTO journey_edges AS c (campaign_id, from_node, to_node, slot, n)
-   SELECT campaign_id, $4::text, COALESCE($2::text, ''), pg_backend_pid(), count(*) FROM moved WHERE $4::text IS NOT NULL GROUP BY campaign_id ORDER BY campaign_id
-   ON CONFLICT (campaign_id, from_node, to_node, slot) DO UPDATE SET n = c.n + excluded.n`,
+   ${countOnEdge('$4::text', "COALESCE($2::text, '')")}`,
 );
 
 /** A campaign's edge counts (migration 511): how many enrolments went from each node to each next ('' the end). */

@@ -37,3 +37,11 @@ t.test('HERALD_WEBHOOK_RETRY_SCHEDULE: durations with their units', async (t) =>
     t.throws(() => loadConfig({ HERALD_WEBHOOK_RETRY_SCHEDULE: bad }), { name: 'Error', message: /^HERALD_WEBHOOK_RETRY_SCHEDULE must list durations/ }, `'${bad}' refused`);
   }
 });
+
+t.test('HERALD_TIME_SCALE: a number above 0', async (t) => {
+  t.equal(loadConfig({}).timeScale, 1, 'the default: durations as written');
+  t.equal(loadConfig({ HERALD_TIME_SCALE: '0.0001' }).timeScale, 0.0001);
+  for (const bad of ['0', '-1', 'fast', 'Infinity', ' ']) {
+    t.throws(() => loadConfig({ HERALD_TIME_SCALE: bad }), new ConfigError(`HERALD_TIME_SCALE must be a number above 0 (e.g. 0.001), got '${bad}'`), `'${bad}' refused`);
+  }
+});

@@ -2,7 +2,8 @@
 // node, what activation refuses (cycles, unreachable nodes, dangling ids, branches), and the
 // deterministic picks of a random split and the holdout.
 import t from 'tap';
-import { graphProblems, heldOut, nextNode, pickBranch, successors, type GraphNode } from '../../src/domain/journeys.js';
+import { graphProblems, heldOut, nextNode, nodeStats, pickBranch, successors, type GraphNode } from '../../src/domain/journeys.js';
+import { parseDuration } from '../../src/domain/time.js';
 import { activationProblems, type CampaignSpec, type Workflow } from '../../src/domain/campaigns.js';
 
 const push = (id: string, next?: string): GraphNode => ({ id, type: 'push', ...(next === undefined ? {} : { next }) });
@@ -87,4 +88,19 @@ t.test('activation checks a split condition and the graph', async (t) => {
   t.same(activationProblems(spec(bad), new Map(), 0).map((p) => p.field), ['workflow_definition.nodes.0.condition.filters.0.operator']);
   const audience: Workflow = { nodes: [{ id: 's', type: 'split', condition: { filters: [{ field: 'person.email', operator: 'exists' }], match: 'any' }, yes: 'p', no: 'p' }, { id: 'p', type: 'push', title: 'Hi' }] };
   t.same(activationProblems(spec(audience), new Map(), 0), []);
+});
+
+t.test('a wait_for_event is followed by its on_event or on_timeout, never the node after it', async (t) => {
+  const nodes: GraphNode[] = [{ id: 'w', type: 'wait_for_event', on_event: 'x', on_timeout: 'p' }, push('p'), { id: 'x', type: 'exit' }];
+  t.same(successors(nodes, 0), ['x', 'p']);
+  t.equal(nextNode(nodes, 0), null, 'a branching node has no next of its own');
+  t.same(graphProblems(nodes), []);
+  t.same(fields([{ id: 'w', type: 'wait_for_event', on_event: 'p' }, push('p')]), ['workflow_definition.nodes.0.on_timeout'], 'both branches are required');
+  const stats = nodeStats(nodes, [{ from_node: 'w', to_node: 'x', n: 2 }, { from_node: 'w', to_node: 'p', n: 3 }, { from_node: 'p', to_node: '', n: 3 }], 6);
+  t.same(stats.w, { entered: 6, completed: 5, took: { x: 2, p: 3 } }, 'took by branch; those still waiting in neither');
+});
+
+t.test('durations: a whole number and a unit', async (t) => {
+  t.same(['500ms', '30s', '15m', '12h', '2d', ' 1d '].map(parseDuration), [500, 30_000, 900_000, 43_200_000, 172_800_000, 86_400_000]);
+  for (const bad of ['2', '2 days', '1.5h', '-1h', '1w', '', 2, null]) t.equal(parseDuration(bad), null, `${String(bad)} is none`);
 });

@@ -76,7 +76,7 @@ export function Workflow({ workspaceId, nodes, set, templates, fields }: {
                   onChange={(e) => change(i, { minutes: e.target.value === '' ? undefined : Number(e.target.value) })} />
               ) : node.type === 'webhook' ? (
                 <WebhookStep workspaceId={workspaceId} node={node} name={name} at={at} change={(patch) => change(i, patch)} />
-              ) : node.type === 'split' || node.type === 'random_split' || node.type === 'exit' ? (
+              ) : node.type === 'split' || node.type === 'wait_for_event' || node.type === 'random_split' || node.type === 'exit' ? (
                 <p>A journey step: its branches are kept as they are, and edited through the API.</p>
               ) : (
                 <>
