@@ -20,6 +20,7 @@ import * as webhooks from '../schemas/webhooks.js';
 import * as audiences from '../schemas/audiences.js';
 import * as topics from '../schemas/topics.js';
 import * as segments from '../schemas/segments.js';
+import * as analytics from '../schemas/analytics.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -77,6 +78,11 @@ interface SessionRoute extends Common {
   auth: 'session';
   /** Where the workspace comes from: the `workspaceId` path segment, X-Workspace-ID, or none. */
   workspace: 'path' | 'header' | 'none';
+  /**
+   * Also opens to an API key of the path's workspace holding one of these permissions, which
+   * then spends that workspace's `scope` budget as a key route does (the analytics reads).
+   */
+  keys?: { permissions: readonly string[]; scope: Extract<Scope, 'ws-reads'> };
 }
 
 interface PublicRoute extends Common {
@@ -102,6 +108,8 @@ const HOOKS = '/workspaces/{workspaceId}/webhooks';
 const LISTS = '/workspaces/{workspaceId}/lists';
 const TOPICS = '/workspaces/{workspaceId}/topics';
 const SEGMENTS = '/workspaces/{workspaceId}/segments';
+const ANALYTICS = '/workspaces/{workspaceId}/analytics';
+const ANALYTICS_KEYS = { permissions: ['events:read'], scope: 'ws-reads' } as const;
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -262,6 +270,10 @@ const defs = [
   { method: 'DELETE', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Delete a topic' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', summary: "A person's subscriptions: topic id → subscribed" },
   { method: 'PUT', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', body: topics.subscriptionsUpdate, summary: "Change a person's subscriptions (the topics named)" },
+
+  // Workspace analytics (session, or a key with events:read; docs/analytics.md).
+  { method: 'GET', path: `${ANALYTICS}/events`, auth: 'session', workspace: 'path', keys: ANALYTICS_KEYS, query: analytics.dailyQuery, summary: 'Daily counts and distinct people of one event over a range of UTC days' },
+  { method: 'POST', path: `${ANALYTICS}/funnel`, auth: 'session', workspace: 'path', keys: ANALYTICS_KEYS, body: analytics.funnelBody, summary: 'A funnel of 2 to 5 events in order within a window: people per step (a read; POST for its list of steps)' },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },
