@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|funnel> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -26,11 +26,12 @@ import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
+import { funnel, FUNNEL_USAGE } from './funnel.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|funnel> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -77,7 +78,9 @@ ${SEGMENT_USAGE}
 
 ${SCALE_USAGE}
 
-${WEBHOOKS_USAGE}`;
+${WEBHOOKS_USAGE}
+
+${FUNNEL_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -708,5 +711,6 @@ const own: [string, () => Promise<number>][] = [
   ['segment', () => segment(argv)],
   ['scale', () => scale(argv)],
   ['webhooks', () => webhooks(argv)],
+  ['funnel', () => funnel(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

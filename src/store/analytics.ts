@@ -26,17 +26,25 @@ export function dailyQuery(workspaceId: string, q: DailyQuestion): { text: strin
 /**
  * Each person's first step-1 event in the range, then for each further step their earliest
  * event of it after the step before and within the window of the first (domain/analytics.ts).
- * One scan of the steps' types, joined per person step by step.
+ * One scan of the steps' types, grouped by person (each step's times an array); the steps are
+ * then followed per person through those arrays: no join between people's events, so the work
+ * grows with the events scanned, as ClickHouse's reading does.
  */
 export function funnelQuery(workspaceId: string, q: FunnelQuestion): { text: string; values: unknown[] } {
   const values: unknown[] = [workspaceId, [...new Set(q.steps)], new Date(q.range.fromMs), new Date(q.range.toMs + q.windowMs), new Date(q.range.toMs), q.windowMs];
-  const steps = [`s1 AS (SELECT person_id, min(created_at) AS t1, min(created_at) AS t FROM ev WHERE type = $${values.push(q.steps[0])} AND created_at < $5 GROUP BY person_id)`];
+  const end = `p.t1 + $6::float8 * interval '1 millisecond'`;
+  const columns = [`min(created_at) FILTER (WHERE type = $${values.push(q.steps[0])} AND created_at < $5) AS t1`];
+  const follow: string[] = [];
   for (let k = 2; k <= q.steps.length; k++) {
-    steps.push(`s${k} AS (SELECT s.person_id, s.t1, min(e.created_at) AS t FROM s${k - 1} s JOIN ev e ON e.person_id = s.person_id
-      AND e.type = $${values.push(q.steps[k - 1])} AND e.created_at > s.t AND e.created_at <= s.t1 + $6::float8 * interval '1 millisecond' GROUP BY s.person_id, s.t1)`);
+    columns.push(`array_agg(created_at) FILTER (WHERE type = $${values.push(q.steps[k - 1])}) AS a${k}`);
+    const before = k === 2 ? 'p.t1' : `s${k - 1}.t${k - 1}`;
+    follow.push(`CROSS JOIN LATERAL (SELECT min(x) AS t${k} FROM unnest(p.a${k}) x WHERE x > ${before} AND x <= ${end}) s${k}`);
   }
-  const text = `WITH ev AS MATERIALIZED ${EVENTS('ANY($2::text[])')}, ${steps.join(',\n')}
-    SELECT ARRAY[${q.steps.map((_, i) => `(SELECT count(*) FROM s${i + 1})`).join(', ')}]::bigint[] AS people`;
+  const counts = q.steps.map((_, i) => (i === 0 ? 'count(p.t1)' : `count(s${i + 1}.t${i + 1})`));
+  const text = `SELECT ARRAY[${counts.join(', ')}]::bigint[] AS people
+    FROM (SELECT person_id, ${columns.join(', ')} FROM ${EVENTS('ANY($2::text[])')} ev GROUP BY person_id) p
+    ${follow.join('\n    ')}
+    WHERE p.t1 IS NOT NULL`;
   return { text, values };
 }
 
