@@ -26,7 +26,7 @@ function where(workspaceId: string, types: string[], fromMs: number, toMs: numbe
     AND created_ms >= ${from} AND created_ms < ${to}`;
 }
 
-export function dailySql(workspaceId: string, event: string, range: DayRange): { days: string; total: string } {
+function dailySql(workspaceId: string, event: string, range: DayRange): { days: string; total: string } {
   const rows = `FROM ${TABLE} WHERE ${where(workspaceId, [event], range.fromMs, range.toMs)}`;
   return {
     days: `SELECT intDiv(created_ms, 86400000) AS day, count() AS count, uniqExact(person_id) AS people ${rows} GROUP BY day`,
@@ -35,7 +35,7 @@ export function dailySql(workspaceId: string, event: string, range: DayRange): {
 }
 
 /** Per person: their step events' times as arrays, then each step's time from the one before (domain/analytics.ts). */
-export function funnelSql(workspaceId: string, steps: string[], range: DayRange, windowMs: number): string {
+function funnelSql(workspaceId: string, steps: string[], range: DayRange, windowMs: number): string {
   const arrays = steps.map((s, i) => `groupArrayIf(created_ms, type = ${hexOf(s)}${i === 0 ? ` AND created_ms < ${range.toMs}` : ''}) AS a${i + 1}`);
   const times = [`arrayReduce('min', a1) AS t1`];
   for (let k = 2; k <= steps.length; k++) {

@@ -9,9 +9,7 @@ import { InvalidInput } from './errors.js';
 export const STANDARD_EVENTS = ['signed_up', 'logged_in', 'logged_out', 'purchase_completed', 'subscription_started', 'subscription_cancelled'] as const;
 
 /** The longest date range a question may cover, in days (a leap year). */
-export const MAX_RANGE_DAYS = 366;
-/** The most steps a funnel may have. */
-export const MAX_FUNNEL_STEPS = 5;
+const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 /** The longest funnel window. */
 const MAX_WINDOW_MS = 90 * DAY_MS;
@@ -47,7 +45,7 @@ export interface DailyAnswer {
 }
 
 /** People who reached each step, in step order. */
-export type FunnelAnswer = number[];
+type FunnelAnswer = number[];
 
 /**
  * Reads a daily or funnel question from an analytics store; both implementations give the same
@@ -92,7 +90,7 @@ export function windowMs(s: string, field = 'window'): number {
 }
 
 /** The UTC date (YYYY-MM-DD) of day number `n` since the epoch. */
-export const dateOfDay = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
+const dateOfDay = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
 
 /** Every day of `range` with the counts `byDay` (day number → counts) holds, zeros elsewhere. */
 export function denseDays(range: DayRange, byDay: ReadonlyMap<number, { count: number; people: number }>): DailyAnswer['days'] {
