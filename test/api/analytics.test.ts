@@ -123,6 +123,9 @@ t.test('an API key with events:read reads its own workspace; other keys and work
   t.equal((await daily(MARCH, other.ws.token)).status, 403, "another workspace's owner");
   t.equal((await funnel({ steps: STEPS, from: '2025-03-01', to: '2025-03-03', window: '1d' }, other.ws.token)).status, 403);
   t.equal((await daily(MARCH, '')).status, 401, 'no credential');
+  t.equal((await daily(MARCH, 'ws_live_garbage')).status, 401, 'a malformed key');
+  const pub = await newKey(s, ws, { key_type: 'public' });
+  t.equal((await daily(MARCH, pub.key)).status, 403, 'a public key (it cannot hold events:read)');
   const star = await newKey(s, ws, { permissions: ['*'] });
   t.equal((await daily(MARCH, star.key)).status, 200, '* opens it');
 });
