@@ -28,7 +28,7 @@ export const funnelBody = object(
 
 const counts = { count, people: { ...count, description: 'Distinct people' } };
 const dateText = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' };
-const timedOut = { codes: ['SERVICE_UNAVAILABLE' as const], why: 'The query ran past its time limit (10 s)' };
+const timedOut = { codes: ['SERVICE_UNAVAILABLE' as const], why: 'The query ran past its time limit (10 s), or ClickHouse did not answer' };
 const badRange = 'a date that names no day from 1970-01-01 to 2106-02-07, `to` before `from`, or a range over 366 days';
 
 export const analyticsResponses: Record<string, RouteResponses> = {

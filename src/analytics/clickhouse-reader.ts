@@ -61,7 +61,8 @@ export function clickHouseReader(url: string): AnalyticsReader {
       const e = err as { code?: unknown; message?: unknown };
       const code = Number(e.code ?? /^Code: (\d+)/.exec(String(e.message))?.[1]);
       if (code === TIMEOUT_EXCEEDED) throw new Unavailable('The analytics query ran past its time limit; try a shorter range', err);
-      throw err;
+      // The SQL is ours: a failure is ClickHouse unreachable or failing (logged with its cause), a 503.
+      throw new Unavailable('The analytics store (ClickHouse) did not answer', err);
     }
   }
   return {
