@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -27,11 +27,12 @@ import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
 import { audiences, AUDIENCES_USAGE, setupSegments } from './audiences.js';
+import { funnel, FUNNEL_USAGE } from './funnel.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -83,7 +84,9 @@ ${SCALE_USAGE}
 
 ${WEBHOOKS_USAGE}
 
-${AUDIENCES_USAGE}`;
+${AUDIENCES_USAGE}
+
+${FUNNEL_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -724,5 +727,6 @@ const own: [string, () => Promise<number>][] = [
   ['scale', () => scale(argv)],
   ['webhooks', () => webhooks(argv)],
   ['audiences', () => audiences(argv)],
+  ['funnel', () => funnel(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

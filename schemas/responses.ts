@@ -33,6 +33,7 @@ import { webhookResponses } from './webhooks.js';
 import { audienceResponses } from './audiences.js';
 import { topicResponses } from './topics.js';
 import { segmentResponses } from './segments.js';
+import { analyticsResponses } from './analytics.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -198,6 +199,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...audienceResponses,
   ...topicResponses,
   ...segmentResponses,
+  ...analyticsResponses,
 };
 
 /** GET /healthz, outside /api/v1; the edge budget applies before it. */

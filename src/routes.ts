@@ -20,7 +20,8 @@ import * as webhooks from '../schemas/webhooks.js';
 import * as audiences from '../schemas/audiences.js';
 import * as topics from '../schemas/topics.js';
 import * as segments from '../schemas/segments.js';
-import * as analytics from '../schemas/campaign-analytics.js';
+import * as campaignAnalytics from '../schemas/campaign-analytics.js';
+import * as analytics from '../schemas/analytics.js';
 
 /** Where the routes below are served. */
 export const API_PREFIX = '/api/v1';
@@ -78,6 +79,11 @@ interface SessionRoute extends Common {
   auth: 'session';
   /** Where the workspace comes from: the `workspaceId` path segment, X-Workspace-ID, or none. */
   workspace: 'path' | 'header' | 'none';
+  /**
+   * Also opens to an API key of the path's workspace holding one of these permissions, which
+   * then spends that workspace's `scope` budget as a key route does (the analytics reads).
+   */
+  keys?: { permissions: readonly string[]; scope: Extract<Scope, 'ws-reads'> };
 }
 
 interface PublicRoute extends Common {
@@ -103,7 +109,9 @@ const HOOKS = '/workspaces/{workspaceId}/webhooks';
 const LISTS = '/workspaces/{workspaceId}/lists';
 const TOPICS = '/workspaces/{workspaceId}/topics';
 const SEGMENTS = '/workspaces/{workspaceId}/segments';
-const ANALYTICS = '/workspaces/{workspaceId}/campaigns/{campaignId}/analytics';
+const CAMPAIGN_ANALYTICS = '/workspaces/{workspaceId}/campaigns/{campaignId}/analytics';
+const ANALYTICS = '/workspaces/{workspaceId}/analytics';
+const ANALYTICS_KEYS = { permissions: ['events:read'], scope: 'ws-reads' } as const;
 const IDEMPOTENCY_KEY =
   'Optional, 1 to 255 bytes of printable ASCII: a repeat with the same key (this workspace and campaign, within 24 hours) sends nothing again and answers the first trigger (`duplicate: true`)';
 const TWILIO_HEADERS = { 'X-Twilio-Signature': "Twilio's HMAC-SHA1 of the callback URL and the sorted form fields, keyed with the auth token" };
@@ -213,9 +221,9 @@ const defs = [
   { method: 'POST', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/test-send', auth: 'session', workspace: 'path', body: authoring.testSend, summary: "Send one node of a campaign to one person, outside the send policy's caps and quiet hours" },
   { method: 'GET', path: '/workspaces/{workspaceId}/campaigns/{campaignId}/messages', auth: 'session', workspace: 'path', query: campaigns.campaignMessages, summary: "A campaign's messages, newest first (live progress)" },
   // A campaign's analytics page (session; docs/campaign-analytics.md).
-  { method: 'GET', path: `${ANALYTICS}/timeseries`, auth: 'session', workspace: 'path', query: analytics.timeseriesQuery, summary: "A campaign's sends, opens and clicks per hour or day" },
-  { method: 'GET', path: `${ANALYTICS}/links`, auth: 'session', workspace: 'path', query: analytics.linksQuery, summary: "A campaign's most clicked links" },
-  { method: 'GET', path: `${ANALYTICS}/export`, auth: 'session', workspace: 'path', query: analytics.exportQuery, summary: "A page of a campaign's messages as CSV" },
+  { method: 'GET', path: `${CAMPAIGN_ANALYTICS}/timeseries`, auth: 'session', workspace: 'path', query: campaignAnalytics.timeseriesQuery, summary: "A campaign's sends, opens and clicks per hour or day" },
+  { method: 'GET', path: `${CAMPAIGN_ANALYTICS}/links`, auth: 'session', workspace: 'path', query: campaignAnalytics.linksQuery, summary: "A campaign's most clicked links" },
+  { method: 'GET', path: `${CAMPAIGN_ANALYTICS}/export`, auth: 'session', workspace: 'path', query: campaignAnalytics.exportQuery, summary: "A page of a campaign's messages as CSV" },
   { method: 'POST', path: TEMPLATES, auth: 'session', workspace: 'path', body: campaigns.templateCreate, summary: 'Create a message template' },
   { method: 'GET', path: TEMPLATES, auth: 'session', workspace: 'path', summary: 'List message templates' },
   { method: 'GET', path: `${TEMPLATES}/{templateId}`, auth: 'session', workspace: 'path', summary: 'Get a message template' },
@@ -268,6 +276,10 @@ const defs = [
   { method: 'DELETE', path: `${TOPICS}/{topicId}`, auth: 'session', workspace: 'path', summary: 'Delete a topic' },
   { method: 'GET', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', summary: "A person's subscriptions: topic id → subscribed" },
   { method: 'PUT', path: '/workspaces/{workspaceId}/people/{personId}/subscriptions', auth: 'session', workspace: 'path', body: topics.subscriptionsUpdate, summary: "Change a person's subscriptions (the topics named)" },
+
+  // Workspace analytics (session, or a key with events:read; docs/analytics.md).
+  { method: 'GET', path: `${ANALYTICS}/events`, auth: 'session', workspace: 'path', keys: ANALYTICS_KEYS, query: analytics.dailyQuery, summary: 'Daily counts and distinct people of one event over a range of UTC days' },
+  { method: 'POST', path: `${ANALYTICS}/funnel`, auth: 'session', workspace: 'path', keys: ANALYTICS_KEYS, body: analytics.funnelBody, summary: 'A funnel of 2 to 5 events in order within a window: people per step (a read; POST for its list of steps)' },
 
   // Outside /api/v1, no credential (docs/channels.md): unsubscribe links, provider callbacks.
   { method: 'GET', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'Unsubscribe page (changes nothing; its button POSTs)' },

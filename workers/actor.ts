@@ -31,6 +31,8 @@ import { OutboundPolicy } from '../src/net/destinations.js';
 import { ListImports } from '../src/audiences/list-imports.js';
 import { Segments } from '../src/audiences/segments.js';
 import { newId } from '../src/ids.js';
+import { clickHouseReader } from '../src/analytics/clickhouse-reader.js';
+import { storeAnalytics } from '../src/store/analytics.js';
 import { hostname } from 'node:os';
 
 interface Actor {
@@ -110,7 +112,8 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   listImports.start();
   const imports = { stagedOn, nudge: () => listImports.nudge() };
   // Without ClickHouse the store is the analytics store too (a deleted person's events are kept there).
-  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, goals, webhooks, imports, segments, analyticsInStore: !cfg.clickhouseUrl };
+  const analytics = cfg.clickhouseUrl ? clickHouseReader(cfg.clickhouseUrl) : storeAnalytics(db);
+  const services = { db, events: eventLog, push, providers, messaging, renders, pools, triggers, eventTriggers, goals, webhooks, imports, segments, analyticsInStore: !cfg.clickhouseUrl, analytics };
   const handle = createPipeline(services, new Buckets(limits, shared), handlers, (workspaceId, user) => memberRole(db, workspaceId, user));
   // Anonymous merges a restart interrupted, for the workspaces this actor owns.
   void resumeMerges(db, owns);
@@ -119,7 +122,7 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
     async stop() {
       await Promise.all([scheduledSends.stop(), scheduleRuns.stop(), eventTriggers.stop(), goals.stop(), executor.stop(), dispatcher.stop(), listImports.stop(), segments.stop()]);
       await claimant.instance.close();
-      await Promise.all([providers.close(), renders.close()]);
+      await Promise.all([providers.close(), renders.close(), analytics.close()]);
       pools.close();
       await eventLog.close();
       await shared?.close();

@@ -19,12 +19,13 @@ import { List, Lists } from './pages/Lists';
 import { Topics } from './pages/Topics';
 import { SegmentPage, Segments } from './pages/Segments';
 
-// The campaign builder and the template editor are loaded when first opened (the initial
+// The campaign builder, the template editor and the analytics (with its charts) are loaded when first opened (the initial
 // JavaScript stays small).
 const CampaignBuilder = lazy(() => import('./pages/CampaignBuilder').then((m) => ({ default: m.CampaignBuilder })));
 const Templates = lazy(() => import('./pages/Templates').then((m) => ({ default: m.Templates })));
 // A campaign's analytics, with its chart library.
 const CampaignAnalytics = lazy(() => import('./pages/CampaignAnalytics').then((m) => ({ default: m.CampaignAnalytics })));
+const Analytics = lazy(() => import('./pages/Analytics').then((m) => ({ default: m.Analytics })));
 
 const PAGES = [
   { path: 'campaigns', label: 'Campaigns' },
@@ -134,6 +135,7 @@ function workspacePage(workspaceId: string, page: string | undefined, id: string
     case 'settings': return <Settings workspaceId={workspaceId} />;
     case 'members': return <Members workspaceId={workspaceId} />;
     case 'events': return <Events workspaceId={workspaceId} />;
+    case 'analytics': return <Analytics workspaceId={workspaceId} />;
     case 'suppressions': return <Suppressions workspaceId={workspaceId} />;
     case 'lists': return <Lists workspaceId={workspaceId} />;
     case 'topics': return <Topics workspaceId={workspaceId} />;

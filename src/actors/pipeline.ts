@@ -38,7 +38,7 @@ type Step = (r: InFlight) => Promise<Reply | undefined> | Reply | undefined;
 const decoder = new TextDecoder();
 
 /** What every request's context carries from its actor (the rest is the request's own). */
-export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'goals' | 'webhooks' | 'imports' | 'segments' | 'analyticsInStore'>;
+export type ActorServices = Pick<RequestCtx, 'db' | 'events' | 'push' | 'providers' | 'messaging' | 'renders' | 'pools' | 'triggers' | 'eventTriggers' | 'goals' | 'webhooks' | 'imports' | 'segments' | 'analyticsInStore' | 'analytics'>;
 
 /** A user's role in a workspace, null when they are not a member (the actor asks its store). */
 export type RoleOf = (workspaceId: string, user: string) => Promise<Role | null>;
@@ -57,10 +57,11 @@ export function createPipeline(
   // setImmediate runs after the reply's microtask has posted it to the front.
   const defer = (task: () => Promise<void>) => setImmediate(() => void task().catch((err) => logger.error('deferred task failed', { err })));
 
-  /** Key routes spend the workspace's budget, owned by this actor. */
+  /** Key routes (and session routes a key may open) spend the workspace's budget, owned by this actor. */
   const workspaceBudget: Step = ({ req, route }) => {
-    if (req.principal.kind !== 'key' || route.auth !== 'key') return;
-    const refused = buckets.take(route.scope, req.principal.workspaceId);
+    const scope = route.auth === 'key' ? route.scope : route.auth === 'session' ? route.keys?.scope : undefined;
+    if (req.principal.kind !== 'key' || !scope) return;
+    const refused = buckets.take(scope, req.principal.workspaceId);
     return refused ? rateLimited(refused) : undefined;
   };
 

@@ -13,6 +13,7 @@ import type { MessagingSettings } from '../channels/settings.js';
 import type { RenderPool } from '../render/pool.js';
 import type { ChannelPools } from '../channels/pools.js';
 import type { OutboundPolicy } from '../net/destinations.js';
+import type { AnalyticsReader } from '../domain/analytics.js';
 
 /** What the outbound webhook routes need beyond the store (docs/webhooks.md). */
 interface OutboundWebhooks {
@@ -59,6 +60,8 @@ export interface RequestCtx {
   segments: { changed(workspaceId: string): void; touched(workspaceId: string, personIds: readonly string[], eventIds?: readonly string[]): Promise<void> };
   /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
   analyticsInStore: boolean;
+  /** The analytics reads (docs/analytics.md): ClickHouse with CLICKHOUSE_URL, else the store. */
+  analytics: AnalyticsReader;
   params: Record<string, string>;
   query: Record<string, unknown>;
   /** The headers the route reads (routes.ts `headers`), by lower-case name, every value sent. */

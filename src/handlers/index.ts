@@ -24,6 +24,7 @@ import { listHandlers } from './lists.js';
 import { topicHandlers } from './topics.js';
 import { segmentHandlers } from './segments.js';
 import { preferenceHandlers } from './preferences.js';
+import { analyticsHandlers } from './analytics.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -49,4 +50,5 @@ export const handlers: AllHandlers = {
   ...topicHandlers,
   ...segmentHandlers,
   ...preferenceHandlers,
+  ...analyticsHandlers,
 };

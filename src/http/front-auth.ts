@@ -80,7 +80,8 @@ export function createAuthentication(deps: AuthDeps, buckets: Buckets) {
   async function sessionCaller(inc: Asking, route: Extract<Route, { auth: 'session' }>, params: Record<string, string>): Promise<Caller | Reply> {
     const shape = errorShapeOf(route);
     const token = bearer(inc.authorization);
-    if (token && looksLikeApiKey(token)) return forbidden(shape);
+    // A route a key may open (the analytics reads) takes one of the path's workspace as a key route would.
+    if (token && looksLikeApiKey(token)) return route.keys ? keyCaller(inc, { ...route, auth: 'key', ...route.keys }, params) : forbidden(shape);
     const user = token ? await deps.verifySession(token) : null;
     if (!user) return failedAuth(inc, unauthorized(shape, token ? 'Session token failed verification' : 'Missing Authorization: Bearer <SESSION_TOKEN> header'));
     const refused = buckets.take('user-dashboard', user.sub);

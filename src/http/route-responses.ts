@@ -46,11 +46,13 @@ function responsesOf(route: Route): Responses {
   if (route.auth === 'key' || route.auth === 'session') {
     out['401'] = {
       description: 'Missing, malformed, unknown, revoked or expired credential',
-      schema: route.auth === 'session' ? sessionUnauthorized : shape === 'source' ? sourceError : keyUnauthorized,
+      schema: route.auth === 'session' ? (route.keys ? { anyOf: [sessionUnauthorized, keyUnauthorized] } : sessionUnauthorized) : shape === 'source' ? sourceError : keyUnauthorized,
     };
     out['403'] =
       route.auth === 'session'
-        ? { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
+        ? route.keys
+          ? { description: `Not a member of the workspace (or no such workspace); or a key of another workspace, without ${route.keys.permissions.join(' or ')}, or from outside an enforced allowlist`, schema: forbidden }
+          : { description: 'An API key on a session route, not a member of the workspace (or no such workspace), or a role that may not do this', schema: forbidden }
         : {
             description: `The key lacks ${route.permissions.join(' or ')}${route.path.includes('{workspaceId}') ? ', the workspace in the path is not the key\'s' : ''}, or the client IP is outside an enforced allowlist${spec.errors?.[403] ? `; ${spec.errors[403].why}` : ''}`,
             schema: shape === 'flat' ? flatError : shape === 'source' ? sourceError : forbidden,
@@ -68,7 +70,7 @@ function responsesOf(route: Route): Responses {
     schema: error(['PAYLOAD_TOO_LARGE']),
   };
   // Routes with no credential spend their own per-IP budget (the provider callbacks' is ip-webhooks).
-  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', 'ip-public', 'edge'] : route.auth === 'none' ? [route.scope, 'edge'] : ['ip-public', 'edge'];
+  const scopes: Scope[] = route.auth === 'key' ? [route.scope, 'ip-public', 'edge'] : route.auth === 'session' ? ['user-dashboard', ...(route.keys ? [route.keys.scope] : []), 'ip-public', 'edge'] : route.auth === 'none' ? [route.scope, 'edge'] : ['ip-public', 'edge'];
   out['429'] = {
     description: `Rate limit exceeded (${scopes.join(', ')}${route.auth === 'public' ? '' : '; ip-public counts failed authentications'}${route.auth === 'key' ? ', and a key not in the cache is looked up only with an ip-public token' : ''})`,
     schema: rateLimited(scopes),

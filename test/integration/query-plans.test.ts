@@ -12,6 +12,8 @@ import { ENROLMENT_JOBS, INSERT_ENROLMENTS } from '../../src/store/enrolments.js
 import { claimStatement } from '../../src/store/job-queue.js';
 import { applyEvents } from '../../src/eventlog/apply-events.js';
 import { LINKS, MESSAGES_SCANNED_MAX, TIMESERIES, exportPageQuery } from '../../src/store/campaign-analytics.js';
+import { dailyQuery, funnelQuery } from '../../src/store/analytics.js';
+import { dayRange } from '../../src/domain/analytics.js';
 
 const WS = '00000000-0000-4000-8000-000000000000';
 
@@ -232,5 +234,17 @@ t.test("a campaign's analytics (store/campaign-analytics.ts: timeseries, links, 
     t.match(p, /messages_by_campaign_time/, `${what}: ${p}`);
     t.notMatch(p, /Seq Scan on messages|Sort Key: m\.created_at/, `${what}: no walk through the table, no sort of the messages`);
     t.match(p, /Limit/, `${what}: stops after its bound`);
+  }
+});
+
+// On an empty store the planner may take events_by_workspace_time for one type (the costs tie);
+// either way the scan is bounded by the workspace and the days in the index.
+t.test('the analytics reads (store/analytics.ts) range-scan events and analytics_events_by_type (migration 570) within the days', async (t) => {
+  const range = dayRange('2025-03-01', '2025-03-30');
+  for (const { text, values } of [dailyQuery(WS, { event: 'signed_up', range }), funnelQuery(WS, { steps: ['signed_up', 'purchase_completed', 'subscription_started'], range, window: '7d', windowMs: 7 * 86_400_000 })]) {
+    const plan = await planOf(text, values, { noScans: true });
+    t.match(plan, /Index (Only )?Scan (Backward )?using events_by_(type|workspace_time) on events/, plan);
+    t.match(plan, /Index (Only )?Scan (Backward )?using analytics_events_by_type on analytics_events/, plan);
+    t.match(plan, /Index Cond: .*created_at >=/, 'the days bound the scan in the index');
   }
 });

@@ -38,6 +38,7 @@ export function Events({ workspaceId }: { workspaceId: string }) {
   return (
     <>
       <h1 tabIndex={-1}>Events</h1>
+      <p>Counts by day and funnels over these events: <Link to={`/w/${workspaceId}/analytics`}>Analytics</Link>.</p>
       <SearchForm label="Event name" hint="The whole name, as your app tracks it" value={name} search={search}>
         {before ? (
           <button type="button" onClick={() => go(undefined)}>Back to live</button>
