@@ -14,7 +14,6 @@
 // The /track figure with 20 live segments is the track scenario's `--segments 20` against a run
 // without (bench/README.md). Setup is not timed. Exit 1 when a step fails or the import's rows
 // are not all added.
-import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,7 +24,7 @@ import pg from 'pg';
 import { call, databaseUrl, guardRun, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { seedEvents } from './seed-events.js';
 import { round } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import { EVENT_NAMES, PLANS, type BenchWorkspace } from './scenarios.js';
 
 export const AUDIENCES_USAGE = `usage: npm run bench -- --scenario audiences [options]
@@ -45,23 +44,7 @@ interface AudiencesOptions {
 }
 
 function options(argv: string[]): AudiencesOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      people: { type: 'string', default: '1000000' },
-      events: { type: 'string', default: '3000000' },
-      'count-reads': { type: 'string', default: '200' },
-      'import-rows': { type: 'string', default: '1000000' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(AUDIENCES_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int } = optionChecks(AUDIENCES_USAGE);
+  const { values, int } = scenarioOptions(argv, AUDIENCES_USAGE, { people: '1000000', events: '3000000', 'count-reads': '200', 'import-rows': '1000000' });
   return {
     people: int('people', values.people, 1, 100_000_000),
     events: int('events', values.events, 0, 1_000_000_000),

@@ -15,7 +15,6 @@
 // time is from the first post to the last answer. Checked afterwards: every answer 200 with
 // every event applied and none a duplicate or unmatched, the records carry exactly the events
 // posted, and one batch posted again is all duplicates (exit 1 otherwise).
-import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,7 +25,7 @@ import sendgrid from '@sendgrid/eventwebhook';
 import { call, databaseUrl, guardRun, Sampler, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { insertAudience } from './fanout.js';
 import { LatencyHistogram, round } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import { saveMessages, type MessageRecord } from '../src/store/messages.js';
 import type { Queryable } from '../src/store/db.js';
 import { newId } from '../src/ids.js';
@@ -52,22 +51,7 @@ interface CallbacksOptions {
 }
 
 function options(argv: string[]): CallbacksOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      events: { type: 'string', default: '10000' },
-      batch: { type: 'string', default: '500' },
-      connections: { type: 'string', default: '4' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(CALLBACKS_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int } = optionChecks(CALLBACKS_USAGE);
+  const { values, int } = scenarioOptions(argv, CALLBACKS_USAGE, { events: '10000', batch: '500', connections: '4' });
   return {
     events: int('events', values.events, 1, 10_000_000),
     batch: int('batch', values.batch, 1, 10_000),

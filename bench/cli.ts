@@ -1,5 +1,6 @@
 // What the bench entry points share in reading their options: refusing a bad one (exit 2 with
 // the usage) and checking integers and durations, and the rate limits Herald is started with.
+import { parseArgs } from 'node:util';
 import { parseDuration } from './stats.js';
 
 /** Rate limits no bench run reaches: the bench measures Herald, not its budgets. */
@@ -35,4 +36,21 @@ export function optionChecks(usage: string): OptionChecks {
       return ms;
     },
   };
+}
+
+/**
+ * A scenario's own options, each a string with its default (`--out` too, `bench/results`), read
+ * from the command line; `--help` prints the usage and exits. With the checks that read them.
+ */
+export function scenarioOptions<K extends string>(argv: string[], usage: string, defaults: Record<K, string>): OptionChecks & { values: Record<K | 'out', string> } {
+  const own = Object.fromEntries(Object.entries<string>(defaults).map(([k, d]) => [k, { type: 'string' as const, default: d }]));
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...own, scenario: { type: 'string' }, out: { type: 'string', default: 'bench/results' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    process.stdout.write(usage + '\n');
+    process.exit(0);
+  }
+  return { ...optionChecks(usage), values: values as Record<K | 'out', string> };
 }

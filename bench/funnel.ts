@@ -9,7 +9,6 @@
 // times, one after the other; reported: each time, the median and the best. Checked: every
 // answer 200, and Herald's answer equal to the store's own reading of the same question
 // (store/analytics.ts straight on PostgreSQL): with ClickHouse that is both stores agreeing.
-import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,7 +18,7 @@ import pg from 'pg';
 import { createClient } from '@clickhouse/client';
 import { call, databaseUrl, guardRun, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { round } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import { EVENT_NAMES } from './scenarios.js';
 import { seedEvents } from './seed-events.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
@@ -41,22 +40,7 @@ const WINDOW = '7d';
 const COPY_CHUNK = 200_000;
 
 function options(argv: string[]) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      'seed-events': { type: 'string', default: '10000000' },
-      people: { type: 'string', default: '100000' },
-      repeats: { type: 'string', default: '5' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(FUNNEL_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int } = optionChecks(FUNNEL_USAGE);
+  const { values, int } = scenarioOptions(argv, FUNNEL_USAGE, { 'seed-events': '10000000', people: '100000', repeats: '5' });
   return {
     seedEvents: int('seed-events', values['seed-events'], 1, 100_000_000),
     people: int('people', values.people, 1, 100_000_000),

@@ -9,7 +9,6 @@
 // within 5 s. See bench/README.md.
 //
 // Setup is not timed: people and devices are inserted in SQL as the fanout scenario does.
-import { parseArgs } from 'node:util';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,7 +20,7 @@ import { call, databaseUrl, FakeProviders, guardRun, LoadGenerator, pushFakesEnv
 import { setupPushChannels } from './push.js';
 import { insertAudience } from './fanout.js';
 import { LatencyHistogram } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import type { BenchWorkspace } from './scenarios.js';
 
 export const ISOLATION_USAGE = `usage: npm run bench -- --scenario isolation [options]
@@ -58,28 +57,7 @@ interface IsolationOptions {
 }
 
 function options(argv: string[]): IsolationOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      duration: { type: 'string', default: '60s' },
-      rate: { type: 'string', default: '600' },
-      connections: { type: 'string', default: '32' },
-      people: { type: 'string', default: '50' },
-      'push-every': { type: 'string', default: '3s' },
-      hostile: { type: 'string', default: '5000' },
-      loop: { type: 'string', default: '100' },
-      'huge-mb': { type: 'string', default: '200' },
-      drip: { type: 'string', default: '5s' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(ISOLATION_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int, dur } = optionChecks(ISOLATION_USAGE);
+  const { values, int, dur } = scenarioOptions(argv, ISOLATION_USAGE, { duration: '60s', rate: '600', connections: '32', people: '50', 'push-every': '3s', hostile: '5000', loop: '100', 'huge-mb': '200', drip: '5s' });
   return {
     durationMs: dur('duration', values.duration, 1000),
     rate: int('rate', values.rate, 1, 1_000_000),

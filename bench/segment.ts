@@ -10,7 +10,6 @@
 // events, and closeAndFlush). Checked afterwards: every event stored once (the store's count),
 // no request answered other than 2xx (exit 1 otherwise). Reported: events/s, requests/s, and
 // Herald's and the embedded PostgreSQL's CPU per 1,000 events.
-import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,7 +19,7 @@ import pg from 'pg';
 import { Analytics } from '@segment/analytics-node';
 import { databaseUrl, guardRun, Sampler, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { round } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import { EVENT_NAMES, PLANS, SOURCES } from './scenarios.js';
 
 export const SEGMENT_USAGE = `usage: npm run bench -- --scenario segment [options]
@@ -42,24 +41,7 @@ interface SegmentOptions {
 }
 
 function options(argv: string[]): SegmentOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      events: { type: 'string', default: '100000' },
-      clients: { type: 'string', default: '4' },
-      'flush-at': { type: 'string', default: '100' },
-      'in-flight': { type: 'string', default: '5000' },
-      people: { type: 'string', default: '10000' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(SEGMENT_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int } = optionChecks(SEGMENT_USAGE);
+  const { values, int } = scenarioOptions(argv, SEGMENT_USAGE, { events: '100000', clients: '4', 'flush-at': '100', 'in-flight': '5000', people: '10000' });
   return {
     events: int('events', values.events, 1, 100_000_000),
     clients: int('clients', values.clients, 1, 64),

@@ -11,7 +11,6 @@
 //
 // Setup is not timed: a Herald in a fresh data dir creates the database and the workspaces,
 // and the people are inserted straight into PostgreSQL (generate_series). Herald stays idle.
-import { parseArgs } from 'node:util';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { databaseUrl, killAllNow, samplePostgres, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { EVENT_NAMES, PLANS, SOURCES } from './scenarios.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import { round } from './stats.js';
 import { applyEvents } from '../src/eventlog/apply-events.js';
 import { newId } from '../src/ids.js';
@@ -94,24 +93,7 @@ async function drive(clients: pg.Client[], name: string, sql: string, people: Pe
 const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 export async function storeFloor(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      batch: { type: 'string', default: '100' },
-      connections: { type: 'string', default: '4' },
-      duration: { type: 'string', default: '10s' },
-      workspaces: { type: 'string', default: '8' },
-      people: { type: 'string', default: '1000' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(STORE_FLOOR_USAGE + '\n');
-    return 0;
-  }
-  const { int, dur } = optionChecks(STORE_FLOOR_USAGE);
+  const { values, int, dur } = scenarioOptions(argv, STORE_FLOOR_USAGE, { batch: '100', connections: '4', duration: '10s', workspaces: '8', people: '1000' });
   const opt = {
     batch: int('batch', values.batch, 1, 10_000),
     connections: int('connections', values.connections, 1, 64),

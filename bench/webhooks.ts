@@ -8,7 +8,6 @@
 // floor: bare `fetch` (undici) POSTs of the bodies and headers Herald sent, to the same receiver,
 // as many in flight as Herald had connections open to it at its peak; Herald's deliveries/s as a share of it (issue 37's
 // target: ≥ 0.6). See bench/README.md.
-import { parseArgs } from 'node:util';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,7 +17,7 @@ import pg from 'pg';
 import { ask, call, databaseUrl, forkReady, guardRun, sessionToken, setupWorkspaces, startBenchHerald, stopChild, type HeraldProc } from './procs.js';
 import { insertAudience } from './fanout.js';
 import { round } from './stats.js';
-import { optionChecks } from './cli.js';
+import { scenarioOptions } from './cli.js';
 import type { FromReceiver } from './webhook-receiver.js';
 
 export const WEBHOOKS_USAGE = `usage: npm run bench -- --scenario webhooks [options]
@@ -41,22 +40,7 @@ interface Options {
 }
 
 function options(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      scenario: { type: 'string' },
-      people: { type: 'string', default: '50000' },
-      'send-in': { type: 'string', default: '10s' },
-      timeout: { type: 'string', default: '600s' },
-      out: { type: 'string', default: 'bench/results' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(WEBHOOKS_USAGE + '\n');
-    process.exit(0);
-  }
-  const { int, dur } = optionChecks(WEBHOOKS_USAGE);
+  const { values, int, dur } = scenarioOptions(argv, WEBHOOKS_USAGE, { people: '50000', 'send-in': '10s', timeout: '600s' });
   return { people: int('people', values.people, 1, 1_000_000), sendInMs: Math.max(3000, dur('send-in', values['send-in'])), timeoutMs: dur('timeout', values.timeout), out: values.out };
 }
 
