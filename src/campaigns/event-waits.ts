@@ -43,33 +43,20 @@ function waitsByEvent(campaigns: WaitingCampaignRow[]): WorkspaceWaits {
   return new Map([...groupBy(waits, (w) => w.name)].map(([name, ws]) => [name, ws.map((w) => w.wait)]));
 }
 
-export class EventWaits {
-  private readonly index: WorkspaceIndex<WaitingCampaignRow, WorkspaceWaits>;
-
+/** The wait index: started, stopped and told of campaign changes as every workspace index is. */
+export class EventWaits extends WorkspaceIndex<WaitingCampaignRow, WorkspaceWaits> {
   constructor(
     private readonly db: Db,
     owns: (workspaceId: string) => boolean,
     /** Tells the workflow executor that enrolments are due. */
     private readonly resumed: () => void,
   ) {
-    this.index = new WorkspaceIndex('journey wait index', { read: (ws) => waitingCampaigns(db, ws), build: waitsByEvent }, owns);
-  }
-
-  start(): Promise<void> {
-    return this.index.start();
-  }
-
-  stop(): Promise<void> {
-    return this.index.stop();
-  }
-
-  changed(workspaceId: string): Promise<void> {
-    return this.index.changed(workspaceId);
+    super('journey wait index', { read: (ws) => waitingCampaigns(db, ws), build: waitsByEvent }, owns);
   }
 
   /** Resumes the enrolments waiting for the durable events (one statement per wait node). */
   async resume(workspaceId: string, events: readonly EventRecord[]): Promise<void> {
-    const ws = this.index.get(workspaceId);
+    const ws = this.get(workspaceId);
     if (!ws) return;
     const matches = events.flatMap((event) => (ws.get(event.type) ?? []).map((wait) => ({ event, wait })));
     if (matches.length === 0) return;

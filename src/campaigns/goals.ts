@@ -21,33 +21,19 @@ type GoalsByEvent = Map<string, CampaignGoal[]>;
 const goalsByEvent = (rows: GoalRow[]): GoalsByEvent =>
   new Map([...groupBy(rows, (r) => r.goal.event_name)].map(([name, rs]) => [name, rs.map((r) => ({ campaignId: r.id, withinSeconds: goalSeconds(r.goal) }))]));
 
-export class Goals {
-  private readonly index: WorkspaceIndex<GoalRow, GoalsByEvent>;
-
+/** The goal index: started, stopped and told of campaign changes as every workspace index is. */
+export class Goals extends WorkspaceIndex<GoalRow, GoalsByEvent> {
   constructor(
     private readonly db: Db,
     /** Whether this actor owns the workspace. */
     owns: (workspaceId: string) => boolean,
   ) {
-    this.index = new WorkspaceIndex('goal index', { read: (ws) => campaignGoals(db, ws), build: goalsByEvent }, owns);
-  }
-
-  start(): Promise<void> {
-    return this.index.start();
-  }
-
-  stop(): Promise<void> {
-    return this.index.stop();
-  }
-
-  /** A campaign of the workspace changed here: its goals are read again before the change is answered (never rejects). */
-  changed(workspaceId: string): Promise<void> {
-    return this.index.changed(workspaceId);
+    super('goal index', { read: (ws) => campaignGoals(db, ws), build: goalsByEvent }, owns);
   }
 
   /** Records the conversions the durable events make. Never rejects: the events are acknowledged, a failure is logged. */
   async reached(workspaceId: string, events: readonly EventRecord[]): Promise<void> {
-    const goals = this.index.get(workspaceId);
+    const goals = this.get(workspaceId);
     if (!goals) return;
     const reached: GoalEvent[] = events.flatMap((e) =>
       (goals.get(e.type) ?? []).map((g) => ({ campaignId: g.campaignId, personId: e.person_id, eventId: e.id, at: e.created_at, withinSeconds: g.withinSeconds })),
