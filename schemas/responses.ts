@@ -32,6 +32,7 @@ import { webhookResponses } from './webhooks.js';
 import { audienceResponses } from './audiences.js';
 import { topicResponses } from './topics.js';
 import { segmentResponses } from './segments.js';
+import { trackingResponses } from './tracking.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -190,6 +191,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...workspaceResponses,
   ...channelResponses,
   ...messageChannelResponses,
+  ...trackingResponses,
   ...apiKeyResponses,
   ...sourceResponses,
   ...webhookResponses,

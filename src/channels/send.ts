@@ -10,7 +10,9 @@
 import type { PersonRow } from '../store/people.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveMessages, type MessageRecord } from '../store/messages.js';
-import { sendPolicy as loadSendPolicy } from '../store/send-context.js';
+import { sendPolicy as loadSendPolicy, trackingSettings } from '../store/send-context.js';
+import { trackingOf } from '../domain/tracking.js';
+import { trackedFields } from './tracking-links.js';
 import { isAddressNode, type EmailNode, type SmsNode } from '../domain/campaigns.js';
 import type { SendPolicy } from '../domain/send-policy.js';
 import { compileFields, personScope, type TemplateScope } from '../domain/templates.js';
@@ -65,6 +67,8 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
   const { workspaceId, node } = send;
   const open = await channel.open(deps, workspaceId);
   const policy = channel.policy !== 'none' && !send.outsidePolicy ? ((await loadSendPolicy(db, workspaceId)) as SendPolicy | null) : null;
+  // Herald's own opens and clicks (docs/tracking.md), where the channel has links to wrap.
+  const tracking = channel.track ? trackingOf(await trackingSettings(db, workspaceId)) : null;
 
   // Consent and address, then the suppressions of the addresses left.
   const decisions = recipients.map((r): Held | { address: string } => {
@@ -108,8 +112,9 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
       const quiet = sendPolicy(policy, channel.policy, r.person, now, []);
       if (quiet) return { record: { ...base, status: quiet.status, skip_reason: quiet.skip, error: quiet.error } };
       const message = channel.compose(outcome.content.custom_data as Record<string, string>);
-      const kept = { ...base, title: message.title, body: message.body };
-      const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: message.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
+      const sent = trackedFields(channel, settings, tracking, { workspaceId, messageId: r.id }, message.fields);
+      const kept = { ...base, title: message.title, body: message.body, links: sent.links };
+      const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: sent.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
       if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId, sent_at: new Date().toISOString() }, reported: answer.reported };
       return { record: { ...kept, status: 'failed', error: answer.error }, ...(answer.suppress ? { effect: { suppress: answer.suppress } } : {}) };
     }),

@@ -23,6 +23,7 @@ import { listHandlers } from './lists.js';
 import { topicHandlers } from './topics.js';
 import { segmentHandlers } from './segments.js';
 import { preferenceHandlers } from './preferences.js';
+import { trackingHandlers } from './tracking.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -47,4 +48,5 @@ export const handlers: AllHandlers = {
   ...topicHandlers,
   ...segmentHandlers,
   ...preferenceHandlers,
+  ...trackingHandlers,
 };
