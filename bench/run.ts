@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|tracking> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -24,13 +24,14 @@ import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
+import { tracking } from './tracking.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|tracking> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -708,5 +709,6 @@ const own: [string, () => Promise<number>][] = [
   ['segment', () => segment(argv)],
   ['scale', () => scale(argv)],
   ['webhooks', () => webhooks(argv)],
+  ['tracking', () => tracking(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

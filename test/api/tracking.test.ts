@@ -11,6 +11,7 @@ import { NO_LIMITS } from '../helpers/assert.js';
 import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
 import { ownDatabase } from '../helpers/database.js';
 import { receiver } from '../helpers/webhook-receiver.js';
+import { startFakeTwilio } from '../fakes/fake-twilio.js';
 
 const mails: { to: string[]; data: string }[] = [];
 const smtp = new SMTPServer({
@@ -29,9 +30,13 @@ await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
 t.teardown(() => new Promise<void>((r) => smtp.close(() => r())));
 const smtpPort = (smtp.server.address() as { port: number }).port;
 
+const SID = `AC${'cd'.repeat(16)}`;
+const twilio = await startFakeTwilio({ [SID]: 'tw-token' });
+t.teardown(() => twilio.close());
+
 const PUBLIC = 'https://herald.example.com';
 const DB = await ownDatabase(t);
-const s = await startServer({ ...NO_LIMITS, ...DB, HERALD_PUBLIC_URL: PUBLIC });
+const s = await startServer({ ...NO_LIMITS, ...DB, HERALD_PUBLIC_URL: PUBLIC, HERALD_TWILIO_ENDPOINT: twilio.url });
 t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
@@ -208,4 +213,21 @@ t.test('settings.tracking: off wraps nothing; each key merges on its own', async
   t.notOk(hrefs(opensOnly.html).some((h) => h.includes('/t/c/')), 'clicks off: links as written');
   t.match(opensOnly.html, new RegExp(`<img src="${PUBLIC}/t/o/`), 'opens on: the pixel');
   t.equal(opensOnly.message.links, null, 'no links stored');
+});
+
+t.test("SMS: the body's links wrapped when clicks are on, and followed", async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], write: ['people:write'] });
+  const put = await s.req('PUT', `/workspaces/${k.ws.id}/channels/sms`, { token: k.ws.token, body: { twilio: { account_sid: SID, auth_token: 'tw-token', from: '+15005550006' } } });
+  t.equal(put.status, 200, put.text);
+  t.equal((await s.req('POST', '/people/batch', { token: k.write, body: { identify: [{ userId: 'eve', phone: '+14155550123' }] } })).status, 200);
+  const campaignId = await triggerWebhookCampaign(s, k.ws, k.trigger, { id: 'text', type: 'sms', body: 'Sale today: https://shop.example/sms?a=1. Reply STOP to stop' });
+  const sent = await until(async () => twilio.requests.find((r) => r.form.To === '+14155550123'));
+  const m = new RegExp(`^Sale today: (${PUBLIC}/t/c/[A-Za-z0-9_-]{67})\\. Reply STOP to stop$`).exec(sent.form.Body ?? '');
+  t.ok(m, `the link wrapped, the full stop kept: ${sent.form.Body}`);
+  const row = await until(async () => (await sql.query('SELECT body, links FROM messages WHERE campaign_id = $1 AND sent_at IS NOT NULL', [campaignId])).rows[0]);
+  t.same(row.links, ['https://shop.example/sms?a=1']);
+  t.equal(row.body, 'Sale today: https://shop.example/sms?a=1. Reply STOP to stop', 'the record keeps the body as written');
+  const r = await follow(m![1]!);
+  t.equal(r.status, 302);
+  t.equal(r.headers.get('location'), 'https://shop.example/sms?a=1');
 });

@@ -136,7 +136,7 @@ t.test('PUT /workspaces/{id}: name, settings merged key by key, send_policy repl
   const full = { timezone: 'America/New_York', quiet_hours: { start: '21:00', end: '07:30' }, max_pushes_per_day: 4, max_pushes_per_window: 2, window_hours: 3 };
   const r3 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: full } } });
   t.equal(r3.status, 200, r3.text);
-  t.same(r3.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: full }, 'timezone kept, policy set');
+  t.same(r3.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: full, tracking: { opens: true, clicks: true } }, 'timezone kept, policy set');
 
   const small = { max_pushes_per_day: 2 };
   const r4 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: small } } });
@@ -145,7 +145,7 @@ t.test('PUT /workspaces/{id}: name, settings merged key by key, send_policy repl
 
   const r5 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { name: 'Both', settings: { timezone: 'Asia/Tokyo' } } });
   t.equal(r5.status, 200, r5.text);
-  t.same(r5.body.data.workspace.settings, { timezone: 'Asia/Tokyo', send_policy: small }, 'timezone change keeps the policy');
+  t.same(r5.body.data.workspace.settings, { timezone: 'Asia/Tokyo', send_policy: small, tracking: { opens: true, clicks: true } }, 'timezone change keeps the policy');
   t.equal(r5.body.data.workspace.name, 'Both');
 
   t.same(await get(), r5.body.data.workspace, 'GET shows the stored update');
