@@ -24,7 +24,7 @@ import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
-import { tracking } from './tracking.js';
+import { tracking, TRACKING_USAGE } from './tracking.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
 import { removePrefix, runPrefix } from './nats-prefix.js';
@@ -78,7 +78,9 @@ ${SEGMENT_USAGE}
 
 ${SCALE_USAGE}
 
-${WEBHOOKS_USAGE}`;
+${WEBHOOKS_USAGE}
+
+${TRACKING_USAGE}`;
 
 interface Options {
   scenario: Scenario;

@@ -9,7 +9,7 @@ import type { AddressedChannel } from './channel.js';
 
 const MAC_BYTES = 16;
 /** Links a message may have wrapped (the index is two bytes). */
-export const MAX_TRACKED_LINKS = 1_000;
+const MAX_TRACKED_LINKS = 1_000;
 
 const uuidBytes = (id: string) => Buffer.from(id.replace(/-/g, ''), 'hex');
 const uuidOf = (b: Buffer) => b.toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');

@@ -20,11 +20,11 @@ export const trackingOf = (stored: Partial<TrackingSettings> | null | undefined)
 export type Wrap = (url: string) => string | undefined;
 
 /** The attribute a link is marked with to be left untracked. */
-export const TRACK_OFF_ATTRIBUTE = 'data-herald-track';
+const TRACK_OFF_ATTRIBUTE = 'data-herald-track';
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
-export const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url.trim());
+const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url.trim());
 
 /**
  * The html with each `<a href>` / `<area href>` the wrapper takes replaced by its tracked URL
