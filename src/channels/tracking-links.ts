@@ -63,7 +63,8 @@ export function readOpenToken(unsubscribeKey: Buffer, token: string): TrackedLin
   return o && { workspaceId: o.workspaceId, messageId: o.messageId };
 }
 
-interface Links {
+/** Where tracked links point and the key their tokens derive from (the channels' messaging settings). */
+export interface TrackingLinks {
   publicUrl: string;
   unsubscribeKey: Buffer;
 }
@@ -73,7 +74,7 @@ interface Links {
  * MAX_TRACKED_LINKS; the rest, and Herald's own unsubscribe and preference links, are left as
  * they are) and `links` is what the message stores; `pixel` is its open pixel's URL.
  */
-export function messageTracker(s: Links, m: TrackedLink): { wrap: Wrap; links: string[]; pixel: () => string } {
+export function messageTracker(s: TrackingLinks, m: TrackedLink): { wrap: Wrap; links: string[]; pixel: () => string } {
   const links: string[] = [];
   const own = [`${s.publicUrl}/u/`, `${s.publicUrl}/p/`, `${s.publicUrl}/t/`];
   const wrap: Wrap = (url) => {
@@ -90,7 +91,7 @@ export function messageTracker(s: Links, m: TrackedLink): { wrap: Wrap; links: s
  */
 export function trackedFields(
   channel: Pick<AddressedChannel, 'track'>,
-  s: Links,
+  s: TrackingLinks,
   tracking: TrackingSettings | null,
   m: TrackedLink,
   fields: Readonly<Record<string, string>>,

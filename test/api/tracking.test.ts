@@ -6,12 +6,15 @@
 // wraps nothing; a machine's open or click is recorded `machine: true` and not counted unique.
 import t from 'tap';
 import pg from 'pg';
+import { randomBytes } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import { NO_LIMITS } from '../helpers/assert.js';
 import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
 import { ownDatabase } from '../helpers/database.js';
 import { receiver } from '../helpers/webhook-receiver.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
+import { unsubscribeKey } from '../../src/channels/email/unsubscribe.js';
+import { clickToken } from '../../src/channels/tracking-links.js';
 
 const mails: { to: string[]; data: string }[] = [];
 const smtp = new SMTPServer({
@@ -35,8 +38,10 @@ const twilio = await startFakeTwilio({ [SID]: 'tw-token' });
 t.teardown(() => twilio.close());
 
 const PUBLIC = 'https://herald.example.com';
+// Known here so that a push's token (which no received message shows: the sandbox keeps nothing) can be made as Herald makes it.
+const SECRETS_KEY = randomBytes(32);
 const DB = await ownDatabase(t);
-const s = await startServer({ ...NO_LIMITS, ...DB, HERALD_PUBLIC_URL: PUBLIC, HERALD_TWILIO_ENDPOINT: twilio.url });
+const s = await startServer({ ...NO_LIMITS, ...DB, HERALD_PUBLIC_URL: PUBLIC, HERALD_TWILIO_ENDPOINT: twilio.url, HERALD_SECRETS_KEY: SECRETS_KEY.toString('hex') });
 t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
@@ -230,4 +235,25 @@ t.test("SMS: the body's links wrapped when clicks are on, and followed", async (
   const r = await follow(m![1]!);
   t.equal(r.status, 302);
   t.equal(r.headers.get('location'), 'https://shop.example/sms?a=1');
+});
+
+t.test("push: a campaign push's web action_url is stored as a tracked link; its click redirects there", async (t) => {
+  const k = await workspaceWithKeys(s, { trigger: ['campaigns:trigger'], all: ['*'] });
+  t.equal((await s.req('POST', '/identify', { token: k.all, body: { userId: 'fay' } })).status, 200);
+  const device = await s.req('POST', '/people/fay/devices', { token: k.all, body: { token: `tok-${randomBytes(8).toString('hex')}`, platform: 'android' } });
+  t.ok(device.status === 200 || device.status === 201, device.text);
+  const campaignId = await triggerWebhookCampaign(s, k.ws, k.trigger, [
+    { id: 'web', type: 'push', title: 'Sale', body: 'Today', action_url: 'https://shop.example/app?from=push' },
+    { id: 'deep', type: 'push', title: 'Sale', body: 'Today', action_url: 'shop://sale' },
+  ]);
+  const rows = await until(async () => {
+    const r = await sql.query(`SELECT id, action_url, links, status FROM messages WHERE campaign_id = $1 AND status = 'sent' ORDER BY action_url`, [campaignId]);
+    return r.rows.length === 2 ? r.rows : undefined;
+  });
+  const [web, deep] = [rows.find((r) => r.action_url.startsWith('https')), rows.find((r) => r.action_url.startsWith('shop'))];
+  t.same(web.links, ['https://shop.example/app?from=push'], 'the web link stored; the record keeps action_url as written');
+  t.equal(deep.links, null, 'an app link is not wrapped');
+  const r = await follow(`${PUBLIC}/t/c/${clickToken(unsubscribeKey(SECRETS_KEY), { workspaceId: k.ws.id, messageId: web.id }, 0)}`);
+  t.equal(r.status, 302);
+  t.equal(r.headers.get('location'), 'https://shop.example/app?from=push');
 });
