@@ -79,7 +79,11 @@ export function messageTracker(s: TrackingLinks, m: TrackedLink): { wrap: Wrap; 
   const own = [`${s.publicUrl}/u/`, `${s.publicUrl}/p/`, `${s.publicUrl}/t/`];
   const wrap: Wrap = (url) => {
     if (own.some((p) => url.startsWith(p)) || links.length >= MAX_TRACKED_LINKS) return undefined;
-    links.push(url);
+    // Stored as a URL parser writes it: what the redirect's Location carries is then plain ASCII,
+    // with no line break (an attribute's `&#10;`) to split the response with.
+    const target = URL.canParse(url) ? new URL(url) : undefined;
+    if (!target || (target.protocol !== 'https:' && target.protocol !== 'http:')) return undefined;
+    links.push(target.href);
     return `${s.publicUrl}/t/c/${clickToken(s.unsubscribeKey, m, links.length - 1)}`;
   };
   return { wrap, links, pixel: () => `${s.publicUrl}/t/o/${openToken(s.unsubscribeKey, m)}` };

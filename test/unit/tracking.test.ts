@@ -71,6 +71,9 @@ t.test('messageTracker: numbers the links it wraps; never Herald\'s own unsubscr
   t.same(readClickToken(s.unsubscribeKey, wrapped.slice('https://h.test/t/c/'.length)), { ...m, index: 0 });
   t.equal(tr.wrap(wrapped), undefined, 'a tracked link is not wrapped twice');
   t.same(tr.links, ['https://shop.example/']);
+  t.ok(tr.wrap('https://shop.example/a\r\nSet-Cookie: x=1 é'), 'a link with a line break in it');
+  t.same(tr.links[1], 'https://shop.example/aSet-Cookie:%20x=1%20%C3%A9', 'stored as the URL parser writes it: no line break, ASCII');
+  t.equal(tr.wrap('https://[bad'), undefined, 'one no parser reads is left as it is');
   t.same(readOpenToken(s.unsubscribeKey, tr.pixel().slice('https://h.test/t/o/'.length)), m);
 });
 
