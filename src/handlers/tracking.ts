@@ -8,7 +8,9 @@
 // person's event (`message_opened`, `message_clicked`; group-committed with the other appends)
 // and added to the message's events by a batch writer (one statement per workspace of a batch,
 // whatever arrived meanwhile). What the redirect reads of a message is fixed once written, so
-// it is cached for a minute. A failure to record never keeps a person from their link.
+// it is cached, for 5 s only: the person's event names them by external id, and the Log would
+// create a person deleted meanwhile again (bare), so a deletion must reach the redirect soon. A
+// failure to record never keeps a person from their link.
 import type { Handler, Handlers, PathCtx } from './context.js';
 import type { Reply } from './reply.js';
 import { NOT_FOUND } from './unsubscribe.js';
@@ -27,7 +29,7 @@ const PIXEL: Reply = { status: 200, bytes: GIF, headers: { 'Content-Type': 'imag
 
 // ---- What the redirect reads, cached per actor thread ---------------------------------------
 
-const CACHE_MS = 60_000;
+const CACHE_MS = 5_000;
 const CACHE_MAX = 50_000;
 /** Messages by workspace and id, oldest first (a Map keeps insertion order). */
 const cache = new Map<string, { m: TrackedMessage; until: number }>();
