@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel> [options]`:
+// `npm run bench -- --scenario <track|track-batch|v1-batch|identify|mixed|devices|reads|floor|push-send|push-batch|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel|tracking> [options]`:
 // measures Herald and, in the same run, the floor (a bare uWS endpoint; for push-batch a bare
 // node:http2 client against the fake FCM), with the same load generator, connections and
 // duration; prints a table and writes JSON. See bench/README.md.
@@ -24,6 +24,7 @@ import { storeFloor, STORE_FLOOR_USAGE } from './store-floor.js';
 import { isolation, ISOLATION_USAGE } from './isolation.js';
 import { scale, SCALE_USAGE } from './scale.js';
 import { callbacks, CALLBACKS_USAGE } from './callbacks.js';
+import { tracking, TRACKING_USAGE } from './tracking.js';
 import { segment, SEGMENT_USAGE } from './segment.js';
 import { webhooks, WEBHOOKS_USAGE } from './webhooks.js';
 import { audiences, AUDIENCES_USAGE, setupSegments } from './audiences.js';
@@ -32,7 +33,7 @@ import { removePrefix, runPrefix } from './nats-prefix.js';
 import { shardOf } from '../src/util/shard.js';
 import { createClient } from '@clickhouse/client';
 
-const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel> [options]
+const USAGE = `usage: npm run bench -- --scenario <${SCENARIOS.join('|')}|fanout|email-fanout|sms-fanout|callbacks|store-floor|isolation|segment|scale|webhooks|audiences|funnel|tracking> [options]
 
   --duration 10s      measured load per target (ms, s or m)
   --warmup 2s         load before measuring, per target (not counted; 0 to skip)
@@ -86,7 +87,9 @@ ${WEBHOOKS_USAGE}
 
 ${AUDIENCES_USAGE}
 
-${FUNNEL_USAGE}`;
+${FUNNEL_USAGE}
+
+${TRACKING_USAGE}`;
 
 interface Options {
   scenario: Scenario;
@@ -728,5 +731,6 @@ const own: [string, () => Promise<number>][] = [
   ['webhooks', () => webhooks(argv)],
   ['audiences', () => audiences(argv)],
   ['funnel', () => funnel(argv)],
+  ['tracking', () => tracking(argv)],
 ];
 process.exitCode = await (own.find(([name]) => scenarioIs(name))?.[1] ?? main)();

@@ -104,7 +104,13 @@ export const pushMessage = closed(
     scheduled_at: isoTime,
     campaign_id: str,
     event_id: str,
-    events: { type: 'array', description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…); any channel: `converted` when the person reached the campaign's goal; [] when none", items: closed({ type: str, at: str, details: freeObject }, ['type', 'at']) },
+    events: {
+      type: 'array',
+      description: "Email and SMS: the provider's events applied (delivered, bounced, opened, clicked with the URL…) and Herald's own opens and clicks (`machine: true`: a proxy's or a scanner's, docs/tracking.md); any channel: `converted` when the person reached the campaign's goal; [] when none",
+      items: closed({ type: str, at: str, machine: { type: 'boolean', enum: [true] }, details: freeObject }, ['type', 'at']),
+    },
+    opens: { ...count, description: "Every open recorded (a person's, repeats included; not a machine's); absent when none" },
+    clicks: { ...count, description: "Every click recorded (a person's, repeats included; not a machine's); absent when none" },
     events_not_stored: { ...count, description: 'Provider events applied to the message beyond the first 1,000, which are all `events` keeps; absent when none' },
     deliveries: {
       type: 'array',

@@ -34,6 +34,7 @@ import { audienceResponses } from './audiences.js';
 import { topicResponses } from './topics.js';
 import { segmentResponses } from './segments.js';
 import { analyticsResponses } from './analytics.js';
+import { trackingResponses } from './tracking.js';
 
 export type { ResponseDoc, Responses } from './response-parts.js';
 
@@ -193,6 +194,7 @@ export const ROUTE_RESPONSES: Record<string, RouteResponses> = {
   ...workspaceResponses,
   ...channelResponses,
   ...messageChannelResponses,
+  ...trackingResponses,
   ...apiKeyResponses,
   ...sourceResponses,
   ...webhookResponses,

@@ -1,6 +1,7 @@
 import { ASSIGNABLE_ROLES, ROLES } from '../src/domain/roles.js';
 import { nonEmptyString, object, type Schema, type SchemaRefusal } from './common.js';
 import { closed, enumOf, isoTime, message, ok, str, uuidText, type ResponseDoc, type RouteResponses } from './response-parts.js';
+import { trackingSettings } from './tracking.js';
 
 export const workspaceCreate = object({ name: nonEmptyString(255) }, ['name']);
 
@@ -31,6 +32,7 @@ export const workspaceUpdate = object({
     {
       timezone: { type: 'string', maxLength: 100, format: 'time-zone' },
       send_policy: sendPolicy,
+      tracking: trackingSettings,
     },
     [],
     { additionalProperties: false },
@@ -48,11 +50,11 @@ export const memberAdd = object(
 // ---------------------------------------------------------------------------------------
 // Responses (published by schemas/responses.ts)
 
-/** Settings merge key by key. Only these two are accepted now; other keys a workspace was given before are kept and echoed. */
+/** Settings merge key by key. Only these are accepted now; other keys a workspace was given before are kept and echoed. */
 export const workspaceSettings: Schema = {
   type: 'object',
-  properties: { timezone: str, send_policy: sendPolicy },
-  required: ['timezone', 'send_policy'],
+  properties: { timezone: str, send_policy: sendPolicy, tracking: closed({ opens: { type: 'boolean' }, clicks: { type: 'boolean' } }) },
+  required: ['timezone', 'send_policy', 'tracking'],
   additionalProperties: true,
 };
 /** A workspace as its members see it (README, Sessions and the Default workspace). */

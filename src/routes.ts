@@ -120,6 +120,7 @@ const EMAIL_CALLBACK_HEADERS = {
   'X-Twilio-Email-Event-Webhook-Timestamp': 'SendGrid: the signed timestamp',
   Authorization: 'Postmark: Basic auth with the webhook username and password',
 };
+const TRACKING_HEADERS = { 'User-Agent': 'Tells a prefetching proxy or a link scanner (recorded `machine: true`) from a person' };
 /** Segment's limits: 32 KB a message, 500 KB a batch. */
 const SOURCE_MESSAGE_BYTES = 32 * 1024;
 const SOURCE_BATCH_BYTES = 500 * 1024;
@@ -286,6 +287,9 @@ const defs = [
   { method: 'POST', path: '/u/{token}', auth: 'none', scope: 'ip-public', summary: 'One-click unsubscribe (RFC 8058): 200, never a redirect' },
   { method: 'GET', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Preference page: topics with toggles and unsubscribe from everything (changes nothing; its forms POST)' },
   { method: 'POST', path: '/p/{token}', auth: 'none', scope: 'ip-public', summary: 'Save the preference page (form fields: topic=<id> per topic ticked, or action=unsubscribe_all): 200, never a redirect' },
+  // Herald's own opens and clicks (docs/tracking.md).
+  { method: 'GET', path: '/t/c/{token}', auth: 'none', scope: 'ip-public', headers: TRACKING_HEADERS, summary: "A tracked link: 302 to its target as stored with the message, the click recorded" },
+  { method: 'GET', path: '/t/o/{token}', auth: 'none', scope: 'ip-public', headers: TRACKING_HEADERS, summary: "An email's open pixel: a 1×1 GIF, the open recorded" },
   { method: 'POST', path: '/webhooks/email/{workspaceId}', auth: 'none', scope: 'ip-webhooks', headers: EMAIL_CALLBACK_HEADERS, summary: "Email delivery callbacks of the channel's provider (SendGrid, Mailgun, Postmark)" },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/status', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio message status callbacks' },
   { method: 'POST', path: '/webhooks/sms/{workspaceId}/inbound', auth: 'none', scope: 'ip-webhooks', headers: TWILIO_HEADERS, summary: 'Twilio incoming messages (STOP, START, anything else)' },

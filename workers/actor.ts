@@ -62,7 +62,8 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
     budget: { recipientMs: cfg.renderBudgetMs, sendMs: cfg.renderSendBudgetMs },
     queuePerWorkspace: cfg.renderQueue,
   });
-  const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders);
+  const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
+  const push = new PushEngine(db, providers, new SendCounters(db, 100_000), renders, {}, messaging);
   const shard = { index, count: cfg.actors };
   const owns = (ws: string) => shardOf(ws, shard.count) === shard.index;
   // Which workspaces this actor's claims are of, and whom they name: its lock lets other
@@ -71,7 +72,6 @@ async function startActor(cfg: Config, { store, index, secretsKey, publicUrl }: 
   const scheduledSends = new ScheduledSends(db, push, claimant);
   scheduledSends.start();
   // Campaign workflows and schedule runs of the workspaces this actor owns.
-  const messaging = messagingSettings({ ...cfg, publicUrl }, providers.secrets, Buffer.from(secretsKey, 'hex'));
   const pools = new ChannelPools(messaging).provide(PUSH_ENGINE, push);
   const executor = new Executor(db, claimant, { db, settings: messaging, pools, renders }, cfg.timeScale);
   executor.start();

@@ -15,6 +15,7 @@ import type { AddressChannel, AddressSuppressionType, Channel as ChannelName, Pr
 import type { Held, PolicyScope } from './decisions.js';
 import type { MessagingSettings } from './settings.js';
 import type { ChannelPools } from './pools.js';
+import type { Wrap } from '../domain/tracking.js';
 
 /** What every channel declares to the decisions. */
 export interface ChannelRules {
@@ -147,6 +148,11 @@ export interface AddressedChannel extends Channel {
   fields(node: EmailNode | SmsNode, templates: Templates): Record<string, string>;
   /** The rendered fields as sent (email: the text part derived once), and what the record keeps of them. */
   compose(rendered: Record<string, string>): { fields: Record<string, string>; title: string | null; body: string };
+  /**
+   * Herald's own tracking (docs/tracking.md): the composed fields as sent, their links wrapped
+   * by `wrap` and the open pixel `pixel` placed where the channel has one (either absent: off).
+   */
+  track?(fields: Readonly<Record<string, string>>, tracking: { wrap?: Wrap; pixel?: string }): Record<string, string>;
   /** The rendered fields as a preview shows them. */
   preview(rendered: Record<string, string>): Record<string, string | null>;
   /** The workspace's provider: its stored settings, else the sandbox when the server says so. */

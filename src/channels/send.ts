@@ -10,7 +10,10 @@
 import type { PersonRow } from '../store/people.js';
 import { addressKey, suppressedAddresses } from '../store/address-suppressions.js';
 import { saveMessages, type MessageRecord } from '../store/messages.js';
-import { sendPolicy as loadSendPolicy } from '../store/send-context.js';
+import { sendPolicy as loadSendPolicy, trackingSettings } from '../store/send-context.js';
+import { trackingOf } from '../domain/tracking.js';
+import { trackedFields } from './tracking-links.js';
+import { cpuStep } from '../util/cpu-steps.js';
 import { isAddressNode, type EmailNode, type SmsNode } from '../domain/campaigns.js';
 import type { SendPolicy } from '../domain/send-policy.js';
 import { compileFields, personScope, type TemplateScope } from '../domain/templates.js';
@@ -65,6 +68,9 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
   const { workspaceId, node } = send;
   const open = await channel.open(deps, workspaceId);
   const policy = channel.policy !== 'none' && !send.outsidePolicy ? ((await loadSendPolicy(db, workspaceId)) as SendPolicy | null) : null;
+  // Herald's own opens and clicks (docs/tracking.md), where the channel has links to wrap and the workspace has not turned both off.
+  const stored = channel.track ? trackingOf(await trackingSettings(db, workspaceId)) : null;
+  const tracking = stored && (stored.opens || stored.clicks) ? stored : null;
 
   // Consent and address, then the suppressions of the addresses left.
   const decisions = recipients.map((r): Held | { address: string } => {
@@ -108,8 +114,10 @@ async function sendChannelNode(channel: AddressedChannel, deps: ChannelDeps, sen
       const quiet = sendPolicy(policy, channel.policy, r.person, now, []);
       if (quiet) return { record: { ...base, status: quiet.status, skip_reason: quiet.skip, error: quiet.error } };
       const message = channel.compose(outcome.content.custom_data as Record<string, string>);
-      const kept = { ...base, title: message.title, body: message.body };
-      const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: message.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
+      // Parsing a recipient's html is CPU (a tenant's 64 KB of it, ~1 ms): one recipient a turn of the event loop.
+      const sent = tracking ? await cpuStep(() => trackedFields(channel, settings, tracking, { workspaceId, messageId: r.id }, message.fields)) : { fields: message.fields, links: null };
+      const kept = { ...base, title: message.title, body: message.body, links: sent.links };
+      const answer: SendAnswer = await sendRetried(() => open.send({ workspaceId, messageId: r.id, address: d.address, fields: sent.fields, unsubscribeUrl: unsubscribeUrls[i]!, deadline: send.deadline }), send.deadline);
       if (answer.status === 'sent') return { record: { ...kept, status: 'sent', provider_id: answer.providerId, sent_at: new Date().toISOString() }, reported: answer.reported };
       return { record: { ...kept, status: 'failed', error: answer.error }, ...(answer.suppress ? { effect: { suppress: answer.suppress } } : {}) };
     }),

@@ -25,6 +25,7 @@ import { topicHandlers } from './topics.js';
 import { segmentHandlers } from './segments.js';
 import { preferenceHandlers } from './preferences.js';
 import { analyticsHandlers } from './analytics.js';
+import { trackingHandlers } from './tracking.js';
 
 export const handlers: AllHandlers = {
   ...workspaceHandlers,
@@ -51,4 +52,5 @@ export const handlers: AllHandlers = {
   ...segmentHandlers,
   ...preferenceHandlers,
   ...analyticsHandlers,
+  ...trackingHandlers,
 };

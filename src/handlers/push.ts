@@ -107,6 +107,18 @@ const sendBatch: Handler<'POST /workspaces/{workspaceId}/push/send/batch'> = asy
   });
 };
 
+/** The totals of a person's opens and clicks of a message (docs/tracking.md): repeats counted, a machine's not; absent when none. */
+function engagementTotals(events: StoredMessage['events']): { opens?: number; clicks?: number } {
+  let opens = 0;
+  let clicks = 0;
+  for (const e of events) {
+    if (e.machine) continue;
+    if (e.type === 'opened') opens++;
+    else if (e.type === 'clicked') clicks++;
+  }
+  return { ...(opens ? { opens } : {}), ...(clicks ? { clicks } : {}) };
+}
+
 /** A record as the status route and the history show it (docs/channels.md; README, Request bodies). */
 /** A stored message as the status route, the message histories and a campaign's message list show it. */
 export function presentMessage(m: StoredMessage) {
@@ -133,6 +145,7 @@ export function presentMessage(m: StoredMessage) {
     ...(m.campaign_id ? { campaign_id: m.campaign_id } : {}),
     ...(m.event_id ? { event_id: m.event_id } : {}),
     events: m.events,
+    ...engagementTotals(m.events),
     ...(m.events_not_stored > 0 ? { events_not_stored: m.events_not_stored } : {}),
     deliveries: m.deliveries.map((d) => ({
       device_id: d.device_id,

@@ -8,6 +8,8 @@ import type { ErrorShape } from '../routes.js';
 export interface Reply {
   status: number;
   body?: string;
+  /** A body of bytes instead (the open pixel's GIF). */
+  bytes?: Uint8Array;
   headers?: Record<string, string>;
   /** Key prefixes whose cached credentials every front must drop before answering. */
   invalidateKeys?: string[];

@@ -5,11 +5,12 @@ import { json } from './reply.js';
 import { DomainError, fieldProblems } from '../domain/errors.js';
 import { canManage } from '../domain/roles.js';
 import { sendPolicyConflicts } from '../domain/send-policy.js';
+import { trackingOf } from '../domain/tracking.js';
 import { iso } from '../domain/time.js';
 import { createWorkspace, DEFAULT_SETTINGS, loadWorkspace, memberRole, membersOf, putMember, removeMember as deleteMember, saveWorkspace, workspacesOf, type MemberRow, type WorkspaceRow } from '../store/index.js';
 
 function present(w: WorkspaceRow) {
-  return { id: w.id, name: w.name, settings: { ...DEFAULT_SETTINGS, ...w.settings }, created_at: iso(w.created_at), updated_at: iso(w.updated_at) };
+  return { id: w.id, name: w.name, settings: { ...DEFAULT_SETTINGS, ...w.settings, tracking: trackingOf(w.settings.tracking) }, created_at: iso(w.created_at), updated_at: iso(w.updated_at) };
 }
 
 const presentMember = (m: MemberRow) => ({ workspace_id: m.workspace_id, user_id: m.user_id, role: m.role, created_at: iso(m.created_at) });
@@ -40,8 +41,9 @@ const update: Handler<'PUT /workspaces/{workspaceId}'> = async (ctx) => {
   }
   const workspace = await ctx.db.tx(async (q) => {
     const current = (await loadWorkspace(q, ctx.workspaceId, true))!;
-    // Settings merge key by key; send_policy, one of those keys, is replaced whole.
-    await saveWorkspace(q, ctx.workspaceId, name, { ...DEFAULT_SETTINGS, ...current.settings, ...(settings ?? {}) });
+    // Settings merge key by key; send_policy, one of those keys, is replaced whole; tracking merges its own keys.
+    const tracking = trackingOf({ ...current.settings.tracking, ...settings?.tracking });
+    await saveWorkspace(q, ctx.workspaceId, name, { ...DEFAULT_SETTINGS, ...current.settings, ...(settings ?? {}), tracking });
     return (await loadWorkspace(q, ctx.workspaceId))!;
   });
   return json(200, { success: true, data: { workspace: present(workspace) } });

@@ -3,7 +3,7 @@ import type { HttpResponse } from './uws.js';
 import type { Reply } from '../handlers/reply.js';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 207: 'Multi-Status', 400: 'Bad Request', 401: 'Unauthorized',
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 207: 'Multi-Status', 302: 'Found', 400: 'Bad Request', 401: 'Unauthorized',
   403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 422: 'Unprocessable Entity',
   429: 'Too Many Requests', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable',
 };
@@ -34,5 +34,5 @@ export function write(res: HttpResponse, reply: Reply, cors: boolean, close = fa
   if (reply.body !== undefined && !reply.headers?.['Content-Type']) res.writeHeader('Content-Type', 'application/json');
   if (cors) for (const h in CORS_HEADERS) res.writeHeader(h, CORS_HEADERS[h]!);
   if (reply.headers) for (const h in reply.headers) res.writeHeader(h, reply.headers[h]!);
-  res.end(reply.body ?? '', close);
+  res.end(reply.bytes ?? reply.body ?? '', close);
 }

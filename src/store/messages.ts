@@ -17,6 +17,8 @@ type RecordStatus = 'scheduled' | 'sent' | 'failed' | 'policy_suppressed' | 'ski
 interface MessageEvent {
   type: string;
   at: string;
+  /** Herald's own open or click made by a proxy or a scanner (docs/tracking.md). */
+  machine?: true;
   details?: Record<string, unknown>;
 }
 
@@ -49,6 +51,8 @@ export interface MessageRecord {
   image_url?: string | null;
   action_url?: string | null;
   custom_data?: Record<string, unknown> | null;
+  /** The targets of its tracked links, in their tokens' order (docs/tracking.md); null when none was wrapped. */
+  links?: string[] | null;
   /** Kept only while scheduled: the send renders with them when due. */
   variables?: Record<string, unknown> | null;
   scheduled_at?: string | null;
@@ -69,7 +73,7 @@ export interface DeliveryRecord {
 
 const MESSAGE_COLUMNS = `id uuid, workspace_id uuid, person_id uuid, external_id text, channel text, status text, platform text, provider text,
   provider_id text, address text, skip_reason text, error text, title text, body text, image_url text, action_url text, custom_data jsonb,
-  variables jsonb, tags jsonb, campaign_id text, node_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz`;
+  variables jsonb, tags jsonb, campaign_id text, node_id text, event_id text, scheduled_at timestamptz, sent_at timestamptz, links jsonb`;
 const MESSAGE_NAMES = MESSAGE_COLUMNS.split(',').map((c) => c.trim().split(' ')[0]!);
 
 /**

@@ -3,6 +3,7 @@
 // valid, most recently used first) and which of their tokens are suppressed.
 import { prepared, type Queryable } from './db.js';
 import type { SendableDevice } from './devices.js';
+import type { TrackingSettings } from '../domain/tracking.js';
 
 export interface SendContext {
   policy: unknown;
@@ -39,4 +40,10 @@ const SEND_CONTEXT = prepared(
 export async function sendPolicy(q: Queryable, workspaceId: string): Promise<unknown> {
   const r = await q.query<{ p: unknown }>(`SELECT settings->'send_policy' AS p FROM workspaces WHERE id = $1`, [workspaceId]);
   return r.rows[0]?.p ?? null;
+}
+
+/** The workspace's `settings.tracking` as stored (docs/tracking.md); null when it has none. */
+export async function trackingSettings(q: Queryable, workspaceId: string): Promise<Partial<TrackingSettings> | null> {
+  const r = await q.query<{ t: Partial<TrackingSettings> | null }>(`SELECT settings->'tracking' AS t FROM workspaces WHERE id = $1`, [workspaceId]);
+  return r.rows[0]?.t ?? null;
 }

@@ -2,11 +2,12 @@
 import type { Queryable } from './db.js';
 import { newWorkspaceId } from '../ids.js';
 import type { Role } from '../domain/roles.js';
+import { DEFAULT_TRACKING, type TrackingSettings } from '../domain/tracking.js';
 
 export interface WorkspaceRow {
   id: string;
   name: string;
-  settings: { timezone?: string; send_policy?: unknown };
+  settings: { timezone?: string; send_policy?: unknown; tracking?: Partial<TrackingSettings> };
   created_at: Date;
   updated_at: Date;
 }
@@ -19,7 +20,7 @@ export interface MemberRow {
 }
 
 /** A new workspace's settings (and what a stored one lacks reads as). */
-export const DEFAULT_SETTINGS = { timezone: 'UTC', send_policy: null };
+export const DEFAULT_SETTINGS = { timezone: 'UTC', send_policy: null, tracking: DEFAULT_TRACKING };
 
 const COLUMNS = 'w.id, w.name, w.settings, w.created_at, w.updated_at';
 

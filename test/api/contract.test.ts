@@ -72,7 +72,7 @@ t.test('workspace settings: keys beyond timezone and send_policy are refused (40
   t.equal(r.body?.error?.code, 'VALIDATION_ERROR');
   t.same(r.body?.error?.details, [{ field: 'settings.locale_hint', message: 'is not a known field' }]);
   const got = await s.req('GET', `/workspaces/${w.id}`, { token: w.token });
-  t.same(got.body?.data?.workspace?.settings, { timezone: 'UTC', send_policy: null });
+  t.same(got.body?.data?.workspace?.settings, { timezone: 'UTC', send_policy: null, tracking: { opens: true, clicks: true } });
 });
 
 t.test('path parameters holding U+0000 on a session route: 400', async (t) => {

@@ -189,7 +189,7 @@ t.test('defect 3: workspace settings nested 10,000 levels are 400, nothing saved
   const list = await s.req('GET', '/workspaces', { token: ws.token });
   t.equal(list.status, 200, list.text.slice(0, 300));
   const one = await s.req('GET', `/workspaces/${ws.id}`, { token: ws.token });
-  t.same(one.body.data.workspace.settings, { timezone: 'UTC', send_policy: null }, 'settings unchanged');
+  t.same(one.body.data.workspace.settings, { timezone: 'UTC', send_policy: null, tracking: { opens: true, clicks: true } }, 'settings unchanged');
 });
 
 t.test('defect 3: a body nested past 32 levels is 400 on every route, before it is parsed; parameters nest at most 10 levels', async (t) => {

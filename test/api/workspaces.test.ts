@@ -126,17 +126,17 @@ t.test('PUT /workspaces/{id}: name, settings merged key by key, send_policy repl
   t.equal(r1.body.data.workspace.id, ws.id);
   t.equal(r1.body.data.workspace.created_at, before.created_at, 'created_at unchanged');
   t.ok(Date.parse(r1.body.data.workspace.updated_at) >= Date.parse(before.updated_at), 'updated_at not earlier');
-  t.same(r1.body.data.workspace.settings, { timezone: 'UTC', send_policy: null }, 'name-only update leaves settings');
+  t.same(r1.body.data.workspace.settings, { timezone: 'UTC', send_policy: null, tracking: { opens: true, clicks: true } }, 'name-only update leaves settings');
 
   const r2 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { timezone: 'Europe/Paris' } } });
   t.equal(r2.status, 200, r2.text);
-  t.same(r2.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: null });
+  t.same(r2.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: null, tracking: { opens: true, clicks: true } });
   t.equal(r2.body.data.workspace.name, 'After', 'settings-only update leaves the name');
 
   const full = { timezone: 'America/New_York', quiet_hours: { start: '21:00', end: '07:30' }, max_pushes_per_day: 4, max_pushes_per_window: 2, window_hours: 3 };
   const r3 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: full } } });
   t.equal(r3.status, 200, r3.text);
-  t.same(r3.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: full }, 'timezone kept, policy set');
+  t.same(r3.body.data.workspace.settings, { timezone: 'Europe/Paris', send_policy: full, tracking: { opens: true, clicks: true } }, 'timezone kept, policy set');
 
   const small = { max_pushes_per_day: 2 };
   const r4 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { settings: { send_policy: small } } });
@@ -145,7 +145,7 @@ t.test('PUT /workspaces/{id}: name, settings merged key by key, send_policy repl
 
   const r5 = await s.req('PUT', `/workspaces/${ws.id}`, { token: ws.token, body: { name: 'Both', settings: { timezone: 'Asia/Tokyo' } } });
   t.equal(r5.status, 200, r5.text);
-  t.same(r5.body.data.workspace.settings, { timezone: 'Asia/Tokyo', send_policy: small }, 'timezone change keeps the policy');
+  t.same(r5.body.data.workspace.settings, { timezone: 'Asia/Tokyo', send_policy: small, tracking: { opens: true, clicks: true } }, 'timezone change keeps the policy');
   t.equal(r5.body.data.workspace.name, 'Both');
 
   t.same(await get(), r5.body.data.workspace, 'GET shows the stored update');

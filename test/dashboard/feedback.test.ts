@@ -51,9 +51,12 @@ t.test('a save confirms beside its button, announced, focus kept: email channel,
   await nav('Settings');
   await h1('Settings');
   await page.getByLabel('Quiet hours').check();
+  await page.getByLabel('Count opens').uncheck();
   const saveSettings = page.getByRole('button', { name: 'Save settings' });
   await saveSettings.click();
   await confirmedBeside(t, saveSettings, 'Saved.', 'Save settings');
+  const saved = await s.req('GET', `/workspaces/${ws.id}`, { token: ws.token });
+  t.same(saved.body.data.workspace.settings.tracking, { opens: false, clicks: true }, 'the tracking toggle saved (docs/tracking.md)');
 
   await nav('People');
   await page.getByRole('link', { name: 'Grace' }).click();

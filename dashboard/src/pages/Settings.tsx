@@ -1,5 +1,5 @@
-// Workspace settings: name, time zone, and the send policy (quiet hours, daily and rolling
-// caps) with a plain-language summary of what it does.
+// Workspace settings: name, time zone, the send policy (quiet hours, daily and rolling caps)
+// with a plain-language summary of what it does, and Herald's own open and click tracking.
 import { useState, type FormEvent } from 'react';
 import { api, call, type Schemas } from '../api';
 import { Actions, Field, Loaded, useLoad, useSubmit } from '../ui';
@@ -33,6 +33,8 @@ interface Draft {
   perDay: string;
   perWindow: string;
   windowHours: string;
+  trackOpens: boolean;
+  trackClicks: boolean;
 }
 
 function draftOf(w: Workspace): Draft {
@@ -48,6 +50,8 @@ function draftOf(w: Workspace): Draft {
     perDay: String(p.max_pushes_per_day ?? 0),
     perWindow: String(p.max_pushes_per_window ?? 0),
     windowHours: String(p.window_hours ?? 0),
+    trackOpens: w.settings.tracking.opens,
+    trackClicks: w.settings.tracking.clicks,
   };
 }
 
@@ -86,7 +90,7 @@ function SettingsForm({ workspace }: { workspace: Workspace }) {
   const save = (e: FormEvent) => {
     e.preventDefault();
     void submit(async () => {
-      await call(api.PUT('/workspaces/{workspaceId}', { params: { path: { workspaceId: workspace.id } }, body: { name: d.name, settings: { timezone: d.timezone, send_policy: policy } } }));
+      await call(api.PUT('/workspaces/{workspaceId}', { params: { path: { workspaceId: workspace.id } }, body: { name: d.name, settings: { timezone: d.timezone, send_policy: policy, tracking: { opens: d.trackOpens, clicks: d.trackClicks } } } }));
       refreshWorkspaces();
       return 'Saved.';
     });
@@ -116,6 +120,16 @@ function SettingsForm({ workspace }: { workspace: Workspace }) {
         </div>
       </fieldset>
       <p className="summary" aria-live="polite"><strong>What this does:</strong> {summary(policy)}</p>
+      <fieldset>
+        <legend>Tracking</legend>
+        <label className="check">
+          <input type="checkbox" checked={d.trackOpens} onChange={(e) => set('trackOpens', e.target.checked)} /> Count opens (a 1×1 image in each email)
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={d.trackClicks} onChange={(e) => set('trackClicks', e.target.checked)} /> Count clicks (links in emails, SMS and campaign pushes go through Herald)
+        </label>
+        <small className="muted">Both off: what is sent carries nothing of Herald&apos;s.</small>
+      </fieldset>
       <Actions done={done} error={error}>
         <button type="submit" aria-disabled={busy || undefined}>{busy ? 'Saving…' : 'Save settings'}</button>
       </Actions>

@@ -12,6 +12,7 @@ import { EMAIL_SETTINGS, loadEmailSettings, type EmailChannel } from './settings
 import { SMTP_POOLS } from './pools.js';
 import { sandboxed } from '../settings.js';
 import { isEmailAddress } from './address.js';
+import { pixelTag, wrapHtml } from '../../domain/tracking.js';
 
 /** The rendered fields as an email's content. */
 const emailContent = (f: Readonly<Record<string, string>>): EmailContent => ({ subject: f.subject ?? '', html: f.html, text: f.text, preheader: f.preheader });
@@ -42,6 +43,8 @@ export const email: AddressedChannel = {
     const text = textPart(emailContent(rendered));
     return { fields: { ...rendered, text }, title: rendered.subject ?? null, body: text };
   },
+  // The html's links and its pixel; the text part keeps its links as they are (docs/tracking.md).
+  track: (fields, { wrap, pixel }) => (fields.html === undefined ? { ...fields } : { ...fields, html: wrapHtml(fields.html, wrap, pixel === undefined ? undefined : pixelTag(pixel)) }),
   preview(rendered) {
     const c = emailContent(rendered);
     return { subject: c.subject, html: htmlPart(c) ?? null, text: textPart(c), preheader: c.preheader ?? null };

@@ -14,7 +14,9 @@
 //      (with them, in one transaction) before answering.
 import type { Db, Queryable } from '../../store/db.js';
 import type { PersonRow } from '../../store/people.js';
-import { sendContext } from '../../store/send-context.js';
+import { sendContext, trackingSettings } from '../../store/send-context.js';
+import { trackingOf } from '../../domain/tracking.js';
+import { messageTracker, type TrackingLinks } from '../tracking-links.js';
 import { invalidateDevices, type SendableDevice } from '../../store/devices.js';
 import { suppressToken } from '../../store/suppressions.js';
 import { saveMessages, type DeliveryRecord, type PushRecord } from '../../store/messages.js';
@@ -104,7 +106,14 @@ type Decision =
   | { kind: 'skip'; reason: string; error: string }
   | { kind: 'fail'; error: string; content?: PushContent }
   | { kind: 'policy'; reason: string; error: string; content: PushContent }
-  | { kind: 'send'; devices: SendableDevice[]; content: PushContent };
+  | { kind: 'send'; devices: SendableDevice[]; content: PushContent; tracked?: Tracked };
+
+/** A campaign push whose `action_url` is tracked (docs/tracking.md): its record's id (the token names it), the URL sent, the link stored. */
+interface Tracked {
+  id: string;
+  actionUrl: string;
+  links: string[];
+}
 
 const SKIP_PROSE: Record<SkipReason, string> = {
   no_active_device_tokens: 'The person has no active device token',
@@ -130,6 +139,8 @@ export class PushEngine {
     private readonly counters: SendCounters,
     private readonly renderer: Renderer,
     private readonly retry: RetryOptions = {},
+    /** Where tracked links point and what signs them (docs/tracking.md); none: nothing is tracked. */
+    private readonly links?: TrackingLinks,
   ) {}
 
   /** Sends one content to each recipient; one outcome per recipient, in order. */
@@ -155,13 +166,35 @@ export class PushEngine {
       return Array.isArray(t) ? this.decide(send, r.person!, t, rendered.get(i)!, policy, now) : t;
     });
 
+    await this.track(send, recipients, decisions);
+
     // 3. Send, record, answer.
     const outcomes: (DeviceOutcome[] | undefined)[] = new Array(recipients.length);
     const providers = decisions.some((d) => d.kind === 'send') ? await this.providers.forWorkspace(send.workspaceId) : undefined;
     await eachLimited(decisions, WORKSPACE_SHARE, async (d, i) => {
-      if (d.kind === 'send') outcomes[i] = await this.shares.run(send.workspaceId, () => sendToDevices(providers!, toMessage(d.content), d.devices, this.retry));
+      const message = d.kind === 'send' ? toMessage(d.tracked ? { ...d.content, action_url: d.tracked.actionUrl } : d.content) : undefined;
+      if (d.kind === 'send') outcomes[i] = await this.shares.run(send.workspaceId, () => sendToDevices(providers!, message!, d.devices, this.retry));
     });
     return this.record(send, recipients, decisions, outcomes, now);
+  }
+
+  /**
+   * A campaign push's web `action_url` goes through Herald's click tracking when the workspace's
+   * `settings.tracking.clicks` is on (docs/tracking.md): the record's id is chosen now, as its
+   * token names it. The settings are read only when some recipient has such a link.
+   */
+  private async track(send: Send, recipients: readonly Recipient[], decisions: Decision[]): Promise<void> {
+    const links = this.links;
+    if (!links || send.campaignId === undefined || !decisions.some((d) => d.kind === 'send' && d.content.action_url)) return;
+    if (!trackingOf(await trackingSettings(this.db, send.workspaceId)).clicks) return;
+    decisions.forEach((d, i) => {
+      const url = d.kind === 'send' ? d.content.action_url : undefined;
+      if (d.kind !== 'send' || !url || !/^https?:\/\//i.test(url)) return;
+      const id = recipients[i]!.scheduledId ?? newId();
+      const tracker = messageTracker(links, { workspaceId: send.workspaceId, messageId: id });
+      const actionUrl = tracker.wrap(url);
+      if (actionUrl !== undefined) d.tracked = { id, actionUrl, links: tracker.links };
+    });
   }
 
   private decide(send: Send, person: PersonRow, targets: SendableDevice[], rendered: RenderOutcome, policy: SendPolicy | null, now: number): Decision {
@@ -197,7 +230,7 @@ export class PushEngine {
         return { id: r.scheduledId ?? null, status: 'skipped', at: now, provider: 'none', error: d.error, skip_reason: d.reason };
       }
       if (d.kind === 'fail' && !person) return { id: null, status: 'failed', at: now, provider: 'none', error: d.error };
-      const id = r.scheduledId ?? newId();
+      const id = (d.kind === 'send' ? d.tracked?.id : undefined) ?? r.scheduledId ?? newId();
       if (d.kind === 'fail') {
         records.push({ ...base(id, 'failed', d.content), error: d.error });
         return { id, status: 'failed', at: now, provider: 'none', error: d.error };
@@ -221,7 +254,7 @@ export class PushEngine {
       if (first) {
         const providerId = (first.outcome as { providerMessageId: string }).providerMessageId;
         const platform = d.devices[out.indexOf(first)]!.platform;
-        records.push({ ...base(id, 'sent', d.content), platform, provider: first.provider, provider_id: providerId, sent_at: new Date(sentAt).toISOString() });
+        records.push({ ...base(id, 'sent', d.content), platform, provider: first.provider, provider_id: providerId, sent_at: new Date(sentAt).toISOString(), links: d.tracked?.links ?? null });
         counted.push(person!.id);
         return { id, status: 'sent', at: sentAt, provider: first.provider, provider_id: providerId };
       }

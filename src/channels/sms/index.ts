@@ -11,6 +11,7 @@ import { SMS_SETTINGS, loadSmsSettings, smsCallbackUrls } from './settings.js';
 import { e164 } from './phone.js';
 import { sandboxTwilio } from './sandbox.js';
 import { sendTwilio, type TwilioOutcome } from './twilio.js';
+import { wrapText } from '../../domain/tracking.js';
 
 const answer = (o: TwilioOutcome, reported?: 'delivered'): SendAnswer => (o.status === 'sent' ? { status: 'sent', providerId: o.sid, ...(reported ? { reported } : {}) } : o);
 
@@ -29,6 +30,7 @@ export const sms: AddressedChannel = {
   noAddress: held('no_phone_number', 'The person has no valid phone number'),
   fields: channelFields,
   compose: (rendered) => ({ fields: { body: rendered.body ?? '' }, title: null, body: rendered.body ?? '' }),
+  track: (fields, { wrap }) => (wrap && fields.body ? { ...fields, body: wrapText(fields.body, wrap) } : { ...fields }),
   preview: (rendered) => ({ body: rendered.body ?? '' }),
   async open(deps, workspaceId) {
     const stored = await loadSmsSettings(deps.db, deps, workspaceId);
