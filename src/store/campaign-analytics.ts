@@ -12,7 +12,7 @@ export const MESSAGES_SCANNED_MAX = 200_000;
 
 const NOT_TEST = `NOT COALESCE(m.tags @> '["test"]'::jsonb, false)`;
 /** A tracked event that a machine made (an image proxy's open, a link scanner's click): not a person's. */
-const BY_PERSON = `e.value->'details'->'machine' IS DISTINCT FROM 'true'::jsonb`;
+const BY_PERSON = `e.value->'machine' IS DISTINCT FROM 'true'::jsonb`;
 
 
 interface TimeseriesPoint {

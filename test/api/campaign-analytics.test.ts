@@ -38,7 +38,7 @@ if (!messages) throw new Error('the campaign did not send');
 // person clicked /a; a link scanner (machine: true) clicked /b on the complaint.
 const now = new Date().toISOString();
 const events = (...e: object[]) => JSON.stringify(e.map((x) => ({ at: now, ...x })));
-const click = (url: string, machine = false) => ({ type: 'clicked', details: { url, ...(machine ? { machine } : {}) } });
+const click = (url: string, machine = false) => ({ type: 'clicked', ...(machine ? { machine } : {}), details: { url } });
 const record = (who: string, json: string) => sql.query('UPDATE messages SET events = events || $2::jsonb WHERE id = $1', [messages.get(who)!.id, json]);
 await record('ada', events({ type: 'opened', details: {} }, click('https://example.com/a'), click('https://example.com/a'), click('https://example.com/b')));
 await record('=1+1,"q"', events(click('https://example.com/a')));
