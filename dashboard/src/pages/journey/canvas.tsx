@@ -22,6 +22,7 @@ type Template = Schemas['MessageTemplate'];
 type StepData = { name: string; node: WorkflowNode; outs: Out[]; problems: string[]; stats?: NodeStats[string] };
 type StartData = { trigger: string };
 const START = '__start';
+const FIT = { padding: 0.15, maxZoom: 1 };
 
 /** What a step does, in a line on its node. */
 function summary(n: WorkflowNode): string {
@@ -40,7 +41,7 @@ function summary(n: WorkflowNode): string {
     case 'webhook':
       return String(n.url ?? 'no URL yet');
     default:
-      return n.template_id ? 'from a template' : String(n.subject ?? n.title ?? n.body ?? 'no content yet');
+      return n.template_id ? 'from a template' : String(n.subject ?? n.title ?? n.body ?? n.text ?? (n.html ? 'HTML' : 'no content yet'));
   }
 }
 
@@ -143,18 +144,26 @@ function Canvas({ workspaceId, trigger, nodes, set, templates, fields, stats }: 
     return out;
   }, [nodes, stats, selectedEdges]);
 
-  // A step added is brought into view once it is measured (its size known).
+  // The graph is fitted into view again when it grows (a step added, the layout deeper or
+  // wider); a step added only once it is measured (its size known), at its first dimensions.
   const refit = useRef(false);
+  const shape = useRef('');
   const count = useRef(nodes.length);
+  const extent = `${Math.max(0, ...placed.map((p) => p.x))}:${Math.max(0, ...placed.map((p) => p.y))}`;
   useEffect(() => {
-    if (nodes.length > count.current) refit.current = true;
+    const added = nodes.length > count.current;
     count.current = nodes.length;
-  }, [nodes.length]);
+    if (extent === shape.current && !added) return;
+    shape.current = extent;
+    if (added) refit.current = true;
+    const frame = requestAnimationFrame(() => void fitView(FIT));
+    return () => cancelAnimationFrame(frame);
+  }, [extent, nodes.length, fitView]);
 
   const onNodesChange = (changes: NodeChange[]) => {
     if (refit.current && changes.some((c) => c.type === 'dimensions')) {
       refit.current = false;
-      requestAnimationFrame(() => void fitView({ padding: 0.15, maxZoom: 1 }));
+      requestAnimationFrame(() => void fitView(FIT));
     }
     for (const c of changes) {
       if (c.type === 'select') {

@@ -87,7 +87,7 @@ export function makeFirst(nodes: WorkflowNode[], id: string): WorkflowNode[] {
 }
 
 /** A node id not used yet: `<type>-<n>`. */
-export function newNodeId(nodes: WorkflowNode[], type: NodeType): string {
+function newNodeId(nodes: WorkflowNode[], type: NodeType): string {
   const ids = new Set(nodes.map((n) => n.id));
   let n = 1;
   while (ids.has(`${type}-${n}`)) n++;
@@ -104,8 +104,8 @@ export function newNode(nodes: WorkflowNode[], type: NodeType): WorkflowNode {
 }
 
 /** Where a node is drawn, when it was moved on the canvas (kept in the node: the API keeps unknown keys). */
-export type Position = { x: number; y: number };
-export const positionOf = (node: WorkflowNode): Position | undefined => {
+type Position = { x: number; y: number };
+const positionOf = (node: WorkflowNode): Position | undefined => {
   const p = node.position as Partial<Position> | undefined;
   return typeof p?.x === 'number' && typeof p.y === 'number' ? { x: p.x, y: p.y } : undefined;
 };
