@@ -3,7 +3,8 @@
 // connected by dragging its handle and one from the keyboard (the side panel's select), a step
 // removed and one moved with the keyboard; the server's refusal shown on the node it names;
 // saved, activated, the definition read back through the API; the running campaign's per-node
-// counts on the nodes; a wait for an event added and set up on the canvas; the list view
+// counts on the nodes; a wait for an event and a random split added and set up on the canvas,
+// an edge removed from the keyboard; the list view
 // showing the same graph. An accessibility scan at 1280 px and at phone width; no console errors.
 import t from 'tap';
 import type { Locator } from 'playwright-core';
@@ -27,6 +28,7 @@ const node = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
 const handle = (id: string, which: string | 'in') => node(id).locator(which === 'in' ? '.react-flow__handle.target' : `.react-flow__handle.source[data-handleid="${which}"]`);
 /** Drags from one handle onto another, as a person does with a mouse. */
 async function drag(from: Locator, to: Locator) {
+  await page.locator('.journey-canvas').scrollIntoViewIfNeeded();
   const a = await from.boundingBox();
   const b = await to.boundingBox();
   if (!a || !b) throw new Error('a handle is not on screen');
@@ -137,6 +139,28 @@ t.test('a wait for an event added and set up on the canvas', async (t) => {
   await panel.getByRole('button', { name: 'Remove Step 4 (Wait for event)' }).click();
   await node('wait_for_event-1').waitFor({ state: 'detached' });
   t.equal(await page.locator('.react-flow__edge[data-id^="wait_for_event-1"]').count(), 0, 'and its edges with it');
+});
+
+t.test('a random split: a handle per branch; an edge removed from the keyboard', async (t) => {
+  await page.getByRole('group', { name: 'Add a step' }).getByRole('button', { name: 'Add Random split' }).click();
+  await node('random_split-1').waitFor();
+  t.equal(await node('random_split-1').locator('.react-flow__handle.source').count(), 2, 'two branches, a handle each');
+  await panel.getByRole('button', { name: 'Add a branch to Step 4 (Random split)' }).click();
+  await panel.getByLabel('Step 4 (Random split): branch C weight').fill('20');
+  t.equal(await node('random_split-1').locator('.react-flow__handle.source').count(), 3, 'a third branch, a third handle');
+  await drag(handle('random_split-1', 'branch-0'), handle('email-1', 'in'));
+  const edge = page.locator('.react-flow__edge[data-id="random_split-1:branch-0"]');
+  await edge.waitFor();
+  t.equal(await panel.getByLabel('Step 4 (Random split): branch A leads to').inputValue(), 'email-1', 'the side panel shows the branch dragged');
+  await edge.focus();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Delete');
+  await edge.waitFor({ state: 'detached' });
+  await select('random_split-1');
+  t.equal(await panel.getByLabel('Step 4 (Random split): branch A leads to').inputValue(), '', 'the edge removed unsets the branch');
+  await page.keyboard.press('Backspace');
+  await node('random_split-1').waitFor({ state: 'detached' });
+  t.pass('Backspace removes the selected step too');
 });
 
 t.test('the list view: the same journey, for a screen reader', async (t) => {

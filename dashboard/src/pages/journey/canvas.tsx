@@ -104,9 +104,12 @@ function Canvas({ workspaceId, trigger, nodes, set, templates, fields, stats }: 
   const { fitView } = useReactFlow();
 
   const placed = useMemo(() => layout(nodes), [nodes]);
+  // Each step's size as xyflow measured it, handed back with the step: a node given without it
+  // is measured anew, its edges not drawn (and so unfocused) until then.
+  const sizes = useRef(new Map<string, { width: number; height: number }>());
   const flowNodes = useMemo<Node[]>(() => {
     const first = placed[0] ?? { x: 0, y: 0 };
-    const start: Node<StartData> = { id: START, type: 'start', position: { x: first.x, y: first.y - 110 }, data: { trigger }, deletable: false, ariaLabel: `Trigger: ${trigger}` };
+    const start: Node<StartData> = { id: START, type: 'start', position: { x: first.x, y: first.y - 110 }, data: { trigger }, deletable: false, ariaLabel: `Trigger: ${trigger}`, measured: sizes.current.get(START) };
     return [
       start,
       ...nodes.map((n, i): Node<StepData> => {
@@ -116,6 +119,7 @@ function Canvas({ workspaceId, trigger, nodes, set, templates, fields, stats }: 
           id: n.id,
           type: 'step',
           position: drag?.id === n.id ? { x: drag.x, y: drag.y } : placed[i]!,
+          measured: sizes.current.get(n.id),
           selected: n.id === selected,
           data: { name, node: n, outs: outsOf(nodes, i), problems, stats: stats?.[n.id] },
           ariaLabel: `${name}: ${n.id}, ${summary(n)}${problems.length > 0 ? `; problems: ${problems.join('; ')}` : ''}`,
@@ -166,6 +170,7 @@ function Canvas({ workspaceId, trigger, nodes, set, templates, fields, stats }: 
       requestAnimationFrame(() => void fitView(FIT));
     }
     for (const c of changes) {
+      if (c.type === 'dimensions' && c.dimensions) sizes.current.set(c.id, c.dimensions);
       if (c.type === 'select') {
         if (c.selected) setSelected(c.id === START ? null : c.id);
         else setSelected((s) => (s === c.id ? null : s));
