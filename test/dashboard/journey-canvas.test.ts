@@ -4,7 +4,7 @@
 // removed and one moved with the keyboard; the server's refusal shown on the node it names;
 // saved, activated, the definition read back through the API; the running campaign's per-node
 // counts on the nodes; a wait for an event and a random split added and set up on the canvas,
-// an edge removed from the keyboard; the list view
+// an edge removed from the keyboard, the first step changed by dragging the trigger; the list view
 // showing the same graph. An accessibility scan at 1280 px and at phone width; no console errors.
 import t from 'tap';
 import type { Locator } from 'playwright-core';
@@ -158,6 +158,14 @@ t.test('a random split: a handle per branch; an edge removed from the keyboard',
   await edge.waitFor({ state: 'detached' });
   await select('random_split-1');
   t.equal(await panel.getByLabel('Step 4 (Random split): branch A leads to').inputValue(), '', 'the edge removed unsets the branch');
+  // The trigger dragged onto the random split makes it the first step, and back onto the split.
+  await drag(handle('__start', 'next'), handle('random_split-1', 'in'));
+  await panel.getByRole('heading', { name: 'Step 1 (Random split) random_split-1' }).waitFor();
+  t.equal(await page.locator('.react-flow__edge[data-id="__start:next"]').getAttribute('aria-label'), 'Edge from __start to random_split-1', 'the trigger leads to it');
+  await drag(handle('__start', 'next'), handle('split-1', 'in'));
+  await panel.getByRole('heading', { name: 'Step 2 (Random split) random_split-1' }).waitFor();
+  t.pass('the split is first again');
+  await select('random_split-1');
   await page.keyboard.press('Backspace');
   await node('random_split-1').waitFor({ state: 'detached' });
   t.pass('Backspace removes the selected step too');
@@ -168,7 +176,8 @@ t.test('the list view: the same journey, for a screen reader', async (t) => {
   const split = page.getByRole('listitem', { name: 'Step 1 (Split)' });
   t.equal(await split.getByLabel('Step 1 (Split): yes leads to').inputValue(), 'email-1', 'yes leads to the email');
   t.equal(await split.getByLabel('Step 1 (Split): no leads to').inputValue(), 'exit-1', 'no leads to the exit');
-  t.equal(await page.getByRole('listitem', { name: 'Step 2 (Email)' }).getByLabel('Step 2 (Email): then').inputValue(), '', "the email's next is the list's");
+  // The order changed twice above, so the email's way out, the list's next step, was written.
+  t.equal(await page.getByRole('listitem', { name: 'Step 2 (Email)' }).getByLabel('Step 2 (Email): then').inputValue(), 'exit-1', "the email's next, written when the first step changed");
   await scan(t, 'journey-list');
   await page.getByRole('button', { name: 'Canvas', exact: true }).click();
   await node('split-1').waitFor();
