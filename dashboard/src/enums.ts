@@ -21,12 +21,12 @@ export type MessageChannel = keyof Schemas['CampaignStats']['by_channel'];
 export const MESSAGE_CHANNEL_LABEL = { ...CHANNEL_LABEL, webhook: 'Webhook' } satisfies Record<MessageChannel, string>;
 export const MESSAGE_CHANNELS = keysOf(MESSAGE_CHANNEL_LABEL);
 
-/** A workflow step: a message of a channel, a delay, or a journey's split, wait for event, random split or exit. */
+/** A workflow step: a message of a channel, a delay, or a journey's split, wait for an event, random split or exit. */
 export type NodeType = NonNullable<JsonBody<'/campaigns', 'post'>['workflow_definition']>['nodes'][number]['type'];
 const LIST_STEP_LABEL = { ...MESSAGE_CHANNEL_LABEL, delay: 'Delay' } as const;
 export const NODE_LABEL = { ...LIST_STEP_LABEL, split: 'Split', wait_for_event: 'Wait for event', random_split: 'Random split', exit: 'Exit' } satisfies Record<NodeType, string>;
-/** The steps the list builder adds: a journey's branching steps are authored through the API for now. */
-export const NODE_TYPES = keysOf(LIST_STEP_LABEL);
+/** Every step the builder adds, in the order it offers them. */
+export const NODE_TYPES = keysOf(NODE_LABEL);
 
 export type CampaignStatus = Schemas['Campaign']['status'];
 export const CAMPAIGN_STATUSES = keysOf({ draft: true, scheduled: true, active: true, paused: true, completed: true, archived: true, failed: true } satisfies Record<CampaignStatus, true>);

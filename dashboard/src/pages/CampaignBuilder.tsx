@@ -4,8 +4,9 @@
 // before activating; a test send and the live progress of a saved campaign. Each part is a file
 // of campaign-builder/: trigger.tsx (with event-, schedule- and webhook-trigger.tsx, the draft
 // in trigger-draft.ts and zones.ts), audience.tsx, warnings.tsx, actions.tsx, test-send.tsx,
-// progress.tsx.
-import { useMemo, useState } from 'react';
+// progress.tsx. The workflow is edited as a list (workflow.tsx) or on the journey canvas
+// (journey/canvas.tsx, loaded on demand), the same nodes either way.
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { api, call, type Schemas } from '../api';
 import { Link, navigate } from '../router';
@@ -21,6 +22,9 @@ import { TestSend } from './campaign-builder/test-send';
 import { TriggerSection } from './campaign-builder/trigger';
 import { triggerConfig, triggerDraft, type TriggerDraft } from './campaign-builder/trigger-draft';
 import { heraldWarnings, warningsOf, Warnings } from './campaign-builder/warnings';
+import { isJourney, type NodeStats } from './journey/graph';
+
+const JourneyCanvas = lazy(() => import('./journey/canvas'));
 
 type Campaign = Schemas['Campaign'];
 type Template = Schemas['MessageTemplate'];
@@ -68,6 +72,9 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   // A refusal names the steps as they were sent.
   const { busy, done, error, fields, submit } = useSubmit((i) => (nodes[i] ? stepName(nodes[i], i) : `Step ${i + 1}`));
   const [serverWarnings, setServerWarnings] = useState<string[]>([]);
+  // A journey opens on the canvas where there is room for it; the list is the other view (and a screen reader's).
+  const [view, setView] = useState<'canvas' | 'list'>(() => (isJourney(nodes) && window.matchMedia('(min-width: 700px)').matches ? 'canvas' : 'list'));
+  const [nodeStats, setNodeStats] = useState<NodeStats | undefined>(undefined);
   const t = (patch: Partial<TriggerDraft>) => setTrigger((d) => ({ ...d, ...patch }));
 
   // trigger_config and audience_config are free objects, which the generated types cannot say.
@@ -104,6 +111,11 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
       return what;
     });
 
+  const setWorkflow = (n: WorkflowNode[]) => {
+    setNodes(n);
+    // Herald's warnings were about the workflow it saved: this one is said by warningsOf.
+    setServerWarnings([]);
+  };
   const shownWarnings = [...warnings, ...heraldWarnings(serverWarnings, nodes, warnings)];
   return (
     <>
@@ -125,24 +137,26 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
         <TriggerSection workspaceId={workspaceId} campaign={campaign} type={type} setType={setType} d={trigger} set={t} fields={fields} />
         <AudienceSection workspaceId={workspaceId} eventTriggered={type === 'event'} match={match} setMatch={setMatch} conds={audience} setConds={setAudience} segmentId={segmentId} setSegmentId={setSegmentId} fields={fields} />
         <section aria-labelledby="workflow">
-          <h2 id="workflow">Workflow</h2>
-          <Workflow
-            workspaceId={workspaceId}
-            nodes={nodes}
-            set={(n) => {
-              setNodes(n);
-              // Herald's warnings were about the workflow it saved: this one is said by warningsOf.
-              setServerWarnings([]);
-            }}
-            templates={templates}
-            fields={fields}
-          />
+          <div className="node-head">
+            <h2 id="workflow">Workflow</h2>
+            <div className="inline" role="group" aria-label="Workflow view">
+              <button type="button" aria-pressed={view === 'canvas'} onClick={() => setView('canvas')}>Canvas</button>
+              <button type="button" aria-pressed={view === 'list'} onClick={() => setView('list')}>List</button>
+            </div>
+          </div>
+          {view === 'canvas' ? (
+            <Suspense fallback={<p className="muted">Loading the canvas…</p>}>
+              <JourneyCanvas workspaceId={workspaceId} trigger={TRIGGER_LABEL[type]} nodes={nodes} set={setWorkflow} templates={templates} fields={fields} stats={nodeStats} />
+            </Suspense>
+          ) : (
+            <Workflow workspaceId={workspaceId} nodes={nodes} set={setWorkflow} templates={templates} fields={fields} />
+          )}
         </section>
         {campaign && <TestSend workspaceId={workspaceId} campaign={campaign} />}
         <Warnings shown={shownWarnings} />
         <SaveActions campaign={campaign} busy={busy} done={done} error={error} run={run} />
       </form>
-      {campaign && campaign.status !== 'draft' && <Progress workspaceId={workspaceId} campaign={campaign} onStatus={(c) => setCampaign((old) => (old && old.status !== c.status ? c : old))} />}
+      {campaign && campaign.status !== 'draft' && <Progress workspaceId={workspaceId} campaign={campaign} onStatus={(c) => setCampaign((old) => (old && old.status !== c.status ? c : old))} onNodes={setNodeStats} />}
     </>
   );
 }

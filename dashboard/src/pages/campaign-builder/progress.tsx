@@ -6,6 +6,7 @@ import { Loaded, TableBox, useLoad, usePageBack, when } from '../../ui';
 import { CHANNEL_COUNTERS, MESSAGE_CHANNEL_LABEL, MESSAGE_CHANNELS } from '../../enums';
 import { inWorkspace } from '../Campaigns';
 import { MessageTable } from '../message-table';
+import type { NodeStats } from '../journey/graph';
 
 type Campaign = Schemas['Campaign'];
 
@@ -17,8 +18,11 @@ const lastShown = (ms: { message_id: string; created_at: string }[]) => {
   return m && { id: m.message_id, created_at: m.created_at };
 };
 
-/** The campaign's counters, by channel, asked again every 2 s while it can still send. */
-export function Progress({ workspaceId, campaign, onStatus }: { workspaceId: string; campaign: Campaign; onStatus: (c: Campaign) => void }) {
+/**
+ * The campaign's counters, by channel, asked again every 2 s while it can still send; each
+ * answer's status and journey counts handed up (the canvas draws them on its nodes).
+ */
+export function Progress({ workspaceId, campaign, onStatus, onNodes }: { workspaceId: string; campaign: Campaign; onStatus: (c: Campaign) => void; onNodes: (n: NodeStats | undefined) => void }) {
   const [load, reload] = useLoad(
     () => call(api.GET('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId: campaign.id } } })),
     [workspaceId, campaign.id],
@@ -42,7 +46,9 @@ export function Progress({ workspaceId, campaign, onStatus }: { workspaceId: str
     return () => clearInterval(timer);
   }, [again, polling]);
   useEffect(() => {
-    if (load.state === 'done') onStatus(load.data.data.campaign);
+    if (load.state !== 'done') return;
+    onStatus(load.data.data.campaign);
+    onNodes(load.data.data.nodes);
   }, [load]);
   return (
     <section aria-labelledby="progress">

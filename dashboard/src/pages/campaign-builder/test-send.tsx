@@ -4,6 +4,7 @@ import { api, call, type Schemas } from '../../api';
 import { describe } from '../../ui';
 import { NODE_LABEL } from '../../enums';
 import { stepName, type WorkflowNode } from '../workflow';
+import { SENDS } from '../journey/graph';
 import { personDataUsed, PersonPicker } from '../authoring-parts';
 
 type Campaign = Schemas['Campaign'];
@@ -12,7 +13,7 @@ type TestResult = { node_id: string; channel: string; status: string; address: s
 
 /** One message step, as last saved, sent now to one person (outside caps and quiet hours, tagged test). */
 export function TestSend({ workspaceId, campaign }: { workspaceId: string; campaign: Campaign }) {
-  const steps = (campaign.workflow_definition.nodes as WorkflowNode[]).map((n, i) => ({ n, i })).filter(({ n }) => n.type !== 'delay');
+  const steps = (campaign.workflow_definition.nodes as WorkflowNode[]).map((n, i) => ({ n, i })).filter(({ n }) => SENDS.includes(n.type));
   const [nodeId, setNodeId] = useState(steps[0]?.n.id ?? '');
   const [person, setPerson] = useState({ id: '', byUser: false });
   const personId = person.id;

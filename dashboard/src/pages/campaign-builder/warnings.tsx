@@ -2,6 +2,7 @@
 // workflow it saved, each step named as the builder names it.
 import type { Schemas } from '../../api';
 import { stepName, type WorkflowNode } from '../workflow';
+import { SENDS } from '../journey/graph';
 
 type Template = Schemas['MessageTemplate'];
 
@@ -14,7 +15,7 @@ export function warningsOf(nodes: WorkflowNode[], templates: Template[]): string
     const html = String(n.html ?? t?.html ?? '');
     if (html && !/unsubscribe_url/.test(html)) out.push(`${stepName(n, i)}: its HTML has no {{ unsubscribe_url }} link, so recipients cannot unsubscribe from the message itself (the List-Unsubscribe header is still sent).`);
   });
-  if (!nodes.some((n) => n.type !== 'delay')) out.push('The workflow sends nothing yet: add a push, email or SMS step.');
+  if (!nodes.some((n) => SENDS.includes(n.type))) out.push('The workflow sends nothing yet: add a push, email or SMS step.');
   return out;
 }
 
