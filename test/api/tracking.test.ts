@@ -7,31 +7,18 @@
 import t from 'tap';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { SMTPServer } from 'smtp-server';
 import { NO_LIMITS } from '../helpers/assert.js';
 import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
 import { ownDatabase } from '../helpers/database.js';
 import { receiver } from '../helpers/webhook-receiver.js';
+import { hrefs, htmlOf, startInbox } from '../fakes/smtp-inbox.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
 import { unsubscribeKey } from '../../src/channels/email/unsubscribe.js';
 import { clickToken } from '../../src/channels/tracking-links.js';
 
-const mails: { to: string[]; data: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  onData(stream, session, cb) {
-    let data = '';
-    stream.on('data', (d: Buffer) => (data += d.toString()));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address), data });
-      cb();
-    });
-  },
-});
-await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
-t.teardown(() => new Promise<void>((r) => smtp.close(() => r())));
-const smtpPort = (smtp.server.address() as { port: number }).port;
+const inbox = await startInbox();
+t.teardown(() => inbox.close());
+const { mails, port: smtpPort } = inbox;
 
 const SID = `AC${'cd'.repeat(16)}`;
 const twilio = await startFakeTwilio({ [SID]: 'tw-token' });
@@ -59,20 +46,6 @@ async function until<T>(f: () => Promise<T | undefined>, ms = 20_000): Promise<T
   }
 }
 
-/** The decoded html part of a raw MIME message. */
-function htmlOf(raw: string): string {
-  const part = /Content-Type: text\/html[^\r\n]*\r?\n((?:[^\r\n]+\r?\n)*)\r?\n([\s\S]*?)\r?\n--/i.exec(raw);
-  if (!part) throw new Error(`no html part in ${raw}`);
-  const [, headers, body] = part;
-  if (/Content-Transfer-Encoding: base64/i.test(headers!)) return Buffer.from(body!, 'base64').toString('utf8');
-  if (/Content-Transfer-Encoding: quoted-printable/i.test(headers!)) {
-    const bytes = body!.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-    return Buffer.from(bytes, 'latin1').toString('utf8');
-  }
-  return body!;
-}
-
-const hrefs = (html: string) => [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
 /** A link of the mail, as the person's browser follows it (to this server rather than the public URL). */
 const follow = (url: string, agent = BROWSER) => fetch(url.replace(PUBLIC, s.base), { redirect: 'manual', headers: { 'user-agent': agent } });
 
