@@ -79,6 +79,7 @@ t.test('a goal set in the builder: a bad window refused at its field, saved and 
   await page.getByRole('button', { name: 'Remove the goal' }).click();
   t.equal(await goalEvent.inputValue(), '', 'the event cleared');
   t.equal(await within.inputValue(), '', 'the window cleared');
+  t.ok(await goalEvent.evaluate((e) => e === document.activeElement), 'focus left on the goal event, not lost with the button');
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
   t.equal(await goalOf(id), undefined, 'the goal removed (null)');

@@ -1,6 +1,7 @@
 // The builder's goal section (docs/campaigns-runtime.md, Goals and conversions): an optional
 // event and window; a person who performs the event within the window after their first message
 // of the campaign converts, once, and leaves the journey. Both fields empty: no goal.
+import { useRef } from 'react';
 import type { Schemas } from '../../api';
 import { Field } from '../../ui';
 import { SeenEventNames } from './seen-events';
@@ -19,8 +20,14 @@ export const goalOf = (d: GoalDraft): { event_name: string; within: string } | n
 
 export function GoalSection({ workspaceId, d, set, fields }: { workspaceId: string; d: GoalDraft; set: (d: GoalDraft) => void; fields: Record<string, string> }) {
   const chosen = d.eventName.trim();
+  const section = useRef<HTMLElement>(null);
+  const remove = () => {
+    set({ eventName: '', within: '' });
+    // The button goes with the goal: focus stays in the section, on its first field.
+    section.current?.querySelector('input')?.focus();
+  };
   return (
-    <section aria-labelledby="goal">
+    <section aria-labelledby="goal" ref={section}>
       <h2 id="goal">Goal</h2>
       <p className="muted">
         Optional. A person converts when they perform the goal event within this time after their first message of the campaign: counted once as
@@ -34,7 +41,7 @@ export function GoalSection({ workspaceId, d, set, fields }: { workspaceId: stri
           hint='After the first message: minutes, hours or days ("45m", "12h", "3d"), at most 366 days' />
       </div>
       <SeenEventNames workspaceId={workspaceId} skip={chosen ? [chosen] : []} label="Goal events seen in this workspace" action={(n) => `Make ${n} the goal event`} pick={(n) => set({ ...d, eventName: n })} />
-      {goalOf(d) && <button type="button" onClick={() => set({ eventName: '', within: '' })}>Remove the goal</button>}
+      {goalOf(d) && <button type="button" onClick={remove}>Remove the goal</button>}
     </section>
   );
 }
