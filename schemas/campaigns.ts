@@ -3,6 +3,7 @@
 // creation, and what activation requires of them is src/domain/campaigns.ts.
 import { CAMPAIGN_STATUSES, NODE_TYPES, SETTABLE_STATUSES, TRIGGER_TYPES } from '../src/domain/campaigns.js';
 import { CHANNELS, TEMPLATE_CHANNELS } from '../src/domain/messages.js';
+import { GOAL_WINDOW_RULE } from '../src/domain/goals.js';
 import { nonEmptyString, object, pagination, pageBack, queryLimit, type Schema, type SchemaRefusal } from './common.js';
 import { pushContent, pushMessage } from './push-send.js';
 import { closed, count, enumOf, freeObject, isoTime, message, nullableIsoTime, nullableStr, ok, str, success, uuidText, type HandlerErrors, type ResponseDoc, type RouteResponses } from './response-parts.js';
@@ -92,6 +93,10 @@ export const campaignCreate = object(
   ['name', 'trigger_type', 'trigger_config'],
 );
 
+/** A goal's window the pattern refuses ("3w", "3 days") is said as the rule says one too long is. */
+const goalRefusals: readonly SchemaRefusal[] = [{ at: '/goal/within', keyword: 'pattern', message: GOAL_WINDOW_RULE }];
+export const campaignCreateRefusals = goalRefusals;
+
 /** PUT /campaigns/{campaignId}: partial; each object sent replaces the stored one whole. */
 export const campaignUpdate = object({
   name: nonEmptyString(255),
@@ -104,6 +109,7 @@ holdout_percent: { type: 'integer', minimum: 0, maximum: 50, description: 'The s
 });
 
 export const campaignUpdateRefusals: readonly SchemaRefusal[] = [
+  ...goalRefusals,
   { at: '/status', keyword: 'enum', message: `must be one of ${SETTABLE_STATUSES.join(', ')}: scheduled and failed are set only by the system` },
 ];
 

@@ -210,7 +210,7 @@ const defs = [
   { method: 'PATCH', path: '/workspaces/{workspaceId}/people/{personId}', auth: 'session', workspace: 'path', body: people.consent, summary: "Set a person's consent status" },
 
   // Campaign authoring and message templates (session).
-  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', body: campaigns.campaignCreate, summary: 'Create a campaign (draft)' },
+  { method: 'POST', path: '/campaigns', auth: 'session', workspace: 'header', body: campaigns.campaignCreate, refusals: campaigns.campaignCreateRefusals, summary: 'Create a campaign (draft)' },
   { method: 'GET', path: '/campaigns', auth: 'session', workspace: 'header', query: campaigns.campaignList, summary: 'List campaigns' },
   { method: 'GET', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', summary: 'Get a campaign with its stats' },
   { method: 'PUT', path: '/campaigns/{campaignId}', auth: 'session', workspace: 'header', body: campaigns.campaignUpdate, refusals: campaigns.campaignUpdateRefusals, summary: 'Update a campaign, or move its status' },

@@ -31,6 +31,8 @@ const LABELS: Record<string, string> = {
   'trigger_config.trait': "Trait holding each person's date",
   'trigger_config.offset_minutes': 'Offset (minutes)',
   'audience_config.match': 'People must match',
+  'goal.event_name': 'Goal event',
+  'goal.within': 'Converts within',
   'smtp.host': 'SMTP host',
   'smtp.username': 'SMTP username',
   'smtp.password': 'SMTP password',

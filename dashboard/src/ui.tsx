@@ -230,6 +230,9 @@ export function usePageBack() {
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
+/** `n` as a share of `of`: one decimal, two below 1% (so a small rate is not shown as 0.0%); – when `of` is 0. */
+export const percent = (n: number, of: number) => (of === 0 ? '–' : `${((100 * n) / of).toFixed(n / of < 0.01 && n > 0 ? 2 : 1)}%`);
+
 /** A wide table's box, scrolling sideways on a narrow screen; focusable so the keyboard can scroll it. */
 export function TableBox({ label, children }: { label: string; children: ReactNode }) {
   return (

@@ -10,12 +10,13 @@ export interface Goal {
   within: string;
 }
 
+/** What a goal's window must be, as its refusal says it (here and where the schema's pattern refuses it). */
+export const GOAL_WINDOW_RULE = 'must be a window such as "3d", "12h" or "45m", at most 366 days';
+
 /** Throws VALIDATION_ERROR (field `goal.within`) unless the goal's window is one; the schema has checked its shape. */
 export function checkGoal(goal: Goal | null | undefined): void {
   if (goal && windowSeconds(goal.within) === undefined) {
-    throw new InvalidInput('goal.within must be a window such as "3d", "12h" or "45m", at most 366 days', [
-      { field: 'goal.within', message: 'must be a window such as "3d", "12h" or "45m", at most 366 days' },
-    ]);
+    throw new InvalidInput(`goal.within ${GOAL_WINDOW_RULE}`, [{ field: 'goal.within', message: GOAL_WINDOW_RULE }]);
   }
 }
 

@@ -186,5 +186,10 @@ t.test('goal: validated, shown, removed with null', async (t) => {
   t.equal(removed.status, 200, removed.text);
   t.notOk('goal' in removed.body.data.campaign, 'removed');
   t.notOk('converted' in (await stats(w, id)), 'and no converted count');
-  sessionError(t, await s.req('PUT', `/campaigns/${id}`, { ...hdr(w.ws), body: { goal: { event_name: 'x', within: '0d' } } }), 400, 'VALIDATION_ERROR', 'goal.within');
+  const zero = await s.req('PUT', `/campaigns/${id}`, { ...hdr(w.ws), body: { goal: { event_name: 'x', within: '0d' } } });
+  sessionError(t, zero, 400, 'VALIDATION_ERROR', 'goal.within');
+  // A window the schema's pattern refuses is said as one too long is: what a window is.
+  const rule = { field: 'goal.within', message: 'must be a window such as "3d", "12h" or "45m", at most 366 days' };
+  t.same(zero.body.error.details, [rule], 'the window refused on a save, said plainly');
+  t.same((await create({ event_name: 'purchase', within: '3w' })).body.error.details, [rule], 'and on a create');
 });

@@ -6,7 +6,7 @@ import { useId, useState } from 'react';
 import { api, call, type Schemas } from '../api';
 import { token } from '../session';
 import { Link } from '../router';
-import { Actions, Loaded, TableBox, useLoad, useSubmit } from '../ui';
+import { Actions, Loaded, percent, TableBox, useLoad, useSubmit } from '../ui';
 import { MESSAGE_CHANNEL_LABEL, MESSAGE_CHANNELS } from '../enums';
 import { inWorkspace } from './Campaigns';
 import { SERIES, TimeseriesChart } from './analytics/timeseries-chart';
@@ -17,8 +17,6 @@ type Bucket = 'hour' | 'day';
 /** What mailbox providers publish as the most a sender may have: above these, mail goes to spam or is refused. */
 const BOUNCE_MAX = 0.02;
 const COMPLAINT_MAX = 0.001;
-
-const percent = (n: number, of: number) => (of === 0 ? '–' : `${((100 * n) / of).toFixed(n / of < 0.01 && n > 0 ? 2 : 1)}%`);
 
 export function CampaignAnalytics({ workspaceId, campaignId }: { workspaceId: string; campaignId: string }) {
   const [load, reload] = useLoad(() => call(api.GET('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId } } })), [workspaceId, campaignId]);

@@ -3,7 +3,7 @@
 // save and activate, with ACTIVATION_FAILED's details at the fields they name and warnings
 // before activating; a test send and the live progress of a saved campaign. Each part is a file
 // of campaign-builder/: trigger.tsx (with event-, schedule- and webhook-trigger.tsx, the draft
-// in trigger-draft.ts and zones.ts), audience.tsx, warnings.tsx, actions.tsx, test-send.tsx,
+// in trigger-draft.ts and zones.ts), audience.tsx, goal.tsx, warnings.tsx, actions.tsx, test-send.tsx,
 // progress.tsx. The workflow is edited as a list (workflow.tsx) or on the journey canvas
 // (journey/canvas.tsx, loaded on demand), the same nodes either way.
 import { lazy, Suspense, useMemo, useState } from 'react';
@@ -17,6 +17,7 @@ import { fromCondition, toCondition, type Cond } from './conditions';
 import { cleanNode, stepName, Workflow, type WorkflowNode } from './workflow';
 import { SaveActions } from './campaign-builder/actions';
 import { AudienceSection } from './campaign-builder/audience';
+import { goalDraft, goalOf, GoalSection, type GoalDraft } from './campaign-builder/goal';
 import { Progress } from './campaign-builder/progress';
 import { TestSend } from './campaign-builder/test-send';
 import { TriggerSection } from './campaign-builder/trigger';
@@ -68,6 +69,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
   const [match, setMatch] = useState<'all' | 'any'>(initial?.audience_config.match === 'any' ? 'any' : 'all');
   const [audience, setAudience] = useState<Cond[]>(() => (Array.isArray(initial?.audience_config.filters) ? initial.audience_config.filters.map(fromCondition) : []));
   const [segmentId, setSegmentId] = useState<string | null>(typeof initial?.audience_config.segment_id === 'string' ? initial.audience_config.segment_id : null);
+  const [goal, setGoal] = useState<GoalDraft>(() => goalDraft(initial?.goal));
   const [nodes, setNodes] = useState<WorkflowNode[]>(() => (initial?.workflow_definition.nodes as WorkflowNode[] | undefined) ?? [{ id: 'push-1', type: 'push' }]);
   // A refusal names the steps as they were sent.
   const { busy, done, error, fields, submit } = useSubmit((i) => (nodes[i] ? stepName(nodes[i], i) : `Step ${i + 1}`));
@@ -91,7 +93,8 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
       let c = campaign;
       let warned: string[];
       if (!c) {
-        const r = await call(api.POST('/campaigns', { params: inWorkspace(workspaceId), body: { ...body(), trigger_type: type } }));
+        const g = goalOf(goal);
+        const r = await call(api.POST('/campaigns', { params: inWorkspace(workspaceId), body: { ...body(), trigger_type: type, ...(g ? { goal: g } : {}) } }));
         c = r.data.campaign;
         warned = r.data.warnings ?? [];
         setCampaign(c);
@@ -102,7 +105,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
           warned = u.warnings ?? warned;
         }
       } else {
-        const u = await call(api.PUT('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId: c.id } }, body: { ...body(), ...(status ? { status } : {}) } }));
+        const u = await call(api.PUT('/campaigns/{campaignId}', { params: { ...inWorkspace(workspaceId), path: { campaignId: c.id } }, body: { ...body(), goal: goalOf(goal), ...(status ? { status } : {}) } }));
         c = u.data.campaign;
         warned = u.warnings ?? [];
       }
@@ -136,6 +139,7 @@ function Editor({ workspaceId, initial, templates, onCreated }: { workspaceId: s
         <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required error={fields.name} />
         <TriggerSection workspaceId={workspaceId} campaign={campaign} type={type} setType={setType} d={trigger} set={t} fields={fields} />
         <AudienceSection workspaceId={workspaceId} eventTriggered={type === 'event'} match={match} setMatch={setMatch} conds={audience} setConds={setAudience} segmentId={segmentId} setSegmentId={setSegmentId} fields={fields} />
+        <GoalSection workspaceId={workspaceId} d={goal} set={setGoal} fields={fields} />
         <section aria-labelledby="workflow">
           <div className="node-head">
             <h2 id="workflow">Workflow</h2>

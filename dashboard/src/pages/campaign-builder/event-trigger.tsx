@@ -1,30 +1,18 @@
 // An event trigger's fields: the event names (offered from those seen in the workspace), the
 // filters, and its limits and timing.
-import { api, call } from '../../api';
-import { Field, useLoad, when } from '../../ui';
+import { Field } from '../../ui';
 import { Conditions } from '../conditions';
+import { SeenEventNames } from './seen-events';
 import type { SetTrigger, TriggerDraft } from './trigger-draft';
 
 export function EventTrigger({ d, set, fields, workspaceId }: { d: TriggerDraft; set: SetTrigger; fields: Record<string, string>; workspaceId: string }) {
   const names = fields['trigger_config.event_names'] ?? Object.entries(fields).find(([k]) => k.startsWith('trigger_config.event_names.'))?.[1];
-  // The names this workspace's events have had (GET …/event-names), offered to pick from.
-  const [seen] = useLoad(() => call(api.GET('/workspaces/{workspaceId}/event-names', { params: { path: { workspaceId }, query: { limit: 50 } } })), [workspaceId]);
   const chosen = d.eventNames.split(',').map((n) => n.trim()).filter(Boolean);
-  const offered = seen.state === 'done' ? seen.data.names.filter((n) => !chosen.includes(n.name)) : [];
   return (
     <>
       <Field label="Event names" value={d.eventNames} onChange={(e) => set({ eventNames: e.target.value })} placeholder="signed_up, purchase" error={names}
         hint="The events that trigger the campaign, comma-separated: the names your app sends to POST /api/v1/track" />
-      {offered.length > 0 && (
-        <p role="group" aria-label="Event names seen in this workspace">
-          <span className="muted">Seen in this workspace: </span>
-          {offered.map((n) => (
-            <button key={n.name} type="button" className="link" aria-label={`Add the event ${n.name}`} title={`Last seen ${when(n.last_seen_at)}`} onClick={() => set({ eventNames: [...chosen, n.name].join(', ') })}>
-              {n.name}
-            </button>
-          ))}
-        </p>
-      )}
+      <SeenEventNames workspaceId={workspaceId} skip={chosen} label="Event names seen in this workspace" action={(n) => `Add the event ${n}`} pick={(n) => set({ eventNames: [...chosen, n].join(', ') })} />
       <h3>Filters</h3>
       <p className="muted">Conditions the event (and its person) must meet. A count condition ("performed at least…") reads how often the person performed an event, this one included.</p>
       <Conditions conds={d.filters} set={(filters) => set({ filters })} at="trigger_config.filters" fields={fields} eventFields label="Filter" />

@@ -2,7 +2,7 @@
 // polled while it can still send.
 import { useCallback, useEffect } from 'react';
 import { api, call, type Schemas } from '../../api';
-import { Loaded, TableBox, useLoad, usePageBack, when } from '../../ui';
+import { Loaded, percent, TableBox, useLoad, usePageBack, when } from '../../ui';
 import { CHANNEL_COUNTERS, MESSAGE_CHANNEL_LABEL, MESSAGE_CHANNELS } from '../../enums';
 import { inWorkspace } from '../Campaigns';
 import { MessageTable } from '../message-table';
@@ -62,7 +62,7 @@ export function Progress({ workspaceId, campaign, onStatus, onNodes }: { workspa
               <li><strong>{stats.sent}</strong> sent</li>
               <li><strong>{stats.delivered}</strong> delivered</li>
               <li><strong>{stats.failed}</strong> failed</li>
-              {stats.converted !== undefined && <li><strong>{stats.converted}</strong> converted</li>}
+              {stats.converted !== undefined && <li><strong>{stats.converted}</strong> converted ({percent(stats.converted, stats.enrolled)} of enrolled)</li>}
               <li>last triggered {when(stats.last_triggered_at)}</li>
             </ul>
             <TableBox label="Messages by channel">
