@@ -7,9 +7,9 @@
 // the pro gets the email, the free the SMS, the buyer nothing, and the canvas's per-node counts
 // (entered on each node, took on each branch) say so.
 import t from 'tap';
-import type { Locator } from 'playwright-core';
 import { eventually, newKey, newWorkspace } from '../helpers/server.js';
 import { dashboardSuite } from '../helpers/browser.js';
+import { canvasOf } from '../helpers/canvas.js';
 
 t.setTimeout(300_000);
 // 2 days last 10 s: time enough for the buyer's purchase, short enough to wait for the rest.
@@ -31,23 +31,7 @@ const people = await s.req('POST', '/people/batch', {
 });
 if (people.status !== 200) throw new Error(`people: ${people.status} ${people.text}`);
 
-/** Step `id` as the canvas draws it. */
-const node = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
-/** Way out `which` of step `id` (a source handle), or the step's entry (its target handle). */
-const handle = (id: string, which: string | 'in') => node(id).locator(which === 'in' ? '.react-flow__handle.target' : `.react-flow__handle.source[data-handleid="${which}"]`);
-const edge = (id: string) => page.locator(`.react-flow__edge[data-id="${id}"]`);
-/** Drags from one handle onto another, as a person does with a mouse. */
-async function drag(from: Locator, to: Locator) {
-  await page.locator('.journey-canvas').scrollIntoViewIfNeeded();
-  const a = await from.boundingBox();
-  const b = await to.boundingBox();
-  if (!a || !b) throw new Error('a handle is not on screen');
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2 + 10, { steps: 5 });
-  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 5 });
-  await page.mouse.up();
-}
+const { node, handle, edge, drag } = canvasOf(page);
 const panel = page.getByRole('complementary', { name: 'Step settings' });
 /** Selects step `id` from the keyboard: focus, then Enter. */
 async function select(id: string) {

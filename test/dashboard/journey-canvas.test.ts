@@ -7,9 +7,9 @@
 // an edge removed from the keyboard, the first step changed by dragging the trigger; the list view
 // showing the same graph. An accessibility scan at 1280 px and at phone width; no console errors.
 import t from 'tap';
-import type { Locator } from 'playwright-core';
 import { newKey, newWorkspace } from '../helpers/server.js';
 import { checkAtPhoneWidth, dashboardSuite } from '../helpers/browser.js';
+import { canvasOf } from '../helpers/canvas.js';
 
 t.setTimeout(300_000);
 const { browser, s, page, problems, scan, visited, h1, countOf, visible } = await dashboardSuite(t);
@@ -22,22 +22,7 @@ for (const [userId, plan] of [['ada', 'pro'], ['grace', 'free']] as const) {
   if (r.status !== 200) throw new Error(`identify ${userId}: ${r.status} ${r.text}`);
 }
 
-/** Step `id` as the canvas draws it. */
-const node = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
-/** Way out `handle` of step `id` (a source handle), or the step's entry (its target handle). */
-const handle = (id: string, which: string | 'in') => node(id).locator(which === 'in' ? '.react-flow__handle.target' : `.react-flow__handle.source[data-handleid="${which}"]`);
-/** Drags from one handle onto another, as a person does with a mouse. */
-async function drag(from: Locator, to: Locator) {
-  await page.locator('.journey-canvas').scrollIntoViewIfNeeded();
-  const a = await from.boundingBox();
-  const b = await to.boundingBox();
-  if (!a || !b) throw new Error('a handle is not on screen');
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2 + 10, { steps: 5 });
-  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 5 });
-  await page.mouse.up();
-}
+const { node, handle, drag } = canvasOf(page);
 /** Selects step `id` from the keyboard: focus, then Enter. */
 async function select(id: string) {
   await node(id).focus();
