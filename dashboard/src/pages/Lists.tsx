@@ -88,22 +88,24 @@ export function List({ workspaceId, listId }: { workspaceId: string; listId: str
   const [sent, setSent] = useState<number | null>(null);
   const { busy, done, error, submit } = useSubmit();
   const running = imports.state === 'done' && imports.data.imports.some((i) => i.status === 'waiting' || i.status === 'running');
-  // While an import runs, its progress is read every second; once it has ended, the list once
-  // more (the last tick may have read its member count before the import's last page).
-  const wasRunning = useRef(false);
+  // While an import runs, its progress is read every second.
   useEffect(() => {
-    if (!running) {
-      if (wasRunning.current) retry();
-      wasRunning.current = false;
-      return;
-    }
-    wasRunning.current = true;
+    if (!running) return;
     const timer = setInterval(() => {
       retryImports();
       retry();
     }, 1000);
     return () => clearInterval(timer);
   }, [running, retry, retryImports]);
+  // Once more imports have ended than when last read, the list once more: its member count may
+  // have been read before an import's last page (or the import ended before any tick saw it run).
+  const ended = imports.state === 'done' ? imports.data.imports.filter((i) => i.status !== 'waiting' && i.status !== 'running').map((i) => i.id).join() : null;
+  const endedBefore = useRef<string | null>(null);
+  useEffect(() => {
+    if (ended === null) return;
+    if (endedBefore.current !== null && ended !== endedBefore.current) retry();
+    endedBefore.current = ended;
+  }, [ended, retry]);
   const start = (e: FormEvent) => {
     e.preventDefault();
     if (!file) return;
