@@ -16,7 +16,7 @@ import {
   type LiveSegment, type MembershipChange, type SegmentJob,
 } from '../store/segments.js';
 import { storedEvents } from '../store/event-triggers.js';
-import { countsEvents, windowSeconds, type SegmentNode } from '../domain/segments.js';
+import { countsEvents, eventNamesRead, windowSeconds, type SegmentNode } from '../domain/segments.js';
 import { backoffDelays } from '../util/backoff.js';
 import { JobWorker } from '../jobs/worker.js';
 import { Poller } from '../util/poller.js';
@@ -44,6 +44,8 @@ interface Evaluation {
   workspaceId: string;
   personIds: readonly string[];
   eventIds: readonly string[];
+  /** The people were changed only by events of these names: only the segments reading them are evaluated. Absent: anything may have changed. */
+  names?: ReadonlySet<string>;
   resolve: () => void;
 }
 
@@ -102,14 +104,33 @@ export class Segments {
    * makes their membership good).
    */
   async touched(workspaceId: string, personIds: readonly string[], eventIds: readonly string[] = []): Promise<void> {
-    if (personIds.length === 0) return;
+    await this.evaluate({ workspaceId, personIds, eventIds });
+  }
+
+  /**
+   * People performed events and nothing else about them changed (a tracked event changes no
+   * trait, device, list or consent): they are evaluated for the segments that read those events'
+   * names only, so a segment of traits or of other events costs a tracked event nothing. The
+   * people the events created (`created`) are new to every segment, and evaluated for all.
+   */
+  async performed(workspaceId: string, events: readonly { id: string; person_id: string; type: string }[], created: readonly string[]): Promise<void> {
+    const fresh = new Set(created);
+    const known = events.filter((e) => !fresh.has(e.person_id));
+    await Promise.all([
+      this.evaluate({ workspaceId, personIds: [...fresh], eventIds: events.filter((e) => fresh.has(e.person_id)).map((e) => e.id) }),
+      this.evaluate({ workspaceId, personIds: known.map((e) => e.person_id), eventIds: known.map((e) => e.id), names: new Set(known.map((e) => e.type)) }),
+    ]);
+  }
+
+  private async evaluate(e: Omit<Evaluation, 'resolve'>): Promise<void> {
+    if (e.personIds.length === 0) return;
     try {
       // A workspace without segments costs this lookup and nothing more.
-      if ((await this.segmentsOf(workspaceId)).length === 0) return;
+      if ((await this.segmentsOf(e.workspaceId)).length === 0) return;
     } catch (err) {
-      return logger.warn('segments: reading the workspace\'s segments failed', { workspaceId, err });
+      return logger.warn('segments: reading the workspace\'s segments failed', { workspaceId: e.workspaceId, err });
     }
-    await new Promise<void>((resolve) => this.evaluations.add({ workspaceId, personIds, eventIds, resolve }));
+    await new Promise<void>((resolve) => this.evaluations.add({ ...e, resolve }));
   }
 
   /**
@@ -122,10 +143,19 @@ export class Segments {
     for (const [workspaceId, items] of groupBy(batch, (e) => e.workspaceId)) {
       try {
         const segments = await this.segmentsOf(workspaceId);
+        // Each segment with the people of the items it concerns.
+        const people = new Map(segments.map((s) => [s.id, new Set<string>()]));
+        for (const item of items) {
+          for (const s of segments) {
+            if (item.names && !eventNamesRead(s.conditions).some((n) => item.names!.has(n))) continue;
+            for (const id of item.personIds) people.get(s.id)!.add(id);
+          }
+        }
+        const evaluating = segments.map((segment) => ({ segment, people: [...people.get(segment.id)!] })).filter((e) => e.people.length > 0);
         const eventIds = items.flatMap((e) => e.eventIds);
         // Event conditions read the store: the events must be there (at once on the store's Log; shortly after with JetStream's sink).
-        if (eventIds.length > 0 && segments.some((s) => countsEvents(s.conditions))) await this.waitStored(eventIds);
-        const changes = await evaluatePeople(this.db, workspaceId, segments, [...new Set(items.flatMap((e) => e.personIds))]);
+        if (eventIds.length > 0 && evaluating.some((e) => countsEvents(e.segment.conditions))) await this.waitStored(eventIds);
+        const changes = await evaluatePeople(this.db, workspaceId, evaluating);
         if (changes.length > 0) await this.emit(workspaceId, changes);
       } catch (err) {
         logger.warn('segments: evaluating changed people failed', { workspaceId, err });
@@ -187,7 +217,7 @@ export class Segments {
       }
       const ids = [...people];
       for (let i = 0; i < ids.length; i += EXPIRY_PAGE) {
-        const changes = await evaluatePeople(this.db, s.workspace_id, [{ id: s.id, conditions: s.conditions }], ids.slice(i, i + EXPIRY_PAGE));
+        const changes = await evaluatePeople(this.db, s.workspace_id, [{ segment: { id: s.id, conditions: s.conditions }, people: ids.slice(i, i + EXPIRY_PAGE) }]);
         if (changes.length > 0) await this.emit(s.workspace_id, changes);
       }
       await markExpired(this.db, s.id, now);

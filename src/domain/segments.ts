@@ -51,6 +51,20 @@ export function listsNamed(node: SegmentNode): string[] {
   return 'in_list' in node ? [node.in_list] : [];
 }
 
+/**
+ * The event names whose events can change the tree's answer for a person: its event leaves' and
+ * its conditions' performed_count_* (whose field names the event). An event of another name
+ * leaves a person's membership as it was (a tracked event changes no trait, person field,
+ * device, list or consent).
+ */
+export function eventNamesRead(node: SegmentNode): string[] {
+  if ('all' in node) return node.all.flatMap(eventNamesRead);
+  if ('any' in node) return node.any.flatMap(eventNamesRead);
+  if ('event' in node) return [node.event.name];
+  if ('field' in node && (COUNT_OPERATORS as readonly string[]).includes(node.operator)) return [node.field];
+  return [];
+}
+
 /** Whether the tree has an event leaf (its members change with events). */
 export function countsEvents(node: SegmentNode): boolean {
   if ('all' in node) return node.all.some(countsEvents);

@@ -57,7 +57,11 @@ export interface RequestCtx {
   /** CSV imports: where this process stages uploads (an import names it), and the runner to wake. */
   imports: { stagedOn: string; nudge(): void };
   /** Segments kept live (audiences/segments.ts): told of segment changes, and of the people a request changed. */
-  segments: { changed(workspaceId: string): void; touched(workspaceId: string, personIds: readonly string[], eventIds?: readonly string[]): Promise<void> };
+  segments: {
+    changed(workspaceId: string): void;
+    touched(workspaceId: string, personIds: readonly string[], eventIds?: readonly string[]): Promise<void>;
+    performed(workspaceId: string, events: readonly { id: string; person_id: string; type: string }[], created: readonly string[]): Promise<void>;
+  };
   /** No ClickHouse: the store is the analytics store, so a deleted person's events are archived there (store/people.ts). */
   analyticsInStore: boolean;
   /** The analytics reads (docs/analytics.md): ClickHouse with CLICKHOUSE_URL, else the store. */

@@ -63,7 +63,7 @@ export async function appendTracks(ctx: Ctx, checked: readonly Checked[]): Promi
   const warnings = await ctx.eventTriggers.fire(ctx.workspaceId, fresh(appended));
   const stored = fresh(appended);
   await ctx.goals.reached(ctx.workspaceId, stored);
-  await ctx.segments.touched(ctx.workspaceId, stored.map((e) => e.person_id), stored.map((e) => e.id));
+  await ctx.segments.performed(ctx.workspaceId, stored, appended.filter((a) => a.personCreated && !a.duplicate).map((a) => a.record.person_id));
   return { appended, warnings };
 }
 

@@ -202,15 +202,23 @@ export interface MembershipChange {
  * Evaluates `people` of the workspace for each of its `segments`, in one statement: those who
  * match and were not members enter, members who no longer match leave. Answers the changes.
  */
-export async function evaluatePeople(q: Queryable, workspaceId: string, segments: readonly LiveSegment[], people: readonly string[]): Promise<MembershipChange[]> {
-  if (segments.length === 0 || people.length === 0) return [];
+/** A segment and the people to evaluate for it. */
+export interface Evaluating {
+  segment: LiveSegment;
+  people: readonly string[];
+}
+
+export async function evaluatePeople(q: Queryable, workspaceId: string, evaluating: readonly Evaluating[]): Promise<MembershipChange[]> {
+  const todo = evaluating.filter((e) => e.people.length > 0);
+  if (todo.length === 0) return [];
   const p = new Params();
   const ws = p.add(workspaceId);
-  const ids = p.add(people);
-  const segIds = p.add(segments.map((s) => s.id));
-  const matching = segments
-    .map((s) => `SELECT ${p.add(s.id)}::uuid AS segment_id, p.id AS person_id FROM people p WHERE p.workspace_id = ${ws}::uuid AND p.id = ANY (${ids}::uuid[]) AND ${segmentWhere(s.conditions, p)}`)
+  const matching = todo
+    .map((e) => `SELECT ${p.add(e.segment.id)}::uuid AS segment_id, p.id AS person_id FROM people p WHERE p.workspace_id = ${ws}::uuid AND p.id = ANY (${p.add(e.people)}::uuid[]) AND ${segmentWhere(e.segment.conditions, p)}`)
     .join('\nUNION ALL\n');
+  // The (segment, person) pairs evaluated: a member among them no longer matching leaves.
+  const pairSegments = p.add(todo.flatMap((e) => e.people.map(() => e.segment.id)));
+  const pairPeople = p.add(todo.flatMap((e) => e.people));
   const r = await q.query<MembershipChange>(
     `WITH matching AS MATERIALIZED (${matching}
      ), added AS (
@@ -218,9 +226,10 @@ export async function evaluatePeople(q: Queryable, workspaceId: string, segments
        SELECT m.segment_id, m.person_id FROM matching m WHERE EXISTS (SELECT 1 FROM segments s WHERE s.id = m.segment_id) ORDER BY 1, 2
        ON CONFLICT DO NOTHING RETURNING segment_id, person_id
      ), removed AS (
-       DELETE FROM segment_members sm WHERE sm.segment_id = ANY (${segIds}::uuid[]) AND sm.person_id = ANY (${ids}::uuid[])
+       DELETE FROM segment_members sm USING unnest(${pairSegments}::uuid[], ${pairPeople}::uuid[]) AS x(segment_id, person_id)
+       WHERE sm.segment_id = x.segment_id AND sm.person_id = x.person_id
          AND NOT EXISTS (SELECT 1 FROM matching m WHERE m.segment_id = sm.segment_id AND m.person_id = sm.person_id)
-       RETURNING segment_id, person_id
+       RETURNING sm.segment_id, sm.person_id
      )
      SELECT c.segment_id::text, c.person_id::text, p.external_id, c.entered FROM (
        SELECT segment_id, person_id, true AS entered FROM added UNION ALL SELECT segment_id, person_id, false FROM removed
