@@ -75,6 +75,8 @@ export interface RequestCtx {
   /** Upload routes (routes.ts `upload`): the file the body was staged in, null when none was sent; answering 202 takes it over. */
   upload: string | null;
   body: unknown;
+  /** The JSON body's size in bytes as parsed (decoded when it came compressed); 0 without one. */
+  bodyBytes: number;
   workspaceId: string | null;
   /** Session routes: the signed-in user and, on workspace routes, their role there. */
   user: SessionUser | null;

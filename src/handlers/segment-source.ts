@@ -68,7 +68,7 @@ const batch: Handler<'POST /v1/batch'> = async (ctx) => {
   const accepted: { type: MessageType; message: SourceMessage; index: number }[] = [];
   const mayIdentify = grants(ctx.key!.permissions, PEOPLE_PERMISSIONS);
   for (const [index, entry] of ctx.body.batch.entries()) {
-    const problem = refusal(entry, mayIdentify);
+    const problem = refusal(entry, mayIdentify, ctx.bodyBytes > MESSAGE_BYTES);
     if (problem) refused.push({ index, error: problem });
     else accepted.push({ type: (entry as { type: MessageType }).type, message: entry as SourceMessage, index });
   }
@@ -81,13 +81,13 @@ const batch: Handler<'POST /v1/batch'> = async (ctx) => {
   return batchRefusal(refused, ctx.body.batch.length);
 };
 
-/** Why a batch entry is refused before it is mapped, or null. */
-function refusal(entry: unknown, mayIdentify: boolean): string | null {
+/** Why a batch entry is refused before it is mapped, or null. `mayBeLarge`: the body as sent is over a message's limit, so one entry may be (within a body under it, every message as sent is: no entry is serialized again to be measured). */
+function refusal(entry: unknown, mayIdentify: boolean, mayBeLarge: boolean): string | null {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return 'A message must be an object';
   const type = (entry as { type?: unknown }).type;
   if (!isMessageType(type)) return `Unknown message type ${JSON.stringify(type)}: one of ${Object.keys(MESSAGE_TYPES).join(', ')}`;
   if (IDENTIFYING_TYPES.has(type) && !mayIdentify) return lacksPeople(type);
-  if (Buffer.byteLength(JSON.stringify(entry)) > MESSAGE_BYTES) return `The message is over ${MESSAGE_BYTES} bytes`;
+  if (mayBeLarge && Buffer.byteLength(JSON.stringify(entry)) > MESSAGE_BYTES) return `The message is over ${MESSAGE_BYTES} bytes`;
   try {
     check(validators[type], entry, 'message');
   } catch (err) {

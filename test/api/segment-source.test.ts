@@ -320,6 +320,9 @@ t.test('bad input: each its documented 4xx, nothing stored; a batch keeps its va
   const identifyOnly = await post('/v1/batch', tracker.key, { batch: [{ type: 'identify', userId: user, traits: { no: 1 }, messageId: randomUUID() }, { type: 'track', userId: user, event: 'by_tracker', messageId: randomUUID() }] });
   t.equal(identifyOnly.status, 400, 'a batch identify with a key lacking the people permissions is refused alone');
   t.same(identifyOnly.body.errors.map((e: { index: number }) => e.index), [0]);
+  const oneBig = await post('/v1/batch', w.key, { batch: [{ type: 'track', ...track, messageId: randomUUID(), properties: { blob: 'x'.repeat(33 * 1024) } }, { type: 'track', ...track, messageId: randomUUID() }] });
+  t.equal(oneBig.status, 400, 'a batch holding a message over 32 KB');
+  t.match(oneBig.body.errors, [{ index: 0, error: /over 32768 bytes/ }], 'that message refused by its index, the other stored');
 });
 
 t.test('writeKey in the body; a repeat messageId is answered 200 and stores nothing', async (t) => {
