@@ -209,16 +209,16 @@ export interface Evaluating {
 }
 
 export async function evaluatePeople(q: Queryable, workspaceId: string, evaluating: readonly Evaluating[]): Promise<MembershipChange[]> {
-  const todo = evaluating.filter((e) => e.people.length > 0);
-  if (todo.length === 0) return [];
+  const asked = evaluating.filter((e) => e.people.length > 0);
+  if (asked.length === 0) return [];
   const p = new Params();
   const ws = p.add(workspaceId);
-  const matching = todo
+  const matching = asked
     .map((e) => `SELECT ${p.add(e.segment.id)}::uuid AS segment_id, p.id AS person_id FROM people p WHERE p.workspace_id = ${ws}::uuid AND p.id = ANY (${p.add(e.people)}::uuid[]) AND ${segmentWhere(e.segment.conditions, p)}`)
     .join('\nUNION ALL\n');
   // The (segment, person) pairs evaluated: a member among them no longer matching leaves.
-  const pairSegments = p.add(todo.flatMap((e) => e.people.map(() => e.segment.id)));
-  const pairPeople = p.add(todo.flatMap((e) => e.people));
+  const pairSegments = p.add(asked.flatMap((e) => e.people.map(() => e.segment.id)));
+  const pairPeople = p.add(asked.flatMap((e) => e.people));
   const r = await q.query<MembershipChange>(
     `WITH matching AS MATERIALIZED (${matching}
      ), added AS (
