@@ -4,6 +4,7 @@
 // once: days are UTC days, times are compared in milliseconds, and a funnel follows each
 // person's first step-1 event in the range.
 import { InvalidInput } from './errors.js';
+import { windowSeconds } from './segments.js';
 
 /** The standard events the interface recognizes for analytics (README, Analytics). */
 export const STANDARD_EVENTS = ['signed_up', 'logged_in', 'logged_out', 'purchase_completed', 'subscription_started', 'subscription_cancelled'] as const;
@@ -13,7 +14,6 @@ const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 /** The longest funnel window. */
 const MAX_WINDOW_MS = 90 * DAY_MS;
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: DAY_MS } as const;
 /** The last day a timestamp may name (domain/time.ts): 2106-02-07. */
 const LAST_DAY_MS = Date.UTC(2106, 1, 7);
 
@@ -83,8 +83,9 @@ export function dayRange(from: string, to: string, at = ''): DayRange {
 
 /** A window like `30m`, `12h` or `7d`, from one minute to 90 days, in ms; throws InvalidInput. */
 export function windowMs(s: string, field = 'window'): number {
-  const m = /^([1-9]\d{0,5})([mhd])$/.exec(s);
-  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : NaN;
+  // The window grammar segments and goals take; a funnel's is at most 90 days.
+  const seconds = windowSeconds(s);
+  const ms = seconds === undefined ? NaN : seconds * 1000;
   if (!(ms <= MAX_WINDOW_MS)) throw new InvalidInput(`${field} must be a duration like 30m, 12h or 7d, at most 90d`, [{ field, message: 'must be a duration like 30m, 12h or 7d, at most 90d' }]);
   return ms;
 }
