@@ -57,7 +57,9 @@ t.before(async () => {
   if (d.status !== 200) throw new Error(`delete failed: ${d.status} ${d.text}`);
   // Every event readable in the analytics store (ClickHouse lags the Log's sink).
   const all = await eventually(async () => (await daily('event=purchase_completed&from=2025-03-01&to=2025-03-05')).body?.total?.count === 5, 30_000);
-  if (!all) throw new Error('the events never reached the analytics store');
+  // And the other workspace's, which the sink may store after them.
+  const others = await eventually(async () => (await daily('event=purchase_completed&from=2025-03-01&to=2025-03-05', other.ws.token, other.ws.id)).body?.total?.count === 5, 30_000);
+  if (!all || !others) throw new Error('the events never reached the analytics store');
 });
 
 t.test('daily counts: every day of the range, distinct people per day and over the range', async (t) => {
