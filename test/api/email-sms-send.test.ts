@@ -12,7 +12,7 @@ import { createHmac } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import sendgrid from '@sendgrid/eventwebhook';
 import twilioLib from 'twilio';
-import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
+import { startServer, storeUrl, triggerWebhookCampaign, until, workspaceWithKeys } from '../helpers/server.js';
 import { makeTlsCert } from '../fakes/tls.js';
 import { ownDatabase } from '../helpers/database.js';
 import { startFakeTwilio } from '../fakes/fake-twilio.js';
@@ -65,16 +65,6 @@ t.teardown(() => s.stop());
 const sql = new pg.Client({ connectionString: storeUrl(s, DB) });
 await sql.connect();
 t.teardown(() => sql.end());
-
-async function until<T>(f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** What the send tests leave for the callback tests. */
 const sentEmail = { ws: { id: '', token: '' }, id: '', unsubscribe: '' };

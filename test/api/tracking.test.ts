@@ -8,7 +8,7 @@ import t from 'tap';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { NO_LIMITS } from '../helpers/assert.js';
-import { startServer, storeUrl, triggerWebhookCampaign, workspaceWithKeys } from '../helpers/server.js';
+import { startServer, storeUrl, triggerWebhookCampaign, until, workspaceWithKeys } from '../helpers/server.js';
 import { ownDatabase } from '../helpers/database.js';
 import { receiver } from '../helpers/webhook-receiver.js';
 import { hrefs, htmlOf, startInbox } from '../fakes/smtp-inbox.js';
@@ -35,16 +35,6 @@ await sql.connect();
 t.teardown(() => sql.end());
 
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
-
-async function until<T>(f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A link of the mail, as the person's browser follows it (to this server rather than the public URL). */
 const follow = (url: string, agent = BROWSER) => fetch(url.replace(PUBLIC, s.base), { redirect: 'manual', headers: { 'user-agent': agent } });

@@ -214,6 +214,17 @@ export function alive(pid: number): boolean {
 }
 
 /** Polls `fn` until it returns a truthy value (or gives up after `ms`). */
+/** The first value `fn` answers other than undefined, asked every 25 ms; throws after `ms`. */
+export async function until<T>(fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 export async function eventually<T>(fn: () => Promise<T>, ms = 5000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
